@@ -1,0 +1,41 @@
+"""Packaging, driven by settings.ini (the nbdev 2 convention).
+
+`pip install -e ".[dev]"` installs everything the notebooks, tests and docs need;
+`pip install .` installs only what `import retrieval_lit` and the command line need.
+"""
+import shlex
+from configparser import ConfigParser
+
+import setuptools
+
+cfg = ConfigParser(delimiters=["="])
+cfg.read("settings.ini", encoding="utf-8")
+cfg = cfg["DEFAULT"]
+
+
+def _reqs(key):
+    return shlex.split(cfg.get(key, ""))
+
+
+setuptools.setup(
+    name=cfg["lib_name"].replace("_", "-"),
+    version=cfg["version"],
+    description=cfg["description"],
+    long_description=open("README.md", encoding="utf-8").read(),
+    long_description_content_type="text/markdown",
+    author=cfg["author"],
+    author_email=cfg["author_email"],
+    license="Apache-2.0",
+    url=cfg["git_url"],
+    keywords=cfg["keywords"].split(),
+    python_requires=">=" + cfg["min_python"],
+    packages=setuptools.find_packages(include=[cfg["lib_name"], cfg["lib_name"] + ".*"]),
+    include_package_data=True,
+    install_requires=_reqs("requirements"),
+    extras_require={"dev": _reqs("dev_requirements")},
+    entry_points={
+        "console_scripts": cfg["console_scripts"].split(),
+        "nbdev": [f"{cfg['lib_path']}={cfg['lib_path']}._modidx:d"],
+    },
+    zip_safe=False,
+)
