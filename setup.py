@@ -1,4 +1,5 @@
-"""Packaging, driven by settings.ini (the nbdev 2 convention).
+"""Packaging, driven by settings.ini (the nbdev 2 convention; nbdev_export keeps pyproject.toml, whose
+dynamic fields are all set here).
 
 `pip install -e ".[dev]"` installs everything the notebooks, tests and docs need;
 `pip install .` installs only what `import retrieval_lit` and the command line need.
@@ -18,7 +19,7 @@ def _reqs(key):
 
 
 setuptools.setup(
-    name=cfg["lib_name"].replace("_", "-"),
+    name=cfg["lib_name"],
     version=cfg["version"],
     description=cfg["description"],
     long_description=open("README.md", encoding="utf-8").read(),
@@ -27,6 +28,15 @@ setuptools.setup(
     author_email=cfg["author_email"],
     license="Apache-2.0",
     url=cfg["git_url"],
+    project_urls={"Documentation": cfg["doc_host"] + cfg["doc_baseurl"], "Source": cfg["git_url"]},
+    classifiers=[
+        "Development Status :: 3 - Alpha",
+        "Intended Audience :: Science/Research",
+        "License :: OSI Approved :: Apache Software License",
+        "Programming Language :: Python :: 3",
+        "Topic :: Scientific/Engineering :: Image Recognition",
+        "Topic :: Scientific/Engineering :: Information Analysis",
+    ],
     keywords=cfg["keywords"].split(),
     python_requires=">=" + cfg["min_python"],
     packages=setuptools.find_packages(include=[cfg["lib_name"], cfg["lib_name"] + ".*"]),

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The whole test suite, exactly as CI runs it (the README's test command).
+# Fails when: README.md is not generated from nbs/index.ipynb; the package differs from what
+# nbdev_export makes of the notebooks; nbdev_clean would change a notebook; any notebook fails
+# under nbdev_test; any pytest test fails.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+echo "== 1/5 README.md is generated from nbs/index.ipynb"
+python tools/make_readme.py --check
+
+echo "== 2/5 retrieval_lit/ is exactly what nbdev_export makes of the notebooks"
+mkdir -p "$tmp/export/retrieval_lit"
+cp -r settings.ini nbs "$tmp/export/"
+cp retrieval_lit/__init__.py "$tmp/export/retrieval_lit/"
+(cd "$tmp/export" && nbdev_export)
+if ! diff -r -x __pycache__ retrieval_lit "$tmp/export/retrieval_lit"; then
+  echo "FAIL: the package is out of step with the notebooks: run nbdev_export and commit the result"; exit 1
+fi
+
+echo "== 3/5 notebooks are clean (nbdev_clean changes nothing)"
+mkdir -p "$tmp/clean"
+cp -r settings.ini nbs "$tmp/clean/"
+(cd "$tmp/clean" && nbdev_clean >/dev/null)
+if ! diff -r -q nbs "$tmp/clean/nbs"; then
+  echo "FAIL: notebooks are not clean: run nbdev_clean and commit the result"; exit 1
+fi
+
+echo "== 4/5 every notebook runs (nbdev_test)"
+nbdev_test --timing
+
+echo "== 5/5 pytest"
+python -m pytest tests -q -p no:cacheprovider
