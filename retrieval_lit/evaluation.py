@@ -140,7 +140,7 @@ def evaluate(query_codes, gallery_codes, query_labels=None, gallery_labels=None,
     means = {n: mean_over_queries(v) for n, v in per_query.items()}
     skipped = {n: int(np.isnan(v).sum()) for n, v in per_query.items()}
     bnds = {n: (mean_over_queries(np.concatenate(out["low"][n])), mean_over_queries(np.concatenate(out["high"][n])))
-            for n in parsed} if bounds else {}
+            for n, m in parsed.items() if m.tie_bounds} if bounds else {}
     return Report(means, per_query, skipped, conv, len(q), len(g), nbits, bnds)
 
 

@@ -74,6 +74,8 @@ class Metric:
     top: int = 0
     code_max: bool = False
     binary: bool = True
+    higher_is_better: bool = True
+    tie_bounds: bool = True
 
 
 @dataclass(frozen=True)
@@ -87,7 +89,7 @@ class _Entry:
 _REGISTRY: list = []
 
 # The modules whose import registers metric names (metric chapters append themselves).
-METRIC_MODULES = ()
+METRIC_MODULES = ("average_precision", "lgap", "egr")
 
 
 def register_metric(pattern: str, build: Callable, example: str, doc: str):
