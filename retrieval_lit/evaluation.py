@@ -47,7 +47,7 @@ class Report(Mapping):
 
     def table(self) -> str:
         "A plain-text table: metric, mean, and the [pessimistic, optimistic] range when computed."
-        rows = [("metric", "mean", "range over tie orders" if self.bounds else "")]
+        rows = [("metric", "mean", "[pessimistic, optimistic]" if self.bounds else "")]
         for name, mean in self.means.items():
             lo_hi = self.bounds.get(name)
             rng = f"[{lo_hi[0]:.4f}, {lo_hi[1]:.4f}]" if lo_hi else ""

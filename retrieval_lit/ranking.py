@@ -144,6 +144,7 @@ def ordered_top(summary: RankSummary, t: int, ties: str) -> np.ndarray:
     n_grades = summary.hist.shape[2]
     grade_order = np.arange(n_grades)[::-1] if ties == "optimistic" else np.arange(n_grades)
     counts = summary.hist[:, :, grade_order].reshape(summary.n_queries, -1)
+    before = np.cumsum(counts, axis=1) - counts                 # items ranked ahead of each (distance, grade) cell
+    kept = np.clip(t - before, 0, counts)                       # how many of the cell fall inside the first t
     values = np.tile(grade_order.astype(np.uint8), summary.nbits + 1)
-    full = np.repeat(np.tile(values, summary.n_queries), counts.ravel())
-    return full.reshape(summary.n_queries, summary.n_gallery)[:, :t]
+    return np.repeat(np.tile(values, summary.n_queries), kept.ravel()).reshape(summary.n_queries, t)
