@@ -12,13 +12,13 @@ from typing import NamedTuple
 import numpy as np
 
 from .metrics import Conventions, Metric, apply_empty_policy, parse_cutoff, register_metric
-from .ranking import RankSummary, ordered_top
+from .ranking import RankSummary, hypergeometric_weights, list_summary, ordered_top
 from .validate import (as_numeric_array, check_finite, check_grade_matrix, check_int, check_ndim,
                                     check_nonempty, fail)
 
 # %% auto #0
-__all__ = ['APParts', 'ap_ordered', 'harmonic_gap', 'expected_precision_sum', 'hypergeometric_weights', 'ap_expected',
-           'finish_ap', 'ap_from_summary', 'list_summary', 'average_precision']
+__all__ = ['APParts', 'ap_ordered', 'harmonic_gap', 'expected_precision_sum', 'ap_expected', 'finish_ap', 'ap_from_summary',
+           'average_precision']
 
 # %% ../nbs/11_average_precision.ipynb #56fb3622
 class APParts(NamedTuple):
@@ -104,27 +104,6 @@ def expected_precision_sum(rel_before, items_before, slots, q, slope) -> np.ndar
     rel_before, q, slope = (np.asarray(a, dtype=np.float64) for a in (rel_before, q, slope))
     return q * (slope * slots + (rel_before + 1 - slope * (1 + items_before)) * gap)
 
-# %% ../nbs/11_average_precision.ipynb #86f02c89
-def hypergeometric_weights(n, r, j) -> tuple:
-    """(h_lo, w): w[k] = P(H = h_lo + k) for H = relevant items among the first j slots of a group of n items
-    holding r relevant ones, all orders equally likely. n, r, j are (Q,) arrays; w is (Q, L), zero-padded."""
-    n, r, j = (np.asarray(a, dtype=np.int64) for a in (n, r, j))
-    lo, hi = np.maximum(0, j - (n - r)), np.minimum(j, r)
-    width = int((hi - lo).max(initial=0)) + 1
-    k = np.arange(width)
-    h = (lo[:, None] + k).astype(np.float64)
-    valid = k <= (hi - lo)[:, None]
-    nf, rf, jf = (a[:, None].astype(np.float64) for a in (n, r, j))
-    den = (h + 1) * (nf - rf - jf + h + 1)
-    up = np.divide((rf - h) * (jf - h), den, out=np.zeros(h.shape), where=valid & (den > 0))  # w[k+1]/w[k]
-    mode = (np.clip((j + 1) * (r + 1) // (n + 2), lo, hi) - lo)[:, None]
-    step_right = np.where(k >= mode + 1, np.concatenate([np.ones((len(n), 1)), up[:, :-1]], axis=1), 1.0)
-    right = np.cumprod(step_right, axis=1)                                     # w[k]/w[mode] for k >= mode
-    step_left = np.where(k < mode, 1.0 / np.where(up > 0, up, 1.0), 1.0)
-    left = np.cumprod(step_left[:, ::-1], axis=1)[:, ::-1]                     # w[k]/w[mode] for k < mode
-    w = np.where(valid, np.where(k >= mode, right, left), 0.0)
-    return lo, w / w.sum(axis=1, keepdims=True)
-
 # %% ../nbs/11_average_precision.ipynb #612d6057
 def _safe_div(a, b):
     a, b = np.broadcast_arrays(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64))
@@ -202,28 +181,6 @@ def ap_from_summary(summary: RankSummary, p, conventions: Conventions) -> np.nda
     return finish_ap(parts, conventions, t)
 
 # %% ../nbs/11_average_precision.ipynb #736cdf94
-def _check_tie_sizes(tie_sizes, n_items: int) -> np.ndarray:
-    "Sizes of consecutive tie groups: whole numbers >= 0 adding up to the list's length."
-    a = check_finite(check_ndim(as_numeric_array(tie_sizes, "tie_sizes"), "tie_sizes", 1, "group sizes"), "tie_sizes")
-    if a.size == 0 or a.dtype == bool or (a < 0).any() or not np.array_equal(a, np.round(a)):
-        fail("tie_sizes", f"must be a non-empty list of whole numbers >= 0, got {tie_sizes!r}")
-    if int(a.sum()) != n_items:
-        fail("tie_sizes", f"adds up to {int(a.sum())} but `grades` has {n_items} items: the groups must cover the list")
-    return a.astype(np.int64)
-
-
-def list_summary(grades, tie_sizes=None) -> RankSummary:
-    "The one-query RankSummary of a ranked list of grades whose tie groups are consecutive runs of `tie_sizes`."
-    g = check_nonempty(check_ndim(as_numeric_array(grades, "grades"), "grades", 1, "one grade per ranked item"),
-                       "grades", "ranked items")
-    g = check_grade_matrix(g[None, :], "grades", (1, len(g)))[0]
-    sizes = np.ones(len(g), dtype=np.int64) if tie_sizes is None else _check_tie_sizes(tie_sizes, len(g))
-    group = np.repeat(np.arange(len(sizes)), sizes)
-    hist = np.zeros((1, len(sizes), max(2, int(g.max(initial=0)) + 1)), dtype=np.int64)
-    np.add.at(hist[0], (group, g), 1)
-    return RankSummary(nbits=len(sizes) - 1, n_gallery=len(g), hist=hist, top=g[None, :].copy())
-
-
 def average_precision(grades, p=None, tie_sizes=None, *, ties: str = "expected",
                       ap_denominator: str = "retrieved", empty: str = "zero") -> float:
     """AP@p of one ranked list (p=None: the whole list). `grades` in rank order (ties in the given order), relevant

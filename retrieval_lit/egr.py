@@ -13,9 +13,9 @@ from functools import total_ordering
 import numpy as np
 
 from .metrics import Conventions, Metric, parse_cutoff, register_metric
-from .ranking import RankSummary, ordered_top, resolve_top
+from .ranking import RankSummary, hypergeometric_weights, ordered_top, resolve_top
 from .validate import (as_numeric_array, check_choice, check_finite, check_int, check_ndim,
-                                     check_nonempty, check_probability, fail)
+                                     check_nonempty, check_probability, check_tie_sizes, fail)
 
 # %% auto #0
 __all__ = ['READINGS', 'TABLE4', 'PAPER_LEFT_OUT', 'HIGHER_IS_BETTER', 'binary_list', 'relevant_runs', 'egr_contingency',
@@ -457,27 +457,14 @@ def _expected_runsum(segments: list, boundary: tuple | None) -> tuple:
     if boundary is None:
         return np.array([0]), np.ones(1), np.array([s + carry @ _flogf(np.arange(len(carry)))]), r_full
     big_a, big_b, m = boundary
-    r, w = _hypergeometric(big_a, big_b, m)
+    lo, w = hypergeometric_weights([big_a + big_b], [big_a], [m])
+    r, w = lo[0] + np.arange(w.shape[1]), w[0]
     tail = _run_tail(r, m - r, m + 1)
     laws = _run_law(tail)
     e_s = s + _close_runs(carry, laws) + _inner_runs(r, m - r, tail) + laws @ _flogf(np.arange(m + 1))
     if r[-1] == m:                                                  # all m relevant: one run C + m, closed
         e_s[-1] = s + carry @ _flogf(np.arange(len(carry)) + m)
     return r, w, e_s, r_full
-
-
-def _hypergeometric(big_a: int, big_b: int, m: int) -> tuple:
-    """(r, Pr(r)): relevant items among the first m of a randomly ordered group of big_a relevant and big_b
-    irrelevant ones. Log-ratios w[k+1]/w[k] summed outward from the mode (relative error ~1e-15)."""
-    lo, hi = max(0, m - big_b), min(big_a, m)
-    k = np.arange(lo, hi, dtype=np.float64)
-    log_up = np.log((big_a - k) * (m - k)) - np.log((k + 1) * (big_b - m + k + 1))
-    mode = min(max((m + 1) * (big_a + 1) // (big_a + big_b + 2), lo), hi) - lo
-    log_w = np.zeros(hi - lo + 1)
-    log_w[mode + 1:] = np.cumsum(log_up[mode:])
-    log_w[:mode] = -np.cumsum(log_up[:mode][::-1])[::-1]
-    w = np.exp(log_w)
-    return np.arange(lo, hi + 1), w / w.sum()
 
 
 def expected_egr(relevant, irrelevant, n: int, reading: str = "class") -> float:
@@ -544,10 +531,7 @@ def egr_tied(grades, tie_sizes=None, n: int | None = None, ties: str = "expected
     if tie_sizes is None:
         sizes = np.ones(len(r), dtype=np.int64)
     else:
-        sizes = check_finite(check_ndim(as_numeric_array(tie_sizes, "tie_sizes"), "tie_sizes", 1, "group sizes"), "tie_sizes")
-        if sizes.dtype == bool or np.any(sizes < 0) or not np.array_equal(sizes, np.round(sizes)) or sizes.sum() != len(r):
-            fail("tie_sizes", f"must be whole numbers >= 0 adding up to the list's {len(r)} items, got {np.asarray(tie_sizes).tolist()}")
-        sizes = sizes.astype(np.int64)
+        sizes = check_tie_sizes(tie_sizes, len(r))
     t = len(r) if n is None else min(check_int(n, "n", 1), len(r))
     group = np.repeat(np.arange(len(sizes)), sizes)
     rel_c = np.bincount(group, weights=r, minlength=len(sizes)).astype(np.int64)

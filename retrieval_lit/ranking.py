@@ -11,11 +11,13 @@ import numpy as np
 
 from .hamming import DEFAULT_BLOCK_BYTES, iter_distance_blocks, pack_codes, _distance_block, block_rows
 from .relevance import Relevance
-from .validate import check_choice, check_int, check_same_nbits, fail
+from .validate import (as_numeric_array, check_choice, check_grade_matrix, check_int, check_ndim,
+                                     check_nonempty, check_same_nbits, check_tie_sizes, fail)
 
 # %% auto #0
 __all__ = ['TIE_MODES', 'counting_sort_order', 'stable_order', 'tie_group_sizes', 'RankSummary', 'resolve_top',
-           'gallery_code_counts', 'code_max_by_distance', 'summarize', 'ordered_top']
+           'gallery_code_counts', 'code_max_by_distance', 'summarize', 'ordered_top', 'list_summary',
+           'hypergeometric_weights']
 
 # %% ../nbs/03_ranking.ipynb #5259d31c
 def counting_sort_order(distances: np.ndarray, nbits: int) -> np.ndarray:
@@ -148,3 +150,36 @@ def ordered_top(summary: RankSummary, t: int, ties: str) -> np.ndarray:
     kept = np.clip(t - before, 0, counts)                       # how many of the cell fall inside the first t
     values = np.tile(grade_order.astype(np.uint8), summary.nbits + 1)
     return np.repeat(np.tile(values, summary.n_queries), kept.ravel()).reshape(summary.n_queries, t)
+
+# %% ../nbs/03_ranking.ipynb #80445be6
+def list_summary(grades, tie_sizes=None) -> RankSummary:
+    "The one-query RankSummary of a ranked list of grades whose tie groups are consecutive runs of `tie_sizes`."
+    g = check_nonempty(check_ndim(as_numeric_array(grades, "grades"), "grades", 1, "one grade per ranked item"),
+                       "grades", "ranked items")
+    g = check_grade_matrix(g[None, :], "grades", (1, len(g)))[0]
+    sizes = np.ones(len(g), dtype=np.int64) if tie_sizes is None else check_tie_sizes(tie_sizes, len(g))
+    group = np.repeat(np.arange(len(sizes)), sizes)
+    hist = np.zeros((1, len(sizes), max(2, int(g.max(initial=0)) + 1)), dtype=np.int64)
+    np.add.at(hist[0], (group, g), 1)
+    return RankSummary(nbits=len(sizes) - 1, n_gallery=len(g), hist=hist, top=g[None, :].copy())
+
+# %% ../nbs/03_ranking.ipynb #41f8c06b
+def hypergeometric_weights(n, r, j) -> tuple:
+    """(h_lo, w): w[k] = P(H = h_lo + k) for H = relevant items among the first j slots of a group of n items
+    holding r relevant ones, all orders equally likely. n, r, j are (Q,) arrays; w is (Q, L), zero-padded."""
+    n, r, j = (np.asarray(a, dtype=np.int64) for a in (n, r, j))
+    lo, hi = np.maximum(0, j - (n - r)), np.minimum(j, r)
+    width = int((hi - lo).max(initial=0)) + 1
+    k = np.arange(width)
+    h = (lo[:, None] + k).astype(np.float64)
+    valid = k <= (hi - lo)[:, None]
+    nf, rf, jf = (a[:, None].astype(np.float64) for a in (n, r, j))
+    den = (h + 1) * (nf - rf - jf + h + 1)
+    up = np.divide((rf - h) * (jf - h), den, out=np.zeros(h.shape), where=valid & (den > 0))  # w[k+1]/w[k]
+    mode = (np.clip((j + 1) * (r + 1) // (n + 2), lo, hi) - lo)[:, None]
+    step_right = np.where(k >= mode + 1, np.concatenate([np.ones((len(n), 1)), up[:, :-1]], axis=1), 1.0)
+    right = np.cumprod(step_right, axis=1)                                     # w[k]/w[mode] for k >= mode
+    step_left = np.where(k < mode, 1.0 / np.where(up > 0, up, 1.0), 1.0)
+    left = np.cumprod(step_left[:, ::-1], axis=1)[:, ::-1]                     # w[k]/w[mode] for k < mode
+    w = np.where(valid, np.where(k >= mode, right, left), 0.0)
+    return lo, w / w.sum(axis=1, keepdims=True)

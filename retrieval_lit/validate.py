@@ -12,7 +12,7 @@ import numpy as np
 # %% auto #0
 __all__ = ['RetrievalInputError', 'fail', 'shown', 'as_numeric_array', 'check_ndim', 'check_nonempty', 'check_finite',
            'check_codes', 'check_same_nbits', 'check_labels', 'check_label_pair', 'check_grade_matrix',
-           'check_relation_types', 'check_int', 'check_choice', 'check_probability']
+           'check_relation_types', 'check_tie_sizes', 'check_int', 'check_choice', 'check_probability']
 
 # %% ../nbs/00_validate.ipynb #a57cf047
 class RetrievalInputError(ValueError):
@@ -141,6 +141,16 @@ def check_relation_types(types, name: str, shape: tuple) -> np.ndarray:
     if not np.isin(a, (1, 2, 3)).all():
         fail(name, f"relation types must be 1, 2 or 3 (seed 000); found {shown(a[~np.isin(a, (1, 2, 3))][0])}")
     return a.astype(np.uint8)
+
+# %% ../nbs/00_validate.ipynb #e79bc774
+def check_tie_sizes(tie_sizes, n_items: int) -> np.ndarray:
+    "Sizes of consecutive tie groups of a ranked list: whole numbers >= 0 adding up to its length; returned as int64."
+    a = check_finite(check_ndim(as_numeric_array(tie_sizes, "tie_sizes"), "tie_sizes", 1, "group sizes"), "tie_sizes")
+    if a.size == 0 or a.dtype == bool or (a < 0).any() or not np.array_equal(a, np.round(a)):
+        fail("tie_sizes", f"must be a non-empty list of whole numbers >= 0, got {tie_sizes!r}")
+    if int(a.sum()) != n_items:
+        fail("tie_sizes", f"adds up to {int(a.sum())} but `grades` has {n_items} items: the groups must cover the list")
+    return a.astype(np.int64)
 
 # %% ../nbs/00_validate.ipynb #1290ff31
 def check_int(value, name: str, minimum: int | None = None, maximum: int | None = None) -> int:

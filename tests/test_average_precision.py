@@ -16,8 +16,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from retrieval_lit.average_precision import (ap_expected, ap_from_summary, average_precision, harmonic_gap,
-                                             hypergeometric_weights, list_summary)
+from retrieval_lit.average_precision import ap_expected, ap_from_summary, average_precision, harmonic_gap
+from retrieval_lit.ranking import hypergeometric_weights, list_summary
 from retrieval_lit.metrics import Conventions, parse_metric
 from retrieval_lit.ranking import summarize
 from retrieval_lit.relevance import relevance_from_labels
