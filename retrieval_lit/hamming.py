@@ -13,7 +13,7 @@ from .validate import check_codes, check_int, check_ndim, check_same_nbits, fail
 
 # %% auto #0
 __all__ = ['DEFAULT_BLOCK_BYTES', 'eq1_normalized_euclidean', 'eq1_cosine', 'to_bits', 'to_pm1', 'PackedCodes', 'n_words',
-           'pack_codes', 'block_rows', 'iter_distance_blocks', 'hamming_distances']
+           'pack_codes', 'block_rows', 'iter_distance_blocks', 'hamming_distances', 'paired_hamming']
 
 # %% ../nbs/01_hamming.ipynb #dd6ef79f
 def eq1_normalized_euclidean(h_i: np.ndarray, h_j: np.ndarray) -> float:
@@ -121,3 +121,11 @@ def hamming_distances(query_codes, gallery_codes, max_block_bytes: int = DEFAULT
     for start, stop, d in iter_distance_blocks(q, g, max_block_bytes):
         out[start:stop] = d
     return out
+
+# %% ../nbs/01_hamming.ipynb #310106fe
+def paired_hamming(a, b) -> np.ndarray:
+    "Hamming distance between row i of a and row i of b, for every i (popcount of XOR on the packed words)."
+    a, b = pack_codes(a, "a"), pack_codes(b, "b")
+    if len(a) != len(b) or a.nbits != b.nbits:
+        fail("b", f"must hold as many codes of as many bits as `a` ({len(a)} x {a.nbits}), got {len(b)} x {b.nbits}")
+    return np.bitwise_count(a.words ^ b.words).sum(axis=1, dtype=np.int64)
