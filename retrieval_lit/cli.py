@@ -37,9 +37,10 @@ def load_array(path, name: str):
     if not path.exists():
         fail(name, f"file {str(path)!r} does not exist")
     try:
-        with np.load(path, allow_pickle=False) as f:
-            if isinstance(f, np.ndarray):
-                return f
+        loaded = np.load(path, allow_pickle=False)
+        if isinstance(loaded, np.ndarray):
+            return loaded
+        with loaded as f:
             keys = set(f.files)
             if {"words", "nbits"} <= keys:
                 return PackedCodes(np.asarray(f["words"]), int(f["nbits"]))
@@ -126,7 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 # %% ../nbs/80_cli.ipynb #37f5d5b8
-DEMO_METRICS = ("map", "map@100", "p@10", "p@r2", "rprec", "recall@100", "ndcg@100")
+DEMO_METRICS = ("map", "map@100", "p@10", "p@r2", "rprec", "recall@100", "ndcg@100", "mlgap@2", "egr@12")
 
 
 def _conventions(args) -> dict:
@@ -208,7 +209,3 @@ def main(argv=None, out=None) -> int:
         print(f"retrieval-lit: error: {e}", file=sys.stderr)
         return 2
     return 0
-
-# %% ../nbs/80_cli.ipynb #ac5e590a
-if __name__ == "__main__":
-    sys.exit(main())

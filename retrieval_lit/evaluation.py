@@ -32,6 +32,7 @@ class Report(Mapping):
     n_gallery: int
     nbits: int
     bounds: dict = field(default_factory=dict)
+    lower_is_better: tuple = ()
 
     def __getitem__(self, name):
         key = name.strip().lower() if isinstance(name, str) else name
@@ -52,7 +53,8 @@ class Report(Mapping):
             lo_hi = self.bounds.get(name)
             rng = f"[{lo_hi[0]:.4f}, {lo_hi[1]:.4f}]" if lo_hi else ""
             skip = f"  ({self.skipped[name]} skipped)" if self.skipped.get(name) else ""
-            rows.append((name, f"{mean:.4f}", rng + skip))
+            lower = "  (lower is better)" if name in self.lower_is_better else ""
+            rows.append((name, f"{mean:.4f}", rng + skip + lower))
         w = [max(len(r[i]) for r in rows) for i in range(3)]
         return "\n".join(f"{a:<{w[0]}}  {b:>{w[1]}}  {c}".rstrip() for a, b, c in rows)
 
@@ -141,7 +143,8 @@ def evaluate(query_codes, gallery_codes, query_labels=None, gallery_labels=None,
     skipped = {n: int(np.isnan(v).sum()) for n, v in per_query.items()}
     bnds = {n: (mean_over_queries(np.concatenate(out["low"][n])), mean_over_queries(np.concatenate(out["high"][n])))
             for n, m in parsed.items() if m.tie_bounds} if bounds else {}
-    return Report(means, per_query, skipped, conv, len(q), len(g), nbits, bnds)
+    lower = tuple(n for n, m in parsed.items() if not m.higher_is_better)
+    return Report(means, per_query, skipped, conv, len(q), len(g), nbits, bnds, lower)
 
 
 def _sub_relevance(rel, start: int, stop: int):
