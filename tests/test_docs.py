@@ -1,0 +1,285 @@
+"""The documentation a reader opens: the offline build (tools/build_docs.py), its check in
+headless Chromium (tools/check_docs.py), and the nbdev/Quarto settings.
+
+The build test executes two small notebooks made here (math, a figure, a widget, nbdev
+directives), so it needs a Jupyter kernel but no network; the browser test skips,
+saying why, when Debian's chromium/chromium-driver or selenium are not installed."""
+import importlib.util
+import re
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+TOOLS = ROOT / "tools"
+
+
+def _load(name):
+    spec = importlib.util.spec_from_file_location(name, TOOLS / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+bd = _load("build_docs")
+cd = _load("check_docs")
+v4 = nbformat.v4
+
+
+# ----------------------------------------------------------------------------- directives
+def test_split_directives_reads_nbdev_and_quarto_forms():
+    d, code = bd.split_directives("#| default_exp plots\n#|hide\n#| eval: false\n\nx = 1\n#| not a directive\n")
+    assert d == {"default_exp": "plots", "hide": "", "eval": "false"}
+    assert code == "x = 1\n#| not a directive"
+    assert bd.split_directives("y = 2") == ({}, "y = 2")
+
+
+def test_exported_names_are_public_defs_and_classes():
+    code = "import numpy as np\ndef f(x): pass\ndef _g(): pass\nclass C: pass\nz = 3"
+    assert bd.exported_names(code) == ["f", "C"]
+    assert bd.exported_names("def broken(:") == []
+
+
+def test_prepare_and_finish_apply_the_directives():
+    nb = v4.new_notebook(cells=[
+        v4.new_code_cell("#| default_exp x"),
+        v4.new_markdown_cell("# Title\n\n> what it is"),
+        v4.new_code_cell("#| hide\nimport os"),
+        v4.new_code_cell("#| export\ndef f(a):\n    'Doc.'\n    return a"),
+        v4.new_code_cell("#| eval: false\nraise SystemExit"),
+        v4.new_code_cell("#| slow\nslow_thing()"),
+        v4.new_code_cell("#| echo: false\nprint(1)"),
+        v4.new_code_cell("#| output: false\nprint(2)"),
+    ])
+    prepared = bd.prepare_for_docs(nb)
+    assert nb.cells[2].source.startswith("#| hide")  # the caller's notebook is untouched
+    sources = [c.source for c in prepared.cells]
+    assert any("_rl_show_doc(f)" in s for s in sources)  # an API card follows the exported cell
+    tags = {c.source.splitlines()[-1]: c.metadata.get("tags", []) for c in prepared.cells if c.cell_type == "code"}
+    assert "skip-execution" in tags["raise SystemExit"] and "skip-execution" in tags["slow_thing()"]
+    for c in prepared.cells:  # pretend they ran
+        if c.cell_type == "code":
+            c.outputs = [v4.new_output("stream", name="stdout", text="out\n")]
+    done = bd.finish_for_docs(prepared)
+    code = [c for c in done.cells if c.cell_type == "code"]
+    shown = [c.source for c in code]
+    assert "import os" not in shown and not any("default_exp" in s for s in shown)
+    assert "def f(a):\n    'Doc.'\n    return a" in shown and "raise SystemExit" in shown
+    skipped = next(c for c in code if c.source == "raise SystemExit")
+    assert "not run" in skipped.outputs[0].text
+    slow = next(c for c in code if c.source == "slow_thing()")
+    assert "slow" in slow.outputs[0].text
+    echo_off = next(c for c in code if "rl-no-input" in c.metadata.get("tags", []))
+    assert echo_off.outputs and echo_off.source == ""
+    assert next(c for c in code if c.source == "print(2)").outputs == []
+    assert all("rl_docs" not in c.metadata for c in done.cells)
+
+
+def test_list_chapters_orders_titles_and_links(tmp_path):
+    for name, src in [("10_b.ipynb", "# Bee\n\n> second"), ("index.ipynb", "# Home"), ("02_a.ipynb", "# Ay"),
+                      ("_hidden.ipynb", "# no")]:
+        nbformat.write(v4.new_notebook(cells=[v4.new_markdown_cell(src)]), tmp_path / name)
+    chs = bd.list_chapters(tmp_path)
+    assert [c.out_name for c in chs] == ["index.html", "02_a.html", "10_b.html"]
+    assert [c.title for c in chs] == ["Home", "Ay", "Bee"] and chs[2].description == "second"
+    assert chs[0].prev is None and chs[0].next is chs[1] and chs[2].prev is chs[1] and chs[2].next is None
+    with pytest.raises(bd.DocsBuildError, match="no notebook named"):
+        bd.list_chapters(tmp_path, only=["nope"])
+
+
+# ----------------------------------------------------------------------------- widgets
+def test_widget_static_html_shows_the_final_state():
+    state = {
+        "box": {"model_name": "VBoxModel", "state": {"children": ["IPY_MODEL_s", "IPY_MODEL_h", "IPY_MODEL_t", "IPY_MODEL_c"]}},
+        "s": {"model_name": "IntSliderModel", "state": {"value": 3, "min": 0, "max": 8, "description": "radius"}},
+        "h": {"model_name": "HTMLModel", "state": {"value": "<b>LGAP = 0.5424</b>"}},
+        "t": {"model_name": "ToggleButtonsModel", "state": {"_options_labels": ["rel", "irr"], "index": 1}},
+        "c": {"model_name": "CheckboxModel", "state": {"value": True, "description": "tie"}},
+    }
+    out = bd.widget_static_html("box", state)
+    assert "radius" in out and ">3<" in out and "<b>LGAP = 0.5424</b>" in out
+    assert '<span class="rl-w-opt rl-w-on">irr</span>' in out and '<span class="rl-w-opt">rel</span>' in out
+    assert "☑ tie" in out
+    btn = bd.widget_static_html("b", {"b": {"model_name": "ButtonModel", "state": {"description": "3 ✓", "button_style": "success"}}})
+    assert "rl-w-style-success" in btn and "3 ✓" in btn
+    assert "[widget]" in bd.widget_static_html("missing", state)
+
+
+def test_staticize_widgets_replaces_views_and_drops_state():
+    nb = v4.new_notebook(cells=[v4.new_code_cell("w")])
+    nb.cells[0].outputs = [v4.new_output("execute_result", execution_count=1, data={
+        "text/plain": "Label(value='hi')", bd.WIDGET_VIEW: {"model_id": "m", "version_major": 2, "version_minor": 0}})]
+    nb.metadata["widgets"] = {bd.WIDGET_STATE: {"state": {"m": {"model_name": "LabelModel", "state": {"value": "hi"}}}}}
+    assert bd.staticize_widgets(nb) == 1
+    data = nb.cells[0].outputs[0].data
+    assert bd.WIDGET_VIEW not in data and "rl-widget-static" in data["text/html"] and ">hi<" in data["text/html"]
+    assert "widgets" not in nb.metadata
+
+
+# ----------------------------------------------------------------------------- MathJax
+def test_find_mathjax_finds_a_local_copy_or_says_how_to_get_one(tmp_path):
+    with pytest.raises(bd.DocsBuildError, match="jupyter-server-mathjax"):
+        bd.find_mathjax(tmp_path)
+    mj = bd.find_mathjax()
+    assert (mj.folder / "MathJax.js").is_file() and (mj.folder / "config" / f"{mj.config}.js").is_file()
+
+
+# ----------------------------------------------------------------------------- the build
+DEMO = [
+    v4.new_code_cell("#| default_exp demo"),
+    v4.new_markdown_cell("# A demo chapter\n\n> Math, a figure and a widget.\n\n"
+                         "Inline $\\mathrm{AP}@p = \\frac{1}{R_p}\\sum_{m=1}^{p} P@m\\,\\mathrm{rel}(m)$ and\n\n"
+                         "$$\\varphi(S)=\\frac{A(S)}{B(S)}.$$\n\nSee [the other chapter](02_other.ipynb). "
+                         "Fonts: $\\mathbb{R}$, $\\mathcal{A}$."),
+    v4.new_code_cell("#| hide\nimport numpy as np"),
+    v4.new_code_cell("#| export\ndef add(a: int, # first\n        b: int = 2, # second\n       ) -> int: # the sum\n"
+                     "    \"Add two integers.\"\n    return a + b"),
+    v4.new_code_cell("add(40)"),
+    v4.new_code_cell("#| eval: false\nraise SystemExit('never run')"),
+    v4.new_code_cell("import matplotlib.pyplot as plt\nfig, ax = plt.subplots(figsize=(3, 2))\n"
+                     "ax.plot([0, 1], [1, 0])\nplt.show()"),
+    v4.new_code_cell("import ipywidgets as W\ns = W.IntSlider(value=1, min=0, max=8, description='radius')\n"
+                     "W.VBox([s, W.HTML('<b>LGAP = 0.5424</b>')])"),
+    v4.new_code_cell("s.value = 5"),
+]
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    nbs = tmp_path_factory.mktemp("nbs")
+    nbformat.write(v4.new_notebook(cells=DEMO), nbs / "01_demo.ipynb")
+    nbformat.write(v4.new_notebook(cells=[v4.new_markdown_cell("# The other\n\n$x^2$"), v4.new_code_cell("print('hi')")]),
+                   nbs / "02_other.ipynb")
+    out = tmp_path_factory.mktemp("site")
+    pages = bd.build(out, nbs, log=lambda *a: None)
+    return out, pages
+
+
+def test_build_writes_pages_with_navigation_and_no_network(site):
+    out, pages = site
+    assert [p.name for p in pages] == ["index.html", "01_demo.html", "02_other.html"]
+    assert (out / "_static" / "mathjax" / "MathJax.js").is_file()
+    demo = (out / "01_demo.html").read_text()
+    # executed, hidden cells gone, skipped cell marked, API card, link rewritten
+    assert ">42<" in demo and "import numpy as np" not in demo and "default_exp" not in demo
+    assert "not run" in demo and "Add two integers." in demo and 'href="02_other.html"' in demo
+    assert demo.count('<img') >= 1 and "data:image/png;base64," in demo
+    # the widget shows the state it had at the end of the notebook (slider moved to 5)
+    assert "rl-widget-static" in demo and "LGAP = 0.5424" in demo
+    assert re.search(r'class="rl-w-value">5<', demo)
+    # navigation: sidebar lists every page, prev/next
+    for p in ("index.html", "01_demo.html", "02_other.html"):
+        assert f'href="{p}"' in demo
+    prev = re.search(r'<a [^>]*rel="prev"[^>]*>', demo).group(0)
+    nxt = re.search(r'<a [^>]*rel="next"[^>]*>', demo).group(0)
+    assert 'href="index.html"' in prev and 'href="02_other.html"' in nxt
+    # nothing loaded from outside the site
+    for page in out.glob("*.html"):
+        text = page.read_text()
+        assert not re.search(r'<(script|link|img)[^>]+(src|href)="(https?:)?//', text), page.name
+        assert "_static/mathjax/MathJax.js?config=" in text
+    index = (out / "index.html").read_text()
+    assert "A demo chapter" in index and "Math, a figure and a widget." in index
+
+
+def test_build_reports_a_failing_notebook_by_name(tmp_path):
+    nbs = tmp_path / "nbs"
+    nbs.mkdir()
+    nbformat.write(v4.new_notebook(cells=[v4.new_markdown_cell("# Bad"), v4.new_code_cell("1/0")]), nbs / "03_bad.ipynb")
+    with pytest.raises(bd.DocsBuildError, match=r"(?s)03_bad.ipynb: execution failed.*ZeroDivisionError: division by zero"):
+        bd.build(tmp_path / "site", nbs, log=lambda *a: None)
+
+
+def _browser_or_skip():
+    try:
+        cd.find_browser()
+    except cd.BrowserMissing as exc:
+        pytest.skip(f"headless browser check skipped: {exc}")
+
+
+def test_pages_render_in_headless_chromium(site, tmp_path):
+    _browser_or_skip()
+    out, _ = site
+    reports = cd.check_site(out, screenshots=tmp_path / "shots")
+    by_page = {r.page: r for r in reports}
+    assert all(r.ok for r in reports), {r.page: r.problems for r in reports}
+    demo = by_page["01_demo.html"]
+    assert demo.math == 4 and demo.images >= 1 and demo.widgets == 1
+    assert by_page["02_other.html"].math == 1
+    assert (tmp_path / "shots" / "01_demo.png").stat().st_size > 10_000
+
+
+def test_the_check_catches_broken_pages(site, tmp_path):
+    "The browser check is not a rubber stamp: a CDN script, a broken figure and bad TeX all fail."
+    _browser_or_skip()
+    out, _ = site
+    bad = (out / "01_demo.html").read_text()
+    bad = bad.replace("</main>", '<img src="missing.png"><p>$\\frac{1}{$</p></main>', 1)
+    bad = bad.replace("<head>", '<head><script src="https://cdn.example.invalid/x.js"></script>', 1)
+    (out / "broken.html").write_text(bad)
+    try:
+        rep = cd.check_site(out, pages=["broken.html"])[0]
+    finally:
+        (out / "broken.html").unlink()
+    text = " ".join(rep.problems)
+    assert not rep.ok
+    assert "figure did not load" in text
+    assert "cdn.example.invalid" in text
+    assert "TeX errors" in text or "formulas typeset" in text
+
+
+# ----------------------------------------------------------------------------- nbdev/Quarto
+def test_quarto_settings_are_what_nbdev_docs_expects():
+    import yaml
+    from nbdev.config import get_config
+    from nbdev.quarto import _nbdev_yml
+    nbs = ROOT / "nbs"
+    q = yaml.safe_load((nbs / "_quarto.yml").read_text())
+    assert q["project"]["type"] == "website"
+    assert q["metadata-files"] == ["nbdev.yml", "sidebar.yml"]
+    assert (nbs / q["format"]["html"]["css"]).is_file()
+    cfg = get_config(path=ROOT)
+    vals = {k: cfg[k] for k in ["title", "description", "branch", "git_url", "doc_host", "doc_baseurl"]}
+    vals["doc_path"] = cfg.doc_path.name
+    assert (nbs / "nbdev.yml").read_text() == _nbdev_yml.format(**vals), (  # what nbdev_docs would write
+        "nbs/nbdev.yml is out of step with settings.ini: run "
+        "python -c 'from nbdev.quarto import refresh_quarto_yml; refresh_quarto_yml()'")
+    side = yaml.safe_load((nbs / "sidebar.yml").read_text())
+    listed = side["website"]["sidebar"]["contents"]
+    missing = [f for f in listed if isinstance(f, str) and not (nbs / f).is_file()]
+    assert not missing, f"nbs/sidebar.yml lists missing notebooks {missing}: run nbdev_sidebar"
+
+
+def test_nbdev_docs_can_process_the_user_side_chapters(tmp_path):
+    """nbdev_docs runs nbdev's processors on each notebook before Quarto: they execute every cell that
+    holds an import, so such cells must not depend on earlier non-import cells. Checked without Quarto.
+    (`python tools/check_docs.py --nbdev` checks every chapter.)"""
+    assert cd.nbdev_processing_errors(names=["70_plots", "71_widgets"]) == {}
+    # the check is not a rubber stamp: a cell mixing an import with code that needs an earlier cell fails
+    (tmp_path / "settings.ini").write_text((ROOT / "settings.ini").read_text())
+    (tmp_path / "nbs").mkdir()
+    exported = v4.new_code_cell("#| export\ndef f():\n    'Doc.'\n    return 1")
+    nbformat.write(v4.new_notebook(cells=[v4.new_code_cell("#| default_exp probe"), v4.new_markdown_cell("# Probe"),
+                                          exported, v4.new_code_cell("x = 1"),
+                                          v4.new_code_cell("import math\ny = x + 1")]), tmp_path / "nbs" / "01_probe.ipynb")
+    nbformat.write(v4.new_notebook(cells=[v4.new_code_cell("#| default_exp fine"), v4.new_markdown_cell("# Fine"),
+                                          exported, v4.new_code_cell("import math"), v4.new_code_cell("y = math.pi")]),
+                   tmp_path / "nbs" / "02_fine.ipynb")
+    errors = cd.nbdev_processing_errors(tmp_path / "nbs")
+    assert list(errors) == ["01_probe.ipynb"] and "NameError" in errors["01_probe.ipynb"]
+
+
+def test_command_lines_exit_codes(tmp_path, monkeypatch, capsys):
+    assert bd.main([str(tmp_path / "site"), "--nbs", str(tmp_path), "--only", "nope"]) == 1   # no notebooks at all
+    assert "no notebook named" in capsys.readouterr().err
+    (tmp_path / "x.ipynb").write_text(nbformat.writes(v4.new_notebook(cells=[v4.new_markdown_cell("# X")])))
+    assert bd.main([str(tmp_path / "site"), "--nbs", str(tmp_path), "--only", "nope"]) == 1
+    assert "`--only`: no notebook named ['nope']" in capsys.readouterr().err
+    assert bd.main([str(tmp_path / "site"), "--nbs", str(tmp_path), "--no-execute"]) == 0
+    assert (tmp_path / "site" / "x.html").is_file() and (tmp_path / "site" / "index.html").is_file()
+    monkeypatch.setattr(cd.shutil, "which", lambda name: None)   # no browser on this machine
+    assert cd.main([str(tmp_path / "site")]) == 2
+    assert "not installed: chromium" in capsys.readouterr().err
