@@ -2,7 +2,8 @@
 dynamic fields are all set here).
 
 `pip install -e ".[dev]"` installs everything the notebooks, tests and docs need;
-`pip install .` installs only what `import retrieval_lit` and the command line need.
+`pip install .` installs only what `import retrieval_lit` and the command line need;
+`pip install ".[plots]"`, `".[widgets]"`, `".[dask]"` add matplotlib, ipywidgets, dask for those modules.
 """
 import shlex
 from configparser import ConfigParser
@@ -42,7 +43,8 @@ setuptools.setup(
     packages=setuptools.find_packages(include=[cfg["lib_name"], cfg["lib_name"] + ".*"]),
     include_package_data=True,
     install_requires=_reqs("requirements"),
-    extras_require={"dev": _reqs("dev_requirements")},
+    # dev: notebooks, tests, docs; plots / widgets / dask: what those modules need beyond the core
+    extras_require={name: _reqs(f"{name}_requirements") for name in ("dev", "plots", "widgets", "dask")},
     entry_points={
         "console_scripts": cfg["console_scripts"].split(),
         "nbdev": [f"{cfg['lib_path']}={cfg['lib_path']}._modidx:d"],

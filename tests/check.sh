@@ -2,16 +2,17 @@
 # The whole test suite, exactly as CI runs it (the README's test command).
 # Fails when: README.md is not generated from nbs/index.ipynb; the package differs from what
 # nbdev_export makes of the notebooks; nbdev_clean would change a notebook; any notebook fails
-# under nbdev_test; any pytest test fails.
+# under nbdev_test; the offline docs do not build, or (where Chromium is installed) a rendered page
+# has a console error, untypeset math or a missing figure; any pytest test fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-echo "== 1/5 README.md is generated from nbs/index.ipynb"
+echo "== 1/6 README.md is generated from nbs/index.ipynb"
 python tools/make_readme.py --check
 
-echo "== 2/5 retrieval_lit/ is exactly what nbdev_export makes of the notebooks"
+echo "== 2/6 retrieval_lit/ is exactly what nbdev_export makes of the notebooks"
 mkdir -p "$tmp/export/retrieval_lit"
 cp -r settings.ini nbs "$tmp/export/"
 cp retrieval_lit/__init__.py "$tmp/export/retrieval_lit/"
@@ -20,7 +21,7 @@ if ! diff -r -x __pycache__ retrieval_lit "$tmp/export/retrieval_lit"; then
   echo "FAIL: the package is out of step with the notebooks: run nbdev_export and commit the result"; exit 1
 fi
 
-echo "== 3/5 notebooks are clean (nbdev_clean changes nothing)"
+echo "== 3/6 notebooks are clean (nbdev_clean changes nothing)"
 mkdir -p "$tmp/clean"
 cp -r settings.ini nbs "$tmp/clean/"
 (cd "$tmp/clean" && nbdev_clean >/dev/null)
@@ -28,8 +29,14 @@ if ! diff -r -q nbs "$tmp/clean/nbs"; then
   echo "FAIL: notebooks are not clean: run nbdev_clean and commit the result"; exit 1
 fi
 
-echo "== 4/5 every notebook runs (nbdev_test)"
+echo "== 4/6 every notebook runs (nbdev_test)"
 nbdev_test --timing
 
-echo "== 5/5 pytest"
+echo "== 5/6 the docs build offline and read well in headless Chromium"
+python tools/check_docs.py --nbdev
+python tools/build_docs.py "$tmp/site" >/dev/null
+status=0; python tools/check_docs.py "$tmp/site" || status=$?
+if [ "$status" -eq 2 ]; then echo "(no Chromium here: the browser check was skipped)"; elif [ "$status" -ne 0 ]; then exit "$status"; fi
+
+echo "== 6/6 pytest"
 python -m pytest tests -q -p no:cacheprovider
