@@ -1,0 +1,269 @@
+"""The engine (numba) against the numpy reference: identical summaries, identical metric values for every
+registered metric and tie mode, invariance to chunks and threads, exact whole-ranking index sums."""
+import math
+import re
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+from hypothesis.extra.numpy import arrays
+
+from retrieval_lit import engine, ranking
+from retrieval_lit.average_precision import ap_from_summary
+from retrieval_lit.metrics import Conventions, known_metrics, parse_metric
+from retrieval_lit.relevance import relevance_from_labels, relevance_from_matrix, relevance_from_types
+from retrieval_lit.validate import RetrievalInputError
+
+TIES = ("expected", "optimistic", "pessimistic", "index")
+
+
+@st.composite
+def problems(draw):
+    "Random codes (1..130 bits, many ties and repeated codes) with one of the four relevance sources."
+    k = draw(st.integers(1, 130))
+    nq, ng = draw(st.integers(1, 7)), draw(st.integers(1, 60))
+    alphabet = draw(st.integers(1, 4))          # few distinct bit patterns -> ties and repeated codes
+    qb = draw(arrays(np.uint8, (nq, k), elements=st.integers(0, 1)))
+    pool = draw(arrays(np.uint8, (alphabet, k), elements=st.integers(0, 1)))
+    pick = draw(arrays(np.int64, ng, elements=st.integers(0, alphabet - 1)))
+    noise = draw(arrays(np.uint8, (ng, k), elements=st.integers(0, 1)))
+    flip = draw(st.booleans())
+    gb = pool[pick] ^ (noise if flip else 0)
+    kind = draw(st.sampled_from(["class", "multihot", "matrix", "types"]))
+    if kind == "class":
+        rel = relevance_from_labels(draw(arrays(np.int64, nq, elements=st.integers(-2, 2))),
+                                    draw(arrays(np.int64, ng, elements=st.integers(-2, 2))), nq, ng)
+    elif kind == "multihot":
+        width = draw(st.integers(1, 70))
+        rel = relevance_from_labels(draw(arrays(np.uint8, (nq, width), elements=st.integers(0, 1))),
+                                    draw(arrays(np.uint8, (ng, width), elements=st.integers(0, 1))), nq, ng)
+    elif kind == "matrix":
+        rel = relevance_from_matrix(draw(arrays(np.uint8, (nq, ng), elements=st.integers(0, 5))), nq, ng)
+    else:
+        rel = relevance_from_types(draw(arrays(np.uint8, (nq, ng), elements=st.integers(1, 3))), nq, ng)
+    return qb, gb, rel
+
+
+def assert_same(a, b):
+    assert (a.nbits, a.n_gallery) == (b.nbits, b.n_gallery)
+    for f in ("hist", "top", "code_max"):
+        x, y = getattr(a, f), getattr(b, f)
+        assert (x is None) == (y is None), f
+        if x is not None:
+            assert x.dtype == y.dtype and x.shape == y.shape, f
+            assert np.array_equal(x, y), f
+
+
+@given(problems(), st.sampled_from([0, 1, 5, 17, -1]), st.booleans(), st.integers(1, 9), st.sampled_from([1, 2]))
+@settings(max_examples=300, deadline=None)
+def test_engine_summary_identical_to_reference(prob, top, code_max, chunk, threads):
+    qb, gb, rel = prob
+    threads = min(threads, __import__("numba").config.NUMBA_NUM_THREADS)
+    ref = ranking.summarize(qb, gb, rel, top=top, code_max=code_max)
+    got = engine.summarize(qb, gb, rel, top=top, code_max=code_max, chunk=chunk, threads=threads)
+    assert_same(got, ref)
+
+
+@given(problems())
+@settings(max_examples=150, deadline=None)
+def test_index_sums_exact(prob):
+    "precision_sum is the correctly rounded exact sum; r_hits and discount_sum read off the stable order."
+    qb, gb, rel = prob
+    res = engine.scan(qb, gb, rel, index_sums=True, chunk=3)
+    full = ranking.summarize(qb, gb, rel, top=-1).top
+    for i in range(len(qb)):
+        ranks = np.flatnonzero(full[i] > 0) + 1
+        exact = sum((Fraction(k, int(r)) for k, r in enumerate(ranks, start=1)), Fraction(0))
+        assert float(exact) == res.sums.precision_sum[i]
+        assert res.sums.r_hits[i] == int((full[i, : len(ranks)] > 0).sum())
+        assert res.sums.discount_sum[i, 0] == 0
+        for g in range(1, res.sums.discount_sum.shape[1]):
+            at = np.flatnonzero(full[i] == g) + 1
+            want = math.fsum(1 / np.log2(at + 1.0))
+            assert math.isclose(want, res.sums.discount_sum[i, g], rel_tol=1e-15, abs_tol=0)
+
+
+@given(problems())
+@settings(max_examples=100, deadline=None)
+def test_streamed_ap_equals_chapter(prob):
+    "Whole-ranking AP with ties='index' from the sums equals the average-precision chapter's value."
+    qb, gb, rel = prob
+    res = engine.scan(qb, gb, rel, top=-1, index_sums=True)
+    for den in ("retrieved", "all", "min"):
+        chapter = ap_from_summary(res.summary, None, Conventions.make(ties="index", ap_denominator=den))
+        streamed, undefined = engine.ap_from_sums(res.sums, res.summary.n_relevant)
+        np.testing.assert_allclose(chapter, np.where(undefined, 0.0, streamed), rtol=1e-13, atol=0)
+
+
+def _metric_names():
+    "Every registered metric family: its example name, and the whole-ranking form where one exists."
+    names = []
+    for example, _ in known_metrics():
+        names.append(example)
+        bare = re.sub(r"@[0-9]+$", "", example)
+        try:
+            parse_metric(bare)
+            names.append(bare)
+        except RetrievalInputError:
+            pass
+    return names
+
+
+@pytest.mark.parametrize("ties", TIES)
+@pytest.mark.parametrize("kind", ["class", "multihot", "matrix"])
+def test_every_metric_every_tie_mode(ties, kind):
+    "Each registered metric, finished from the engine's summary, equals its value on the reference summary."
+    rng = np.random.default_rng(hash((ties, kind)) % 2**32)
+    nq, ng, k = 9, 400, 12
+    qb, gb = rng.integers(0, 2, (nq, k)), rng.integers(0, 2, (ng, k))
+    gb[rng.integers(0, ng, 100)] = gb[3]
+    if kind == "class":
+        rel = relevance_from_labels(rng.integers(0, 4, nq), rng.integers(0, 4, ng), nq, ng)
+    elif kind == "multihot":
+        rel = relevance_from_labels(rng.integers(0, 2, (nq, 4)), rng.integers(0, 2, (ng, 4)), nq, ng)
+    else:
+        rel = relevance_from_matrix(rng.integers(0, 3, (nq, ng)), nq, ng)
+    names = _metric_names()
+    assert len(names) >= 4
+    for empty in ("zero", "skip"):
+        conv = Conventions.make(ties=ties, empty=empty)
+        for name in names:
+            m = parse_metric(name)
+            t = m.top if ties == "index" else 0
+            ref = ranking.summarize(qb, gb, rel, top=t, code_max=m.code_max)
+            got = engine.summarize(qb, gb, rel, top=t, code_max=m.code_max, chunk=4)
+            a, b = m.compute(ref, conv), m.compute(got, conv)
+            np.testing.assert_array_equal(a, b, err_msg=f"{name} ties={ties} empty={empty}")
+
+
+def test_evaluate_with_engine_equals_numpy():
+    "evaluate() with the engine registered gives the numpy engine's report, value for value."
+    from retrieval_lit import evaluation
+    evaluation.register_engine("numba", engine.summarize)
+    rng = np.random.default_rng(3)
+    qb, gb = rng.integers(0, 2, (20, 32)), rng.integers(0, 2, (700, 32))
+    ql, gl = rng.integers(0, 5, 20), rng.integers(0, 5, 700)
+    names = _metric_names()
+    for ties in TIES:
+        a = evaluation.evaluate(qb, gb, ql, gl, names, ties=ties, bounds=True, engine="numpy")
+        b = evaluation.evaluate(qb, gb, ql, gl, names, ties=ties, bounds=True, engine="numba")
+        for n in a:
+            np.testing.assert_array_equal(a.per_query[n], b.per_query[n])
+            assert (n in a.bounds) == (n in b.bounds)
+            if n in a.bounds:
+                np.testing.assert_array_equal(np.array(a.bounds[n]), np.array(b.bounds[n]))
+
+
+def test_chunks_and_threads_change_nothing():
+    rng = np.random.default_rng(11)
+    qb, gb = rng.integers(0, 2, (33, 64)), rng.integers(0, 2, (2000, 64))
+    gb[::7] = gb[1]
+    rel = relevance_from_labels(rng.integers(0, 2, (33, 9)), rng.integers(0, 2, (2000, 9)), 33, 2000)
+    runs = [engine.scan(qb, gb, rel, top=50, code_max=True, index_sums=True, chunk=c, threads=t)
+            for c, t in [(1, 1), (5, 2), (33, 2), (None, None)]]
+    for r in runs[1:]:
+        assert_same(r.summary, runs[0].summary)
+        for f in ("precision_sum", "discount_sum", "r_hits"):
+            assert np.array_equal(getattr(r.sums, f), getattr(runs[0].sums, f))
+
+
+def test_inputs_are_not_modified():
+    rng = np.random.default_rng(5)
+    qb, gb = rng.integers(0, 2, (4, 10)), rng.integers(0, 2, (30, 10))
+    grades = rng.integers(0, 3, (4, 30))
+    rel = relevance_from_matrix(grades, 4, 30)
+    copies = [qb.copy(), gb.copy(), rel.matrix.copy()]
+    engine.scan(qb, gb, rel, top=-1, code_max=True, index_sums=True)
+    for a, b in zip(copies, [qb, gb, rel.matrix]):
+        assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("kwargs, where", [
+    (dict(threads=0), "`threads`"), (dict(threads=10**6), "`threads`"), (dict(chunk=0), "`chunk`"),
+    (dict(progress="yes"), "`progress`"), (dict(top=-2), "`top`"), (dict(top=1.5), "`top`"),
+])
+def test_bad_options(kwargs, where):
+    qb, gb = np.zeros((2, 8)), np.ones((5, 8))
+    rel = relevance_from_labels(np.zeros(2, int), np.zeros(5, int), 2, 5)
+    with pytest.raises(RetrievalInputError, match=re.escape(where)):
+        engine.summarize(qb, gb, rel, **kwargs)
+
+
+def test_bad_inputs():
+    qb, gb = np.zeros((2, 8)), np.ones((5, 8))
+    rel = relevance_from_labels(np.zeros(2, int), np.zeros(5, int), 2, 5)
+    with pytest.raises(RetrievalInputError, match="`gallery_codes`"):
+        engine.summarize(qb, gb[:, :7], rel)
+    with pytest.raises(RetrievalInputError, match="`relevance`"):
+        engine.summarize(qb, gb[:4], rel)
+    with pytest.raises(RetrievalInputError, match="`relevance`"):
+        engine.summarize(qb, gb, np.zeros((2, 5)))
+    with pytest.raises(RetrievalInputError, match="`query_codes`"):
+        engine.summarize(np.full((2, 8), 2), gb, rel)
+
+
+def test_progress_bar_writes_to_stderr(capsys):
+    qb, gb = np.zeros((3, 8)), np.ones((5, 8))
+    rel = relevance_from_labels(np.zeros(3, int), np.zeros(5, int), 3, 5)
+    engine.summarize(qb, gb, rel, progress=True, chunk=1)
+    err = capsys.readouterr().err
+    assert "3/3 queries" in err
+    engine.summarize(qb, gb, rel)            # automatic: off (stderr is not a terminal, small run)
+    assert capsys.readouterr().err == ""
+
+
+@given(problems())
+@settings(max_examples=150, deadline=None)
+def test_one_walk_equals_two_passes(prob):
+    "The fused walk (terms in rank order) and the two passes (terms in gallery order) round to the same floats."
+    qb, gb, rel = prob
+    q, g = engine.pack_codes(qb), engine.pack_codes(gb)
+    n_grades = rel.max_grade + 1
+    h, ap1, dcg1, hits1 = engine.hist_sums_pass(q, g, rel, n_grades)
+    assert np.array_equal(h, engine.hist_pass(q, g, rel, n_grades))
+    rh = h[:, :, 1:].sum(-1)
+    ap2, dcg2, hits2 = engine.sums_pass(q, g, rel, n_grades, engine.exclusive_cumsum(h.sum(-1)),
+                                        engine.exclusive_cumsum(rh), rh.sum(-1), len(g))
+    fin = engine._finish_pairs
+    assert np.array_equal(fin(ap1), fin(ap2)) and np.array_equal(fin(dcg1), fin(dcg2))
+    assert np.array_equal(hits1, hits2)
+
+
+def test_all_irrelevant_matrix():
+    "A grade matrix of zeros has one grade (G = 1): every pass still matches the reference."
+    rng = np.random.default_rng(2)
+    qb, gb = rng.integers(0, 2, (5, 64)), rng.integers(0, 2, (300, 64))
+    rel = relevance_from_matrix(np.zeros((5, 300), dtype=int), 5, 300)
+    res = engine.scan(qb, gb, rel, top=-1, code_max=True, index_sums=True)
+    assert_same(res.summary, ranking.summarize(qb, gb, rel, top=-1, code_max=True))
+    assert res.sums.discount_sum.shape == (5, 1) and not res.sums.precision_sum.any() and not res.sums.r_hits.any()
+
+
+@given(problems())
+@settings(max_examples=100, deadline=None)
+def test_streamed_dcg_and_rprec_equal_chapters(prob):
+    "Whole-ranking DCG (both gains) and R-precision with ties='index' from the sums equal the chapters' values."
+    from retrieval_lit.dcg import dcg_from_summary
+    from retrieval_lit.precision import rprec_from_summary
+    qb, gb, rel = prob
+    res = engine.scan(qb, gb, rel, top=-1, index_sums=True)
+    for gain in ("exp2", "linear"):
+        chapter = dcg_from_summary(res.summary, None, Conventions.make(ties="index", gain=gain))
+        np.testing.assert_allclose(engine.dcg_from_sums(res.sums, gain), chapter, rtol=1e-12, atol=1e-12)
+    chapter = rprec_from_summary(res.summary, Conventions.make(ties="index"))
+    streamed, undefined = engine.r_precision_from_sums(res.sums, res.summary.n_relevant)
+    np.testing.assert_array_equal(np.where(undefined, 0.0, streamed), chapter)
+
+
+@pytest.mark.parametrize("nbits", [1, 63, 64, 65, 200, 256, 257, 320, 700])
+def test_code_lengths_specialised_and_generic(nbits):
+    "1..4 words use the specialised distance, longer codes the generic loop: both equal the reference."
+    rng = np.random.default_rng(nbits)
+    qb, gb = rng.integers(0, 2, (6, nbits)), rng.integers(0, 2, (200, nbits))
+    gb[::5] = qb[0]
+    for rel in (relevance_from_labels(rng.integers(0, 3, 6), rng.integers(0, 3, 200), 6, 200),
+                relevance_from_labels(rng.integers(0, 2, (6, 130)), rng.integers(0, 2, (200, 130)), 6, 200),
+                relevance_from_matrix(rng.integers(0, 3, (6, 200)), 6, 200)):
+        res = engine.scan(qb, gb, rel, top=17, code_max=True, index_sums=True, chunk=4)
+        assert_same(res.summary, ranking.summarize(qb, gb, rel, top=17, code_max=True))

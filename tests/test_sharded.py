@@ -1,0 +1,138 @@
+"""Sharded evaluation on a local Dask cluster (worker processes started here) equals the single process."""
+import numpy as np
+import pytest
+
+da = pytest.importorskip("dask.array")
+distributed = pytest.importorskip("distributed")
+
+from retrieval_lit import engine, ranking  # noqa: E402
+from retrieval_lit.average_precision import ap_from_summary  # noqa: E402
+from retrieval_lit.hamming import pack_codes  # noqa: E402
+from retrieval_lit.metrics import Conventions  # noqa: E402
+from retrieval_lit.relevance import relevance_from_labels, relevance_from_matrix  # noqa: E402
+from retrieval_lit.sharded import merge_distinct, shard_offsets, sharded_scan, sharded_summarize  # noqa: E402
+from retrieval_lit.validate import RetrievalInputError  # noqa: E402
+
+
+def test_no_client_is_a_clear_error():
+    with pytest.raises(RetrievalInputError, match="`client`"):
+        try:
+            distributed.get_client()
+            pytest.skip("a default client exists in this process")
+        except ValueError:
+            pass
+        sharded_scan(np.zeros((1, 8)), [np.ones((2, 8))], np.zeros(1, int), [np.zeros(2, int)])
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+    c = distributed.Client(cluster)
+    yield c
+    c.close()
+    cluster.close()
+
+
+def random_split(rng, n, max_parts):
+    "Cut points of 1..max_parts consecutive non-empty pieces of range(n)."
+    parts = int(rng.integers(1, min(max_parts, n) + 1))
+    cuts = np.sort(rng.choice(np.arange(1, n), parts - 1, replace=False)) if parts > 1 else np.array([], int)
+    return np.split(np.arange(n), cuts)
+
+
+def case(rng, kind, nbits):
+    nq, ng = int(rng.integers(1, 25)), int(rng.integers(2, 600))
+    qb, gb = rng.integers(0, 2, (nq, nbits)), rng.integers(0, 2, (ng, nbits))
+    gb[rng.integers(0, ng, ng // 3)] = gb[0]
+    if kind == "class":
+        ql, gl = rng.integers(0, 4, nq), rng.integers(0, 4, ng)
+        return qb, gb, dict(ql=ql, gl=gl), relevance_from_labels(ql, gl, nq, ng)
+    if kind == "multihot":
+        ql, gl = rng.integers(0, 2, (nq, 6)), rng.integers(0, 2, (ng, 6))
+        return qb, gb, dict(ql=ql, gl=gl), relevance_from_labels(ql, gl, nq, ng)
+    m = rng.integers(0, 4, (nq, ng))
+    return qb, gb, dict(m=m), relevance_from_matrix(m, nq, ng)
+
+
+def assert_equal_scans(a, b):
+    for f in ("hist", "top", "code_max"):
+        x, y = getattr(a.summary, f), getattr(b.summary, f)
+        assert (x is None) == (y is None), f
+        if x is not None:
+            assert x.dtype == y.dtype and np.array_equal(x, y), f
+    assert (a.sums is None) == (b.sums is None)
+    if a.sums is not None:
+        for f in ("precision_sum", "discount_sum", "r_hits"):
+            assert np.array_equal(getattr(a.sums, f), getattr(b.sums, f)), f
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("kind", ["class", "multihot", "matrix"])
+def test_shard_lists_equal_single_process(client, seed, kind):
+    rng = np.random.default_rng(100 * seed + len(kind))
+    nbits = int(rng.choice([5, 32, 64, 100]))
+    qb, gb, src, rel = case(rng, kind, nbits)
+    qs, gs = random_split(rng, len(qb), 3), random_split(rng, len(gb), 6)
+    top = int(rng.choice([0, 1, 50, -1]))
+    packed = bool(rng.integers(0, 2))
+    g_shards = [pack_codes(gb[s]) if packed else gb[s] for s in gs]
+    kw = dict(top=top, code_max=True, index_sums=True, client=client)
+    if kind == "matrix":
+        got = sharded_scan([qb[s] for s in qs], g_shards, relevance=[[src["m"][np.ix_(a, b)] for b in gs] for a in qs], **kw)
+    else:
+        got = sharded_scan([qb[s] for s in qs], g_shards, [src["ql"][s] for s in qs], [src["gl"][s] for s in gs], **kw)
+    one = engine.scan(qb, gb, rel, top=top, code_max=True, index_sums=True)
+    assert_equal_scans(got, one)
+    ref = ranking.summarize(qb, gb, rel, top=top, code_max=True)
+    assert np.array_equal(got.summary.hist, ref.hist)
+
+
+@pytest.mark.parametrize("kind", ["class", "multihot", "matrix"])
+def test_dask_arrays_equal_single_process(client, kind):
+    rng = np.random.default_rng(7)
+    qb, gb, src, rel = case(rng, kind, 64)
+    gq = da.from_array(qb, chunks=(7, 64))
+    gg = da.from_array(gb, chunks=(97, 64))
+    if kind == "matrix":
+        got = sharded_scan(gq, gg, relevance=da.from_array(src["m"], chunks=(5, 131)), top=20,
+                           index_sums=True, client=client)
+    else:
+        labels_chunks = 50        # rechunked to the codes' chunks by the driver
+        got = sharded_scan(gq, gg, da.from_array(src["ql"], chunks=labels_chunks),
+                           da.from_array(src["gl"], chunks=labels_chunks), top=20, index_sums=True, client=client)
+    assert_equal_scans(got, engine.scan(qb, gb, rel, top=20, index_sums=True))
+
+
+def test_metrics_from_sharded_summary(client):
+    rng = np.random.default_rng(3)
+    qb, gb, src, rel = case(rng, "class", 32)
+    s = sharded_summarize(qb, da.from_array(gb, chunks=(64, 32)), src["ql"], da.from_array(src["gl"], chunks=64),
+                          top=-1, client=client)
+    ref = ranking.summarize(qb, gb, rel, top=-1)
+    for ties in ("expected", "optimistic", "pessimistic", "index"):
+        c = Conventions.make(ties=ties)
+        assert np.array_equal(ap_from_summary(s, None, c), ap_from_summary(ref, None, c))
+
+
+def test_offsets_and_distinct_merge_by_hand():
+    "Two shards of one query: the second shard's items at distance d come after the first shard's."
+    h1 = np.array([[[1, 1], [0, 2]]])       # shard 0: d=0: 1 irrelevant + 1 relevant; d=1: 2 relevant
+    h2 = np.array([[[2, 0], [1, 0]]])       # shard 1: d=0: 2 irrelevant; d=1: 1 irrelevant
+    (b1, r1), (b2, r2) = shard_offsets([h1, h2])
+    assert b1.tolist() == [[0, 4]] and r1.tolist() == [[0, 1]]
+    assert b2.tolist() == [[2, 6]] and r2.tolist() == [[1, 3]]
+    w = np.array([[1], [2]], dtype=np.uint64)
+    words, counts = merge_distinct([(w, np.array([3, 1])), (w[::-1].copy(), np.array([5, 4]))])
+    assert words.ravel().tolist() == [1, 2] and counts.tolist() == [7, 6]
+
+
+def test_bad_input(client):
+    qb, gb = np.zeros((3, 8)), np.ones((10, 8))
+    with pytest.raises(RetrievalInputError, match="`relevance`"):
+        sharded_scan(qb, [gb], np.zeros(3, int), None, client=client)
+    with pytest.raises(RetrievalInputError, match="`gallery_labels`"):
+        sharded_scan(qb, [gb[:5], gb[5:]], np.zeros(3, int), [np.zeros(10, int)], client=client)
+    with pytest.raises(RetrievalInputError, match="`gallery_codes`"):
+        sharded_scan(qb, [gb[:, :7]], np.zeros(3, int), [np.zeros(10, int)], client=client)
+    with pytest.raises(RetrievalInputError, match="`relevance`"):
+        sharded_scan([qb[:1], qb[1:]], [gb], relevance=np.zeros((3, 10)), client=client)
