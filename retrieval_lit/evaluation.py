@@ -85,31 +85,44 @@ def mean_over_queries(values: np.ndarray) -> float:
     return float(values[ok].mean()) if ok.any() else float("nan")
 
 # %% ../nbs/50_evaluation.ipynb #2ab5724f
-ENGINES = {"numpy": summarize}
+def _numpy_summarize(query_codes, gallery_codes, relevance, top=0, code_max=False, progress=None):
+    "The ranking chapter's reference (it has no progress bar)."
+    return summarize(query_codes, gallery_codes, relevance, top=top, code_max=code_max)
+
+
+def _numba_summarize(query_codes, gallery_codes, relevance, top=0, code_max=False, progress=None):
+    "The compiled engine (chapter 60), imported on first use."
+    from retrieval_lit.engine import summarize as engine_summarize
+    return engine_summarize(query_codes, gallery_codes, relevance, top, code_max, progress=progress)
+
+
+ENGINES = {"numpy": _numpy_summarize, "numba": _numba_summarize}
 
 
 def register_engine(name: str, summarize_fn):
-    "Make a summary builder (same signature and output as ranking.summarize) selectable by name."
+    "Make a summary builder (ranking.summarize's arguments plus `progress`, the same output) selectable by name."
     ENGINES[name] = summarize_fn
 
 
 def _resolve_engine(engine: str):
-    if engine == "auto":
-        return ENGINES.get("numba", summarize)
     check_choice(engine, "engine", ("auto",) + tuple(ENGINES))
+    if engine == "auto":
+        import importlib.util
+        return ENGINES["numba" if importlib.util.find_spec("numba") else "numpy"]
     return ENGINES[engine]
 
 
 def evaluate(query_codes, gallery_codes, query_labels=None, gallery_labels=None, metrics=("map",), *,
              relevance=None, relation_types=None, ties: str = "expected", ap_denominator: str = "retrieved",
              empty: str = "zero", gain: str = "exp2", rbp_persistence: float = 0.8, bounds: bool = False,
-             engine: str = "auto", max_block_bytes: int = 1 << 28) -> Report:
+             engine: str = "auto", max_block_bytes: int = 1 << 28, progress: bool | None = None) -> Report:
     """Evaluate Hamming-ranking retrieval: the mean (and per-query values) of every metric named in `metrics`.
 
     Codes: {0,1} or {-1,+1} arrays (items x bits) or PackedCodes. Relevance: class ids or multi-hot
     labels (query_labels and gallery_labels), or a Q x N grade matrix (`relevance`), or seed 000's
     `relation_types`. Conventions: `ties`, `ap_denominator`, `empty`, `gain`, `rbp_persistence`.
-    `bounds=True` adds the pessimistic/optimistic range of every metric."""
+    `bounds=True` adds the pessimistic/optimistic values of every metric. `engine`: "auto" (numba when
+    installed), "numpy" or "numba"; `progress`: a progress bar on long runs (None: when stderr is a terminal)."""
     conv = Conventions.make(ties=ties, ap_denominator=ap_denominator, empty=empty, gain=gain,
                             rbp_persistence=rbp_persistence)
     build = _resolve_engine(engine)
@@ -125,16 +138,19 @@ def evaluate(query_codes, gallery_codes, query_labels=None, gallery_labels=None,
         m = parse_metric(name)
         parsed.setdefault(m.name, m)
 
-    t = max((resolve_top(m.top, len(g)) for m in parsed.values()), default=0) if conv.ties == "index" else 0
+    ordered = conv.ties != "expected" or bounds            # modes that read grades in ranked order
+    t_read = max((resolve_top(m.top, len(g)) for m in parsed.values()), default=0) if ordered else 0
+    t = t_read if conv.ties == "index" else 0              # positions the summary must keep in stable order
     need_code_max = any(m.code_max for m in parsed.values())
-    step = max(1, max_block_bytes // max(1, t * 10)) if t else len(q)   # ~10 bytes per kept position
+    step = max(1, max_block_bytes // max(1, t_read * 10)) if t_read else len(q)   # ~10 bytes per ordered position
     modes = {"value": conv}
     if bounds:
         modes.update(low=conv.with_ties("pessimistic"), high=conv.with_ties("optimistic"))
     out = {mode: {n: [] for n in parsed} for mode in modes}
     for start in range(0, len(q), step):
         stop = min(start + step, len(q))
-        summary = build(q[start:stop], g, _sub_relevance(rel, start, stop), top=t, code_max=need_code_max)
+        summary = build(q[start:stop], g, _sub_relevance(rel, start, stop), top=t, code_max=need_code_max,
+                        progress=progress)
         for mode, c in modes.items():
             for n, m in parsed.items():
                 out[mode][n].append(np.asarray(m.compute(summary, c), dtype=np.float64))
