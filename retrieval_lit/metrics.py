@@ -89,7 +89,7 @@ class _Entry:
 _REGISTRY: list = []
 
 # The modules whose import registers metric names (metric chapters append themselves).
-METRIC_MODULES = ("average_precision", "lgap", "egr")
+METRIC_MODULES = ("precision", "average_precision", "dcg", "lgap", "egr")
 
 
 def register_metric(pattern: str, build: Callable, example: str, doc: str):
