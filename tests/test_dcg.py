@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from tie_orders import all_orders, tied_lists
 from retrieval_lit.ranking import list_summary
 from retrieval_lit.dcg import (dcg, dcg_from_summary, discount_prefix, discount_sum, gain_values, idcg_from_summary,
                                ndcg, ndcg_from_summary)
@@ -22,19 +23,6 @@ from retrieval_lit.validate import RetrievalInputError
 TIES = ("expected", "optimistic", "pessimistic", "index")
 
 
-@st.composite
-def tied_lists(draw, max_items=8, max_grade=3):
-    sizes = draw(st.lists(st.integers(0, 4), min_size=1, max_size=4).filter(lambda s: 0 < sum(s) <= max_items))
-    grades = draw(st.lists(st.integers(0, max_grade), min_size=sum(sizes), max_size=sum(sizes)))
-    return grades, sizes
-
-
-def all_orders(grades, sizes):
-    bounds = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
-    blocks = [list(itertools.permutations(grades[a:b])) for a, b in zip(bounds[:-1], bounds[1:])]
-    return [sum(combo, ()) for combo in itertools.product(*blocks)]
-
-
 def textbook_dcg(order, p, gain):
     g = (lambda r: 2.0 ** r - 1) if gain == "exp2" else float
     return math.fsum(g(r) / math.log2(m + 2) for m, r in enumerate(order[:p]))
@@ -42,7 +30,7 @@ def textbook_dcg(order, p, gain):
 
 # ---------------------------------------------------------------- brute force over all tie orders
 @settings(max_examples=200, deadline=None)
-@given(tied_lists(), st.integers(1, 10), st.sampled_from(["exp2", "linear"]))
+@given(tied_lists(max_grade=3), st.integers(1, 10), st.sampled_from(["exp2", "linear"]))
 def test_dcg_and_ndcg_equal_brute_force(case, p, gain):
     grades, sizes = case
     values = [textbook_dcg(o, p, gain) for o in all_orders(tuple(grades), sizes)]

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from tie_orders import all_orders, tied_lists
 from retrieval_lit.ranking import list_summary
 from retrieval_lit.evaluation import evaluate
 from retrieval_lit.metrics import Conventions, parse_metric
@@ -24,20 +25,6 @@ TIES = ("expected", "optimistic", "pessimistic", "index")
 
 
 # ---------------------------------------------------------------- strategies and references
-@st.composite
-def tied_lists(draw, max_items=8, max_grade=2):
-    "A ranked list of grades with consecutive tie groups (sizes may be 0, as for empty distances)."
-    sizes = draw(st.lists(st.integers(0, 4), min_size=1, max_size=4).filter(lambda s: 0 < sum(s) <= max_items))
-    grades = draw(st.lists(st.integers(0, max_grade), min_size=sum(sizes), max_size=sum(sizes)))
-    return grades, sizes
-
-
-def all_orders(grades, sizes):
-    bounds = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
-    blocks = [list(itertools.permutations(grades[a:b])) for a, b in zip(bounds[:-1], bounds[1:])]
-    return [sum(combo, ()) for combo in itertools.product(*blocks)]
-
-
 def over_orders(grades, sizes, metric):
     "(mean, max, min) of an exact-fraction metric over every tie order."
     values = [metric(o) for o in all_orders(tuple(grades), sizes)]
