@@ -16,9 +16,9 @@ from .ranking import RankSummary, gallery_code_counts
 from .validate import as_numeric_array, check_finite, check_int, check_ndim, fail
 
 # %% auto #0
-__all__ = ['ball_size', 'inverse_ball_sizes', 'phi', 'lgap_terms', 'lgap_from_counts', 'ball_counts', 'lgap', 'mlgap',
-           'collapse_lgap', 'CodeUsage', 'code_usage', 'code_value', 'plot_code_usage', 'plot_utilisation',
-           'orthodrome', 'perfect_map_layout', 'utilisation', 'max_perfect_map_utilisation']
+__all__ = ['PAPER_FIG6', 'ball_size', 'inverse_ball_sizes', 'phi', 'lgap_terms', 'lgap_from_counts', 'ball_counts', 'lgap',
+           'paper_fig6_gallery', 'mlgap', 'collapse_lgap', 'CodeUsage', 'code_usage', 'code_value', 'plot_code_usage',
+           'plot_utilisation', 'orthodrome', 'perfect_map_layout', 'utilisation', 'max_perfect_map_utilisation']
 
 # %% ../nbs/20_lgap.ipynb #41abfe60
 def ball_size(nbits: int, radius: int) -> int:
@@ -103,6 +103,18 @@ def lgap(query_code, gallery_codes, grades, r: int) -> float:
     if n_at[: min(r, K) + 1].sum() == 0:
         return math.nan
     return float(lgap_from_counts(n_at, rel_at, max_at, K, r))
+
+# %% ../nbs/20_lgap.ipynb #ac31816a
+PAPER_FIG6 = {"0000": (1,), "1000": (1, 1), "0100": (1,), "0010": (0,), "0001": (0,),
+              "1100": (1, 0), "1010": (0,), "0011": (0,)}
+"Seed 002, Fig. 6 (K = 4, query 0000): code -> the grades of the gallery items on it (1 = relevant)."
+
+
+def paper_fig6_gallery() -> tuple:
+    "(query_code, gallery_codes, grades) of seed 002's worked example, as uint8 arrays."
+    codes = np.array([[int(ch) for ch in code] for code, grades in PAPER_FIG6.items() for _ in grades], np.uint8)
+    grades = np.array([g for grades in PAPER_FIG6.values() for g in grades], np.uint8)
+    return np.zeros(4, np.uint8), codes, grades
 
 # %% ../nbs/20_lgap.ipynb #e6861f04
 def mlgap(summary: RankSummary, r: int, conventions: Conventions = Conventions()) -> np.ndarray:

@@ -17,11 +17,11 @@ from .ranking import TIE_MODES, summarize
 from .relevance import relevance_from_labels
 from .metrics import Conventions
 from .precision import plot_pr_curve, pr_curve_by_radius, pr_curve_by_rank
-from .lgap import ball_size, phi, plot_code_usage
+from .lgap import ball_size, phi, plot_code_usage, PAPER_FIG6, paper_fig6_gallery
 
 # %% auto #0
-__all__ = ['PAPER_FIG6', 'DEMO_FIGURES', 'BallHistogram', 'ball_histogram', 'paper_fig6_gallery', 'ball_codes', 'plot_phi',
-           'demo_summaries', 'pr_curves', 'plot_precision_by_radius', 'save_demo_figures']
+__all__ = ['DEMO_FIGURES', 'BallHistogram', 'ball_histogram', 'ball_codes', 'plot_phi', 'demo_summaries', 'pr_curves',
+           'plot_precision_by_radius', 'save_demo_figures']
 
 # %% ../nbs/70_plots.ipynb #728ce23d
 class BallHistogram(NamedTuple):
@@ -83,18 +83,6 @@ def ball_histogram(query_code, gallery_codes, radius: int, grades=None) -> BallH
     order = inside[np.lexsort((*bits[inside].T[::-1], d[inside]))]   # by distance, then by the code's bits
     return BallHistogram(q, radius, bits[order], d[order], counts[order].astype(np.int64), relevant[order],
                          ball_size(len(q), radius))
-
-# %% ../nbs/70_plots.ipynb #7848121d
-PAPER_FIG6 = {"0000": (1,), "1000": (1, 1), "0100": (1,), "0010": (0,), "0001": (0,),
-              "1100": (1, 0), "1010": (0,), "0011": (0,)}
-"Seed 002, Fig. 6 (K = 4, query 0000): code -> the grades of the gallery items on it (1 = relevant)."
-
-
-def paper_fig6_gallery() -> tuple:
-    "(query_code, gallery_codes, grades) of seed 002's worked example, as uint8 arrays."
-    codes = np.array([[int(ch) for ch in code] for code, grades in PAPER_FIG6.items() for _ in grades], np.uint8)
-    grades = np.array([g for grades in PAPER_FIG6.values() for g in grades], np.uint8)
-    return np.zeros(4, np.uint8), codes, grades
 
 # %% ../nbs/70_plots.ipynb #073a3013
 def ball_codes(query_code, radius: int) -> np.ndarray:

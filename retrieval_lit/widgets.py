@@ -256,7 +256,7 @@ class HammingBallExplorer(_Lab):
     "The Hamming ball of a query code: its histogram, φ(S_k), P@d<=k and LGAP@r for r from a slider."
 
     def __init__(self, query_code=None, gallery_codes=None, grades=None, radius: int = 2, max_slots: int = 64):
-        from retrieval_lit.plots import paper_fig6_gallery
+        from retrieval_lit.lgap import paper_fig6_gallery
         W = _ipywidgets()
         if gallery_codes is None:
             q0, gallery_codes, g0 = paper_fig6_gallery()

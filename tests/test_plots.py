@@ -8,8 +8,9 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from retrieval_lit import lgap
-from retrieval_lit.plots import (DEMO_FIGURES, BallHistogram, ball_codes, ball_histogram, demo_summaries,
-                                 paper_fig6_gallery, plot_phi, pr_curves, save_demo_figures)
+from retrieval_lit.lgap import paper_fig6_gallery
+from retrieval_lit.plots import (DEMO_FIGURES, BallHistogram, ball_codes, ball_histogram, demo_summaries, plot_phi,
+                                 pr_curves, save_demo_figures)
 from retrieval_lit.validate import RetrievalInputError
 
 PNG = b"\x89PNG\r\n\x1a\n"

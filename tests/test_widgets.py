@@ -124,7 +124,7 @@ def test_playground_leaves_callers_list_alone():
 
 # ----------------------------------------------------------------------------- Hamming ball
 def lgap_fig6():
-    from retrieval_lit.plots import paper_fig6_gallery
+    from retrieval_lit.lgap import paper_fig6_gallery
     q, codes, grades = paper_fig6_gallery()
     return q, codes, grades, 2
 
