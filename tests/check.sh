@@ -34,7 +34,7 @@ nbdev_test --timing
 
 echo "== 5/6 the docs build offline and read well in headless Chromium"
 python tools/check_docs.py --nbdev
-python tools/build_docs.py "$tmp/site" >/dev/null
+python tools/build_docs.py "$tmp/site" > "$tmp/docs.log" 2>&1 || { tail -50 "$tmp/docs.log"; echo "FAIL: the docs did not build"; exit 1; }
 status=0; python tools/check_docs.py "$tmp/site" || status=$?
 if [ "$status" -eq 2 ]; then echo "(no Chromium here: the browser check was skipped)"; elif [ "$status" -ne 0 ]; then exit "$status"; fi
 
