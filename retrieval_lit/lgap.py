@@ -104,7 +104,7 @@ def lgap(query_code, gallery_codes, grades, r: int) -> float:
         return math.nan
     return float(lgap_from_counts(n_at, rel_at, max_at, K, r))
 
-# %% ../nbs/20_lgap.ipynb #ac31816a
+# %% ../nbs/20_lgap.ipynb #e9bf85d8
 PAPER_FIG6 = {"0000": (1,), "1000": (1, 1), "0100": (1,), "0010": (0,), "0001": (0,),
               "1100": (1, 0), "1010": (0,), "0011": (0,)}
 "Seed 002, Fig. 6 (K = 4, query 0000): code -> the grades of the gallery items on it (1 = relevant)."
