@@ -17,8 +17,8 @@ from .validate import (as_numeric_array, check_finite, check_grade_matrix, check
                                     check_nonempty, fail)
 
 # %% auto #0
-__all__ = ['APParts', 'ap_ordered', 'harmonic_gap', 'expected_precision_sum', 'ap_expected', 'finish_ap', 'ap_from_summary',
-           'average_precision']
+__all__ = ['APParts', 'ap_ordered', 'harmonic_gap', 'expected_precision_sum', 'ap_expected', 'finish_ap', 'ap_from_sums',
+           'ap_from_summary', 'average_precision']
 
 # %% ../nbs/11_average_precision.ipynb #56fb3622
 class APParts(NamedTuple):
@@ -169,12 +169,22 @@ def finish_ap(parts: APParts, conventions: Conventions, t: int) -> np.ndarray:
             "all": "have no relevant item", "min": "have no relevant item"}[conventions.ap_denominator]
     return apply_empty_policy(values, undefined, conventions, what)
 
+# %% ../nbs/11_average_precision.ipynb #21b9e8f6
+def ap_from_sums(sums, n_relevant: np.ndarray) -> tuple:
+    "(values, undefined): AP over the whole ranking in index order; undefined where R = 0 (value 0 there)."
+    r = np.asarray(n_relevant, dtype=np.int64)
+    undefined = r == 0
+    return np.divide(sums.precision_sum, r, out=np.zeros(len(r)), where=~undefined), undefined
+
 # %% ../nbs/11_average_precision.ipynb #cd156178
 def ap_from_summary(summary: RankSummary, p, conventions: Conventions) -> np.ndarray:
     "(Q,) AP@p of every query (p=None: the whole ranking) under `conventions`; NaN where skipped."
     t = summary.n_gallery if p is None else min(check_int(p, "p", 1), summary.n_gallery)
     if conventions.ties == "expected":
         parts = ap_expected(summary.group_sizes, summary.relevant_hist, t, conventions.ap_denominator)
+    elif conventions.ties == "index" and t == summary.n_gallery and summary.index_sums is not None:
+        values, undefined = ap_from_sums(summary.index_sums, summary.n_relevant)
+        parts = APParts(values, (~undefined).astype(np.float64), undefined)
     else:
         top = ordered_top(summary, t, conventions.ties)
         parts = ap_ordered(top > 0, summary.n_relevant, conventions.ap_denominator)
@@ -193,7 +203,7 @@ def _build_map(match) -> Metric:
     p = None if match.group("p") is None else parse_cutoff(match.group("p"), match.group(0))
     name = "map" if p is None else f"map@{p}"
     return Metric(name=name, compute=lambda summary, conventions: ap_from_summary(summary, p, conventions),
-                  top=-1 if p is None else p, binary=True)
+                  top=-1 if p is None else p, binary=True, index_sums=p is None)
 
 
 register_metric(r"map(?:@(?P<p>[0-9]+))?", _build_map, "map@1000",

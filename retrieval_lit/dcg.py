@@ -14,7 +14,7 @@ from .ranking import TIE_MODES, RankSummary, list_summary, ordered_top
 from .validate import check_choice, check_int
 
 # %% auto #0
-__all__ = ['discount_prefix', 'discount_sum', 'gain_values', 'dcg_of_runs', 'dcg_of_ordered', 'dcg_from_summary',
+__all__ = ['discount_prefix', 'discount_sum', 'gain_values', 'dcg_of_runs', 'dcg_of_ordered', 'dcg_from_sums', 'dcg_from_summary',
            'idcg_from_summary', 'ndcg_from_summary', 'dcg', 'ndcg']
 
 # %% ../nbs/12_dcg.ipynb #06e9ba6b
@@ -70,6 +70,11 @@ def dcg_of_ordered(grades: np.ndarray, gains: np.ndarray, cells: int = 1 << 22) 
         out[a:a + step] = (gains[grades[a:a + step]] * discounts).sum(axis=1)
     return out
 
+# %% ../nbs/12_dcg.ipynb #8ebf0f81
+def dcg_from_sums(sums, gain: str = "exp2") -> np.ndarray:
+    "DCG over the whole ranking in index order: sum over grades of gain(g) * discount_sum[g]."
+    return sums.discount_sum @ gain_values(sums.discount_sum.shape[1], gain)
+
 # %% ../nbs/12_dcg.ipynb #505e94c4
 def _runs(summary: RankSummary, gains: np.ndarray, ties: str) -> tuple:
     "The (counts, gains) runs of each query's ranking under a tie mode that the counts decide."
@@ -93,6 +98,8 @@ def dcg_from_summary(summary: RankSummary, p, conventions: Conventions) -> np.nd
     t = _cutoff(summary, p)
     gains = gain_values(summary.hist.shape[2], conventions.gain)
     if conventions.ties == "index":
+        if t == summary.n_gallery and summary.index_sums is not None:
+            return dcg_from_sums(summary.index_sums, conventions.gain)
         return dcg_of_ordered(ordered_top(summary, t, "index"), gains)
     check_choice(conventions.ties, "ties", TIE_MODES)
     counts, run_gains = _runs(summary, gains, conventions.ties)
@@ -131,7 +138,7 @@ def _build_ndcg(match) -> Metric:
     p = None if match.group("p") is None else parse_cutoff(match.group("p"), match.group(0))
     return Metric(name="ndcg" if p is None else f"ndcg@{p}",
                   compute=lambda summary, conventions: ndcg_from_summary(summary, p, conventions),
-                  top=-1 if p is None else p, binary=False)
+                  top=-1 if p is None else p, binary=False, index_sums=p is None)
 
 
 register_metric(r"ndcg(?:@(?P<p>[0-9]+))?", _build_ndcg, "ndcg@100",

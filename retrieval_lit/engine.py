@@ -13,14 +13,17 @@ from dataclasses import dataclass
 import numpy as np
 
 from .hamming import PackedCodes, pack_codes
-from .ranking import RankSummary, resolve_top
+from .average_precision import ap_from_sums
+from .dcg import dcg_from_sums
+from .precision import r_precision_from_sums
+from .ranking import IndexSums, RankSummary, resolve_top
 from .relevance import Relevance
 from .validate import check_choice, check_int, check_same_nbits, fail
 
 # %% auto #0
-__all__ = ['CLASS_IDS', 'LABEL_WORDS', 'GRADE_BLOCK', 'exclusive_cumsum', 'IndexSums', 'discount_table', 'merge_pairs',
-           'ap_from_sums', 'dcg_from_sums', 'r_precision_from_sums', 'distinct_codes', 'code_max_pass', 'hist_pass',
-           'top_pass', 'sums_pass', 'hist_sums_pass', 'sub_relevance', 'default_chunk', 'Scan', 'scan', 'summarize']
+__all__ = ['CLASS_IDS', 'LABEL_WORDS', 'GRADE_BLOCK', 'exclusive_cumsum', 'discount_table', 'merge_pairs', 'distinct_codes',
+           'code_max_pass', 'hist_pass', 'top_pass', 'sums_pass', 'hist_sums_pass', 'sub_relevance', 'default_chunk',
+           'Scan', 'scan', 'summarize']
 
 # %% ../nbs/60_engine.ipynb #41f6eeca
 import numba
@@ -162,20 +165,6 @@ def _top_kernel_for(load_q, distance, load_r, grade):
     return top_kernel
 
 # %% ../nbs/60_engine.ipynb #d1a3b4ef
-@dataclass
-class IndexSums:
-    """Whole-ranking sums in the stable (index) order, per query; `hist`'s R = grade > 0 items.
-
-    precision_sum: (Q,) float64, sum over relevant items j of k_j / r_j (r_j: 1-based rank; k_j: relevant
-                   items ranked at or before j), correctly rounded
-    discount_sum:  (Q, G) float64, sum over items of grade g >= 1 of 1 / log2(r_j + 1) (column 0 stays 0:
-                   grade 0 has gain 0 under either convention, so it is not accumulated)
-    r_hits:        (Q,) int64, relevant items among the first R ranks"""
-    precision_sum: np.ndarray
-    discount_sum: np.ndarray
-    r_hits: np.ndarray
-
-
 @njit(cache=True)
 def _discount_kernel(n):
     "discount[r] = 1 / log2(r + 1) for ranks r = 1..n (discount[0] unused), with numba's log2."
@@ -348,28 +337,6 @@ def _sums_kernel_for(load_q, distance, load_r, grade):
             ap[i, 0], ap[i, 1] = ah, al
             hits[i] = h_i
     return sums_kernel
-
-# %% ../nbs/60_engine.ipynb #b9b62139
-def ap_from_sums(sums: IndexSums, n_relevant: np.ndarray) -> tuple:
-    "(values, undefined): AP over the whole ranking in index order; undefined where R = 0 (value 0 there)."
-    r = np.asarray(n_relevant, dtype=np.int64)
-    undefined = r == 0
-    return np.divide(sums.precision_sum, r, out=np.zeros(len(r)), where=~undefined), undefined
-
-
-def dcg_from_sums(sums: IndexSums, gain: str = "exp2") -> np.ndarray:
-    "DCG over the whole ranking in index order: sum over grades of gain(g) * discount_sum[g]."
-    check_choice(gain, "gain", ("exp2", "linear"))
-    g = np.arange(sums.discount_sum.shape[1], dtype=np.float64)
-    gains = np.exp2(g) - 1 if gain == "exp2" else g
-    return sums.discount_sum @ gains
-
-
-def r_precision_from_sums(sums: IndexSums, n_relevant: np.ndarray) -> tuple:
-    "(values, undefined): R-precision in index order, r_hits / R; undefined where R = 0."
-    r = np.asarray(n_relevant, dtype=np.int64)
-    undefined = r == 0
-    return np.divide(sums.r_hits, r, out=np.zeros(len(r)), where=~undefined), undefined
 
 # %% ../nbs/60_engine.ipynb #291a8f30
 def _code_max_kernel_for(load_q, distance):
@@ -609,9 +576,8 @@ def scan(query_codes, gallery_codes, relevance: Relevance, top: int = 0, code_ma
             if code_max:
                 cmax[a:b] = code_max_pass(qc, *distinct)
             bar.update(b - a)
-    summary = RankSummary(nbits, len(g), hist, top_grades, cmax)
     sums = IndexSums(_finish_pairs(ap), _finish_pairs(dcg), hits) if index_sums else None
-    return Scan(summary, sums)
+    return Scan(RankSummary(nbits, len(g), hist, top_grades, cmax, sums), sums)
 
 
 def summarize(query_codes, gallery_codes, relevance: Relevance, top: int = 0, code_max: bool = False,

@@ -18,7 +18,7 @@ from .relevance import make_relevance
 from .validate import check_choice, check_int, check_same_nbits, fail
 
 # %% auto #0
-__all__ = ['ENGINES', 'Report', 'mean_over_queries', 'register_engine', 'evaluate']
+__all__ = ['ENGINES', 'STREAMS_INDEX_SUMS', 'Report', 'mean_over_queries', 'register_engine', 'evaluate']
 
 # %% ../nbs/50_evaluation.ipynb #4f3c04fa
 @dataclass(frozen=True)
@@ -86,30 +86,36 @@ def mean_over_queries(values: np.ndarray) -> float:
 
 # %% ../nbs/50_evaluation.ipynb #2ab5724f
 def _numpy_summarize(query_codes, gallery_codes, relevance, top=0, code_max=False, progress=None):
-    "The ranking chapter's reference (it has no progress bar)."
+    "The ranking chapter's reference (it has no progress bar, and no streamed index sums)."
     return summarize(query_codes, gallery_codes, relevance, top=top, code_max=code_max)
 
 
-def _numba_summarize(query_codes, gallery_codes, relevance, top=0, code_max=False, progress=None):
+def _numba_summarize(query_codes, gallery_codes, relevance, top=0, code_max=False, progress=None, index_sums=False):
     "The compiled engine (chapter 60), imported on first use."
     from retrieval_lit.engine import summarize as engine_summarize
-    return engine_summarize(query_codes, gallery_codes, relevance, top, code_max, progress=progress)
+    return engine_summarize(query_codes, gallery_codes, relevance, top, code_max, progress=progress,
+                            index_sums=index_sums)
 
 
 ENGINES = {"numpy": _numpy_summarize, "numba": _numba_summarize}
+STREAMS_INDEX_SUMS = {"numba"}   # engines that accept index_sums=True
 
 
-def register_engine(name: str, summarize_fn):
-    "Make a summary builder (ranking.summarize's arguments plus `progress`, the same output) selectable by name."
+def register_engine(name: str, summarize_fn, streams_index_sums: bool = False):
+    """Make a summary builder (ranking.summarize's arguments plus `progress`, the same output) selectable by name;
+    `streams_index_sums`: it also takes `index_sums=True` and fills `summary.index_sums`."""
     ENGINES[name] = summarize_fn
+    if streams_index_sums:
+        STREAMS_INDEX_SUMS.add(name)
 
 
-def _resolve_engine(engine: str):
+def _resolve_engine(engine: str) -> str:
+    "The name of the engine to use ('auto': the compiled one when numba is installed)."
     check_choice(engine, "engine", ("auto",) + tuple(ENGINES))
     if engine == "auto":
         import importlib.util
-        return ENGINES["numba" if importlib.util.find_spec("numba") else "numpy"]
-    return ENGINES[engine]
+        return "numba" if importlib.util.find_spec("numba") else "numpy"
+    return engine
 
 
 def evaluate(query_codes, gallery_codes, query_labels=None, gallery_labels=None, metrics=("map",), *,
@@ -125,7 +131,8 @@ def evaluate(query_codes, gallery_codes, query_labels=None, gallery_labels=None,
     installed), "numpy" or "numba"; `progress`: a progress bar on long runs (None: when stderr is a terminal)."""
     conv = Conventions.make(ties=ties, ap_denominator=ap_denominator, empty=empty, gain=gain,
                             rbp_persistence=rbp_persistence)
-    build = _resolve_engine(engine)
+    engine = _resolve_engine(engine)
+    build = ENGINES[engine]
     check_int(max_block_bytes, "max_block_bytes", 1)
     q, g = pack_codes(query_codes, "query_codes"), pack_codes(gallery_codes, "gallery_codes")
     nbits = check_same_nbits(q.nbits, g.nbits, "query_codes", "gallery_codes")
@@ -138,8 +145,12 @@ def evaluate(query_codes, gallery_codes, query_labels=None, gallery_labels=None,
         m = parse_metric(name)
         parsed.setdefault(m.name, m)
 
+    # whole-ranking metrics under ties="index" read streamed sums instead of N ranked grades, where the engine can
+    streamed = conv.ties == "index" and not bounds and engine in STREAMS_INDEX_SUMS
+    sums = streamed and any(m.index_sums for m in parsed.values())
     ordered = conv.ties != "expected" or bounds            # modes that read grades in ranked order
-    t_read = max((resolve_top(m.top, len(g)) for m in parsed.values()), default=0) if ordered else 0
+    t_read = max((0 if streamed and m.index_sums else resolve_top(m.top, len(g)) for m in parsed.values()),
+                 default=0) if ordered else 0
     t = t_read if conv.ties == "index" else 0              # positions the summary must keep in stable order
     need_code_max = any(m.code_max for m in parsed.values())
     step = max(1, max_block_bytes // max(1, t_read * 10)) if t_read else len(q)   # ~10 bytes per ordered position
@@ -149,8 +160,9 @@ def evaluate(query_codes, gallery_codes, query_labels=None, gallery_labels=None,
     out = {mode: {n: [] for n in parsed} for mode in modes}
     for start in range(0, len(q), step):
         stop = min(start + step, len(q))
+        extra = {"index_sums": True} if sums else {}
         summary = build(q[start:stop], g, _sub_relevance(rel, start, stop), top=t, code_max=need_code_max,
-                        progress=progress)
+                        progress=progress, **extra)
         for mode, c in modes.items():
             for n, m in parsed.items():
                 out[mode][n].append(np.asarray(m.compute(summary, c), dtype=np.float64))

@@ -76,6 +76,7 @@ class Metric:
     binary: bool = True
     higher_is_better: bool = True
     tie_bounds: bool = True
+    index_sums: bool = False
 
 
 @dataclass(frozen=True)

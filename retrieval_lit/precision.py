@@ -14,9 +14,9 @@ from .ranking import TIE_MODES, RankSummary, list_summary, ordered_top, resolve_
 from .validate import as_numeric_array, check_choice, check_int, check_ndim, fail
 
 # %% auto #0
-__all__ = ['hits_in_top', 'precision_from_summary', 'recall_from_summary', 'rprec_from_summary', 'ball_counts',
-           'radius_precision_from_summary', 'radius_recall_from_summary', 'precision_at_k', 'recall_at_k',
-           'r_precision', 'precision_within_radius', 'PRCurve', 'pr_curve_by_rank', 'pr_curve_by_radius',
+__all__ = ['hits_in_top', 'r_precision_from_sums', 'precision_from_summary', 'recall_from_summary', 'rprec_from_summary',
+           'ball_counts', 'radius_precision_from_summary', 'radius_recall_from_summary', 'precision_at_k',
+           'recall_at_k', 'r_precision', 'precision_within_radius', 'PRCurve', 'pr_curve_by_rank', 'pr_curve_by_radius',
            'plot_pr_curve']
 
 # %% ../nbs/10_precision.ipynb #507d3cca
@@ -70,6 +70,13 @@ def hits_in_top(summary: RankSummary, k, ties: str) -> tuple:
         return whole_hits + np.minimum(m, r_c), np.ones_like(k)
     return whole_hits + np.maximum(0, m - (n_c - r_c)), np.ones_like(k)   # pessimistic
 
+# %% ../nbs/10_precision.ipynb #6d0cbdb7
+def r_precision_from_sums(sums, n_relevant: np.ndarray) -> tuple:
+    "(values, undefined): R-precision in index order, r_hits / R; undefined where R = 0."
+    r = np.asarray(n_relevant, dtype=np.int64)
+    undefined = r == 0
+    return np.divide(sums.r_hits, r, out=np.zeros(len(r)), where=~undefined), undefined
+
 # %% ../nbs/10_precision.ipynb #5eca980f
 def _ratio(num: np.ndarray, den: np.ndarray, scale) -> np.ndarray:
     "num / (den * scale) as one division of exact integers (0 where den * scale == 0)."
@@ -96,9 +103,12 @@ def recall_from_summary(summary: RankSummary, k: int, conventions: Conventions) 
 def rprec_from_summary(summary: RankSummary, conventions: Conventions) -> np.ndarray:
     "(Q,) R-precision: P@R with R the query's relevant items; R = 0 follows `empty`."
     total = summary.n_relevant
-    num, den = hits_in_top(summary, total, conventions.ties)
-    return apply_empty_policy(_ratio(num, den, total[:, None])[:, 0], total == 0, conventions,
-                              "have no relevant item, so no R-precision")
+    if conventions.ties == "index" and summary.index_sums is not None:
+        value, undefined = r_precision_from_sums(summary.index_sums, total)
+    else:
+        num, den = hits_in_top(summary, total, conventions.ties)
+        value, undefined = _ratio(num, den, total[:, None])[:, 0], total == 0
+    return apply_empty_policy(value, undefined, conventions, "have no relevant item, so no R-precision")
 
 # %% ../nbs/10_precision.ipynb #28aaae3b
 def ball_counts(summary: RankSummary, r) -> tuple:
@@ -237,7 +247,7 @@ def _build_recall(match) -> Metric:
 
 
 def _build_rprec(match) -> Metric:
-    return Metric(name="rprec", compute=rprec_from_summary, top=-1, binary=True)
+    return Metric(name="rprec", compute=rprec_from_summary, top=-1, binary=True, index_sums=True)
 
 
 def _build_radius(match) -> Metric:

@@ -15,7 +15,7 @@ from .validate import (as_numeric_array, check_choice, check_grade_matrix, check
                                      check_nonempty, check_same_nbits, check_tie_sizes, fail)
 
 # %% auto #0
-__all__ = ['TIE_MODES', 'counting_sort_order', 'stable_order', 'tie_group_sizes', 'RankSummary', 'resolve_top',
+__all__ = ['TIE_MODES', 'counting_sort_order', 'stable_order', 'tie_group_sizes', 'IndexSums', 'RankSummary', 'resolve_top',
            'gallery_code_counts', 'code_max_by_distance', 'summarize', 'ordered_top', 'list_summary',
            'hypergeometric_weights']
 
@@ -43,17 +43,33 @@ def tie_group_sizes(distances: np.ndarray, nbits: int) -> np.ndarray:
 
 # %% ../nbs/03_ranking.ipynb #23c1b3b4
 @dataclass
+class IndexSums:
+    """Whole-ranking sums in the stable (index) order, per query; `hist`'s R = grade > 0 items.
+
+    precision_sum: (Q,) float64, sum over relevant items j of k_j / r_j (r_j: 1-based rank; k_j: relevant
+                   items ranked at or before j), correctly rounded
+    discount_sum:  (Q, G) float64, sum over items of grade g >= 1 of 1 / log2(r_j + 1) (column 0 stays 0:
+                   grade 0 has gain 0 under either convention, so it is not accumulated)
+    r_hits:        (Q,) int64, relevant items among the first R ranks"""
+    precision_sum: np.ndarray
+    discount_sum: np.ndarray
+    r_hits: np.ndarray
+
+
+@dataclass
 class RankSummary:
     """What the metrics need to know about each query's ranking.
 
     hist:     (Q, K+1, G) int64, gallery items at distance d with relevance grade g
     top:      (Q, t) uint8 grades of the first t items in stable order (ties by gallery index), or None
-    code_max: (Q, K+1) int64, most gallery items sharing one code at distance d from the query code, or None"""
+    code_max: (Q, K+1) int64, most gallery items sharing one code at distance d from the query code, or None
+    index_sums: whole-ranking sums in stable order (IndexSums), streamed by the engine instead of `top`, or None"""
     nbits: int
     n_gallery: int
     hist: np.ndarray
     top: np.ndarray | None = None
     code_max: np.ndarray | None = None
+    index_sums: IndexSums | None = None
 
     @property
     def n_queries(self) -> int:
