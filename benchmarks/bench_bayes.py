@@ -8,18 +8,10 @@ import time
 
 import numpy as np
 
+from timing import timed  # benchmarks/timing.py: a script's own folder is on sys.path
 from retrieval_lit.bayes import (assign_words, build_index, digit_patches, merge_kway_reference, merge_lists,
                                  merge_per_descriptor_reference, merge_per_image_reference, merged_scores,
                                  tfidf_values, train_vocabulary)
-
-
-def timed(fn, repeat=3):
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 def lists(n, seed=0):

@@ -8,20 +8,12 @@ import time
 
 import numpy as np
 
+from timing import timed  # benchmarks/timing.py: a script's own folder is on sys.path
 from retrieval_lit.data import load_digits_codes
 from retrieval_lit.egr import egr_at
 from retrieval_lit.metrics import Conventions
 from retrieval_lit.ranking import summarize
 from retrieval_lit.relevance import relevance_from_labels
-
-
-def timed(fn, repeat=3):
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 def run(name, qc, gc, ql, gl, cutoffs):
