@@ -17,13 +17,13 @@ from .average_precision import ap_from_sums
 from .dcg import dcg_from_sums
 from .precision import r_precision_from_sums
 from .ranking import IndexSums, RankSummary, resolve_top
-from .relevance import Relevance
+from .relevance import Relevance, check_relevance
 from .validate import check_choice, check_int, check_same_nbits, fail
 
 # %% auto #0
 __all__ = ['CLASS_IDS', 'LABEL_WORDS', 'GRADE_BLOCK', 'exclusive_cumsum', 'discount_table', 'merge_pairs', 'distinct_codes',
-           'code_max_pass', 'hist_pass', 'top_pass', 'sums_pass', 'hist_sums_pass', 'sub_relevance', 'default_chunk',
-           'Scan', 'scan', 'summarize']
+           'code_max_pass', 'hist_pass', 'top_pass', 'sums_pass', 'hist_sums_pass', 'default_chunk', 'Scan', 'scan',
+           'summarize']
 
 # %% ../nbs/60_engine.ipynb #41f6eeca
 import numba
@@ -461,13 +461,6 @@ def hist_sums_pass(q: PackedCodes, g: PackedCodes, rel: Relevance, n_grades: int
     return hist, ap, dcg, hits
 
 
-def sub_relevance(rel: Relevance, start: int, stop: int) -> Relevance:
-    "The relevance of queries start..stop-1 (views, nothing copied; the gallery side is shared)."
-    from dataclasses import replace
-    if rel.kind == "matrix":
-        return replace(rel, n_queries=stop - start, matrix=rel.matrix[start:stop])
-    return replace(rel, n_queries=stop - start, query_labels=rel.query_labels[start:stop])
-
 # %% ../nbs/60_engine.ipynb #c2ae88c2
 class _Progress:
     "A one-line progress bar on stderr (no dependency): done/total queries, elapsed time, time left."
@@ -530,15 +523,6 @@ class Scan:
     sums: IndexSums | None = None
 
 
-def _check_relevance(rel, n_q: int, n_g: int) -> Relevance:
-    if not isinstance(rel, Relevance):
-        fail("relevance", f"must be a retrieval_lit.relevance.Relevance (see make_relevance), got {type(rel).__name__}")
-    if (rel.n_queries, rel.n_gallery) != (n_q, n_g):
-        fail("relevance", f"covers {rel.n_queries} queries x {rel.n_gallery} gallery items, "
-                          f"but the codes are {n_q} x {n_g}")
-    return rel
-
-
 def scan(query_codes, gallery_codes, relevance: Relevance, top: int = 0, code_max: bool = False,
          index_sums: bool = False, *, chunk: int | None = None, threads: int | None = None,
          progress: bool | None = None, max_block_bytes: int = 1 << 26) -> Scan:
@@ -547,7 +531,7 @@ def scan(query_codes, gallery_codes, relevance: Relevance, top: int = 0, code_ma
     (default: `default_chunk`); `threads`: numba threads; `progress`: None (auto), True, False."""
     q, g = pack_codes(query_codes, "query_codes"), pack_codes(gallery_codes, "gallery_codes")
     nbits = check_same_nbits(q.nbits, g.nbits, "query_codes", "gallery_codes")
-    rel = _check_relevance(relevance, len(q), len(g))
+    rel = check_relevance(relevance, len(q), len(g))
     t = resolve_top(top, len(g))
     if index_sums and len(g) >= 1 << 31:
         fail("gallery_codes", f"has {len(g)} items; index_sums counts ranks in 32 bits (fewer than 2**31 items)")
@@ -566,7 +550,7 @@ def scan(query_codes, gallery_codes, relevance: Relevance, top: int = 0, code_ma
         bar = _Progress(len(q), on)
         for a in range(0, len(q), step):
             b = min(a + step, len(q))
-            qc, rc = q[a:b], sub_relevance(rel, a, b)
+            qc, rc = q[a:b], rel.rows(a, b)
             if index_sums:
                 hist[a:b], ap[a:b], dcg[a:b], hits[a:b] = hist_sums_pass(qc, g, rc, n_grades)
             else:

@@ -161,7 +161,7 @@ def evaluate(query_codes, gallery_codes, query_labels=None, gallery_labels=None,
     for start in range(0, len(q), step):
         stop = min(start + step, len(q))
         extra = {"index_sums": True} if sums else {}
-        summary = build(q[start:stop], g, _sub_relevance(rel, start, stop), top=t, code_max=need_code_max,
+        summary = build(q[start:stop], g, rel.rows(start, stop), top=t, code_max=need_code_max,
                         progress=progress, **extra)
         for mode, c in modes.items():
             for n, m in parsed.items():
@@ -174,10 +174,3 @@ def evaluate(query_codes, gallery_codes, query_labels=None, gallery_labels=None,
     lower = tuple(n for n, m in parsed.items() if not m.higher_is_better)
     return Report(means, per_query, skipped, conv, len(q), len(g), nbits, bnds, lower)
 
-
-def _sub_relevance(rel, start: int, stop: int):
-    "The relevance of queries start..stop-1 (a view; nothing is copied but the small label slice)."
-    from dataclasses import replace
-    if rel.kind == "matrix":
-        return replace(rel, n_queries=stop - start, matrix=rel.matrix[start:stop])
-    return replace(rel, n_queries=stop - start, query_labels=rel.query_labels[start:stop])

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .hamming import DEFAULT_BLOCK_BYTES, iter_distance_blocks, pack_codes, _distance_block, block_rows
-from .relevance import Relevance
+from .relevance import Relevance, check_relevance
 from .validate import (as_numeric_array, check_choice, check_grade_matrix, check_int, check_ndim,
                                      check_nonempty, check_same_nbits, check_tie_sizes, fail)
 
@@ -129,9 +129,7 @@ def summarize(query_codes, gallery_codes, relevance: Relevance, top: int = 0, co
     "The ranking summary of every query (the readable numpy reference the fast engine must match)."
     q, g = pack_codes(query_codes, "query_codes"), pack_codes(gallery_codes, "gallery_codes")
     nbits = check_same_nbits(q.nbits, g.nbits, "query_codes", "gallery_codes")
-    if (relevance.n_queries, relevance.n_gallery) != (len(q), len(g)):
-        fail("relevance", f"covers {relevance.n_queries} queries x {relevance.n_gallery} gallery items, "
-                          f"but the codes are {len(q)} x {len(g)}")
+    check_relevance(relevance, len(q), len(g))
     t = resolve_top(top, len(g))
     n_grades = relevance.max_grade + 1
     hist = np.zeros((len(q), nbits + 1, n_grades), dtype=np.int64)

@@ -5,7 +5,7 @@
 # %% ../nbs/02_relevance.ipynb #4eb61bc4
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -13,8 +13,8 @@ from .validate import (check_choice, check_grade_matrix, check_label_pair, check
                                      check_relation_types, fail)
 
 # %% auto #0
-__all__ = ['RELATION_TYPE_GRADES', 'Relevance', 'shared_label_counts', 'relevance_from_labels', 'relevance_from_types',
-           'relevance_from_matrix', 'make_relevance']
+__all__ = ['RELATION_TYPE_GRADES', 'Relevance', 'check_relevance', 'shared_label_counts', 'relevance_from_labels',
+           'relevance_from_types', 'relevance_from_matrix', 'make_relevance']
 
 # %% ../nbs/02_relevance.ipynb #e97251ad
 RELATION_TYPE_GRADES = {1: 2, 2: 1, 3: 0}  # seed 000: type 1 -> 2, type 2 -> 1, type 3 -> 0
@@ -42,6 +42,22 @@ class Relevance:
         if self.kind == "multihot":
             return shared_label_counts(self.query_labels[start:stop], self.gallery_labels)
         return self.matrix[start:stop].copy()
+
+    def rows(self, start: int, stop: int) -> "Relevance":
+        "The relevance of queries start..stop-1 only (views of the query side; the gallery side is shared)."
+        if self.kind == "matrix":
+            return replace(self, n_queries=stop - start, matrix=self.matrix[start:stop])
+        return replace(self, n_queries=stop - start, query_labels=self.query_labels[start:stop])
+
+
+def check_relevance(relevance, n_queries: int, n_gallery: int) -> Relevance:
+    "`relevance` must be a Relevance covering exactly these queries and gallery items."
+    if not isinstance(relevance, Relevance):
+        fail("relevance", f"must be a retrieval_lit.relevance.Relevance (see make_relevance), got {type(relevance).__name__}")
+    if (relevance.n_queries, relevance.n_gallery) != (n_queries, n_gallery):
+        fail("relevance", f"covers {relevance.n_queries} queries x {relevance.n_gallery} gallery items, "
+                          f"but the codes are {n_queries} x {n_gallery}")
+    return relevance
 
 
 def shared_label_counts(query_rows: np.ndarray, gallery_rows: np.ndarray) -> np.ndarray:
