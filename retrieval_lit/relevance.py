@@ -10,11 +10,11 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .validate import (check_choice, check_grade_matrix, check_label_pair, check_labels,
-                                     check_relation_types, fail)
+                                     check_relation_types, fail, shown)
 
 # %% auto #0
 __all__ = ['RELATION_TYPE_GRADES', 'Relevance', 'check_relevance', 'shared_label_counts', 'relevance_from_labels',
-           'relevance_from_types', 'relevance_from_matrix', 'make_relevance']
+           'relevance_from_types', 'relevance_from_matrix', 'make_relevance', 'IgnoreSets', 'make_ignore']
 
 # %% ../nbs/02_relevance.ipynb #e97251ad
 RELATION_TYPE_GRADES = {1: 2, 2: 1, 3: 0}  # seed 000: type 1 -> 2, type 2 -> 1, type 3 -> 0
@@ -108,3 +108,92 @@ def make_relevance(n_queries: int, n_gallery: int, query_labels=None, gallery_la
         missing = "query_labels" if query_labels is None else "gallery_labels"
         fail(missing, "is required when the other labels are given")
     return relevance_from_labels(query_labels, gallery_labels, n_queries, n_gallery)
+
+# %% ../nbs/02_relevance.ipynb #2694eb87
+@dataclass(frozen=True)
+class IgnoreSets:
+    """Gallery items removed from each query's ranking, as CSR rows of sorted, distinct gallery indices.
+
+    indptr:  (Q+1,) int64; the items of query q are indices[indptr[q]:indptr[q+1]]
+    indices: (nnz,) int64, sorted and distinct within each row, each in 0..N-1"""
+    n_queries: int
+    n_gallery: int
+    indptr: np.ndarray
+    indices: np.ndarray
+
+    def rows(self, start: int, stop: int) -> "IgnoreSets":
+        "The ignore sets of queries start..stop-1 only."
+        a, b = int(self.indptr[start]), int(self.indptr[stop])
+        return IgnoreSets(stop - start, self.n_gallery, self.indptr[start:stop + 1] - a, self.indices[a:b])
+
+    def mask(self, start: int = 0, stop: int | None = None) -> np.ndarray:
+        "A new (stop-start, N) bool array: True where the item is removed from that query's ranking."
+        stop = self.n_queries if stop is None else stop
+        sub = self.rows(start, stop)
+        out = np.zeros((stop - start, self.n_gallery), dtype=bool)
+        out[np.repeat(np.arange(stop - start), np.diff(sub.indptr)), sub.indices] = True
+        return out
+
+    @property
+    def counts(self) -> np.ndarray:
+        "(Q,) int64: how many items each query ignores."
+        return np.diff(self.indptr)
+
+
+# %% ../nbs/02_relevance.ipynb #bd548b12
+def _ignore_rows_from_mask(mask, n_queries: int, n_gallery: int) -> list:
+    m = np.asarray(mask)
+    if m.dtype != bool:
+        fail("ignore", f"given as a matrix must be boolean (True = remove the item), got dtype {m.dtype}")
+    if m.shape != (n_queries, n_gallery):
+        fail("ignore", f"must be a {n_queries} x {n_gallery} boolean array (queries x gallery), got shape {m.shape}")
+    return [np.flatnonzero(row) for row in m]
+
+
+def _ignore_rows_from_lists(lists, n_queries: int, n_gallery: int) -> list:
+    if len(lists) != n_queries:
+        fail("ignore", f"must hold one array of gallery indices per query ({n_queries}), got {len(lists)}")
+    rows = []
+    for q, items in enumerate(lists):
+        a = np.asarray([] if items is None else items)
+        if a.size == 0:
+            rows.append(np.zeros(0, dtype=np.int64))
+            continue
+        if a.ndim != 1 or a.dtype.kind not in "iu":
+            fail("ignore", f"entry {q} must be a 1-D array of integer gallery indices, got dtype {a.dtype} "
+                           f"and shape {a.shape}")
+        if a.min() < 0 or a.max() >= n_gallery:
+            bad = a[(a < 0) | (a >= n_gallery)][0]
+            fail("ignore", f"entry {q} holds gallery index {shown(bad)}, outside 0..{n_gallery - 1}")
+        rows.append(a.astype(np.int64))
+    return rows
+
+
+def _self_rows(self_index, n_queries: int, n_gallery: int) -> list:
+    s = np.asarray(self_index)
+    if s.shape != (n_queries,) or s.dtype.kind not in "iu":
+        fail("self_index", f"must be {n_queries} integer gallery indices (one per query, -1 for none), "
+                           f"got dtype {s.dtype} and shape {s.shape}")
+    bad = (s < -1) | (s >= n_gallery)
+    if bad.any():
+        q = int(np.flatnonzero(bad)[0])
+        fail("self_index", f"entry {q} is {shown(s[q])}, outside -1..{n_gallery - 1}")
+    return [np.array([i], dtype=np.int64) if i >= 0 else np.zeros(0, dtype=np.int64) for i in s.tolist()]
+
+
+def make_ignore(n_queries: int, n_gallery: int, ignore=None, self_index=None) -> IgnoreSets | None:
+    """The IgnoreSets of `ignore` (a Q x N bool mask, or one array of gallery indices per query) together with
+    `self_index` (each query's own gallery index, -1 for none); None when neither is given."""
+    if ignore is None and self_index is None:
+        return None
+    rows = [np.zeros(0, dtype=np.int64)] * n_queries
+    if ignore is not None:
+        is_mask = hasattr(ignore, "shape") and getattr(ignore, "ndim", 1) == 2
+        rows = (_ignore_rows_from_mask if is_mask else _ignore_rows_from_lists)(ignore, n_queries, n_gallery)
+    if self_index is not None:
+        rows = [np.concatenate([r, s]) for r, s in zip(rows, _self_rows(self_index, n_queries, n_gallery))]
+    rows = [np.unique(r) for r in rows]
+    indptr = np.concatenate([[0], np.cumsum([len(r) for r in rows])]).astype(np.int64)
+    indices = np.concatenate(rows).astype(np.int64) if rows else np.zeros(0, dtype=np.int64)
+    return IgnoreSets(n_queries, n_gallery, indptr, indices)
+
