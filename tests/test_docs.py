@@ -193,6 +193,20 @@ def test_build_reports_a_failing_notebook_by_name(tmp_path):
         bd.build(tmp_path / "site", nbs, log=lambda *a: None)
 
 
+def test_build_fails_a_chapter_whose_drawing_cell_shows_no_figure(tmp_path):
+    "matplotlib.use('Agg') in a chapter silences every later figure; the build names the cells (run in 2 jobs)."
+    nbs = tmp_path / "nbs"
+    nbs.mkdir()
+    draw = "import matplotlib.pyplot as plt\nplt.plot([0, 1], [1, 0])\nplt.show()"
+    nbformat.write(v4.new_notebook(cells=[v4.new_markdown_cell("# Fine"), v4.new_code_cell(draw)]), nbs / "01_fine.ipynb")
+    nbformat.write(v4.new_notebook(cells=[v4.new_markdown_cell("# Blank"), v4.new_code_cell("import matplotlib"),
+                                          v4.new_code_cell("matplotlib.use('Agg')\n" + draw)]), nbs / "02_blank.ipynb")
+    with pytest.raises(bd.DocsBuildError, match=r"02_blank.ipynb: cell \[2\] draw a figure but produced no image"):
+        bd.build(tmp_path / "site", nbs, log=lambda *a: None, jobs=2)
+    pages = bd.build(tmp_path / "site", nbs, only=["01_fine"], log=lambda *a: None)
+    assert "data:image/png" in pages[-1].read_text()
+
+
 def _browser_or_skip():
     try:
         cd.find_browser()

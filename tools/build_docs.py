@@ -234,6 +234,29 @@ def prepare_for_docs(nb, slow: bool = False, api_cards: bool = True):
     return nb
 
 
+_DRAWS = re.compile(r"\bplt\.show\(\)|^\s*plot_\w+\(|^\s*\w+\s*=\s*plot_\w+\(", re.M)
+
+
+def _has_image(cell) -> bool:
+    return any(any(k.startswith("image/") for k in out.get("data", {})) for out in cell.get("outputs", []))
+
+
+def missing_figures(nb) -> list[int]:
+    """Executed code cells that draw (call `plt.show()` or a top-level `plot_*` function) but produced no image:
+    the sign of a non-inline matplotlib backend (e.g. `matplotlib.use("Agg")`) or a figure closed unseen."""
+    bad = []
+    for i, cell in enumerate(nb.cells):
+        info = cell.metadata.get("rl_docs")
+        if cell.cell_type != "code" or info is None or info["skipped"] or not info["output"]:
+            continue
+        d, code = split_directives(cell.source)
+        if any(k in d for k in ("export", "exports")) or not _DRAWS.search(code):
+            continue
+        if not _has_image(cell):
+            bad.append(i)
+    return bad
+
+
 def finish_for_docs(nb):
     "After execution: drop hidden cells, directive lines, hidden inputs/outputs; mark skipped cells."
     keep = []
@@ -469,7 +492,7 @@ def render_chapter(nb, chapter: Chapter, chapters: list[Chapter], mathjax: tuple
 
 def build(out: str | os.PathLike = "site", nbs: str | os.PathLike | None = None, only=None,
           execute: bool = True, slow: bool = False, timeout: int = 600, mathjax: str | None = None,
-          allow_errors: bool = False, api_cards: bool = True, log=print) -> list[Path]:
+          allow_errors: bool = False, api_cards: bool = True, log=print, jobs: int = 1) -> list[Path]:
     "Build the site into `out`; return the written pages (index.html first)."
     nbs = Path(nbs) if nbs else ROOT / "nbs"
     out = Path(out)
@@ -490,25 +513,51 @@ def build(out: str | os.PathLike = "site", nbs: str | os.PathLike | None = None,
         chapters[0].prev = contents
         nav_chapters = [contents] + chapters
     pages = []
-    for ch in chapters:
-        t0 = time.time()
-        nb = prepare_for_docs(nbformat.read(ch.path, as_version=4), slow=slow, api_cards=api_cards and execute)
-        if execute:
+    if jobs > 1 and len(chapters) > 1:
+        from concurrent.futures import ProcessPoolExecutor
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            futures = [pool.submit(_build_page, ch, nav_chapters, out, mathjax, execute, slow, timeout, allow_errors,
+                                   api_cards) for ch in chapters]
             try:
-                execute_notebook(nb, ch.path.parent, timeout=timeout, allow_errors=allow_errors)
-            except Exception as exc:  # CellExecutionError, timeouts, dead kernels
-                msg = re.sub(r"\x1b\[[0-9;]*m", "", str(exc))
-                raise DocsBuildError(f"{ch.path.name}: execution failed: {msg[-3000:]}") from exc
-        nb = finish_for_docs(nb)
-        nw = staticize_widgets(nb)
-        page = out / ch.out_name
-        page.write_text(render_chapter(nb, ch, nav_chapters, mathjax), encoding="utf-8")
-        pages.append(page)
-        log(f"  {ch.path.name:28s} -> {page.name:28s} {time.time() - t0:6.1f}s"
-            + (f"  ({nw} widget view{'s' if nw != 1 else ''})" if nw else ""))
+                for f in futures:               # in chapter order; the first failure stops the build
+                    page, line = f.result()
+                    pages.append(page)
+                    log(line)
+            except BaseException:
+                pool.shutdown(wait=True, cancel_futures=True)
+                raise
+    else:
+        for ch in chapters:
+            page, line = _build_page(ch, nav_chapters, out, mathjax, execute, slow, timeout, allow_errors, api_cards)
+            pages.append(page)
+            log(line)
     if contents is not None:
         pages.insert(0, write_contents_page(out, contents, chapters, mathjax))
     return pages
+
+
+def _build_page(ch: Chapter, nav_chapters, out: Path, mathjax, execute: bool, slow: bool, timeout: int,
+                allow_errors: bool, api_cards: bool) -> tuple[Path, str]:
+    "Execute one chapter in a fresh kernel and write its page; (page, log line). Runs in a worker process too."
+    import nbformat
+    t0 = time.time()
+    nb = prepare_for_docs(nbformat.read(ch.path, as_version=4), slow=slow, api_cards=api_cards and execute)
+    if execute:
+        try:
+            execute_notebook(nb, ch.path.parent, timeout=timeout, allow_errors=allow_errors)
+        except Exception as exc:  # CellExecutionError, timeouts, dead kernels
+            msg = re.sub(r"\x1b\[[0-9;]*m", "", str(exc))
+            raise DocsBuildError(f"{ch.path.name}: execution failed: {msg[-3000:]}") from exc
+        blank = missing_figures(nb)
+        if blank:
+            raise DocsBuildError(f"{ch.path.name}: cell{'s' if len(blank) > 1 else ''} {blank} draw a figure but "
+                                 "produced no image (a non-inline matplotlib backend, or a figure closed unseen?)")
+    nb = finish_for_docs(nb)
+    nw = staticize_widgets(nb)
+    page = out / ch.out_name
+    page.write_text(render_chapter(nb, ch, nav_chapters, mathjax), encoding="utf-8")
+    return page, (f"  {ch.path.name:28s} -> {page.name:28s} {time.time() - t0:6.1f}s"
+                  + (f"  ({nw} widget view{'s' if nw != 1 else ''})" if nw else ""))
 
 
 def write_contents_page(out: Path, contents: Chapter, chapters: list[Chapter], mathjax) -> Path:
@@ -534,11 +583,12 @@ def main(argv=None) -> int:
     p.add_argument("--timeout", type=int, default=600, help="seconds per cell (default 600)")
     p.add_argument("--mathjax", default=None, help="folder holding MathJax.js (MathJax 2)")
     p.add_argument("--allow-errors", action="store_true", help="keep going when a cell raises")
+    p.add_argument("--jobs", type=int, default=1, help="chapters executed at once, each in its own kernel (default 1)")
     a = p.parse_args(argv)
     t0 = time.time()
     try:
         pages = build(a.out, a.nbs, a.only, execute=not a.no_execute, slow=a.slow, timeout=a.timeout,
-                      mathjax=a.mathjax, allow_errors=a.allow_errors)
+                      mathjax=a.mathjax, allow_errors=a.allow_errors, jobs=max(1, a.jobs))
     except DocsBuildError as exc:
         print(f"build_docs: {exc}", file=sys.stderr)
         return 1
