@@ -18,7 +18,7 @@ from .validate import (as_numeric_array, check_finite, check_grade_matrix, check
 
 # %% auto #0
 __all__ = ['APParts', 'ap_ordered', 'harmonic_gap', 'expected_precision_sum', 'ap_expected', 'finish_ap', 'ap_from_sums',
-           'ap_from_summary', 'average_precision']
+           'ap_from_summary', 'average_precision', 'ap_bounds']
 
 # %% ../nbs/11_average_precision.ipynb #56fb3622
 class APParts(NamedTuple):
@@ -198,12 +198,61 @@ def average_precision(grades, p=None, tie_sizes=None, *, ties: str = "expected",
     conventions = Conventions.make(ties=ties, ap_denominator=ap_denominator, empty=empty)
     return float(ap_from_summary(list_summary(grades, tie_sizes), p, conventions)[0])
 
+# %% ../nbs/11_average_precision.ipynb #c23249c8
+def _whole_group_extremes(n, r, items_before, rel_before, whole) -> tuple:
+    "(S_max, S_min): the precision sums of the whole groups with their relevant items first / last."
+    s_max = r + (rel_before - items_before) * harmonic_gap(items_before, r)
+    s_min = r + (rel_before - items_before - n + r) * harmonic_gap(items_before + n - r, r)
+    return (np.cumsum(np.where(whole, s_max, 0.0), axis=1)[:, -1],
+            np.cumsum(np.where(whole, s_min, 0.0), axis=1)[:, -1])
+
+
+def ap_bounds(summary: RankSummary, p, conventions: Conventions) -> tuple:
+    "(low, high): each query's smallest and largest AP@p over every order inside its tie groups (NaN: skipped)."
+    t = summary.n_gallery if p is None else min(check_int(p, "p", 1), summary.n_gallery)
+    n, r = summary.group_sizes, summary.relevant_hist
+    items_before, rel_before = np.cumsum(n, axis=1) - n, np.cumsum(r, axis=1) - r
+    inside = np.clip(t - items_before, 0, n)
+    whole = (inside == n) & (n > 0)
+    a_max, a_min = _whole_group_extremes(n, r, items_before, rel_before, whole)
+    rb = np.where(whole, r, 0).sum(axis=1)
+    split = (inside > 0) & (inside < n)                           # at most one group per query
+    g = split.argmax(axis=1)[:, None]
+    has = split.any(axis=1)
+    pick = lambda a: np.where(has, np.take_along_axis(a, g, axis=1)[:, 0], 0)
+    nc, rc, j, nb = pick(n), pick(r), pick(inside), pick(items_before)
+    h_lo, h_hi = np.maximum(0, j - (nc - rc)), np.minimum(j, rc)
+    total = r.sum(axis=1)
+    low, high = np.zeros(len(n)), np.zeros(len(n))
+    for a, b in _row_blocks(len(n), int((h_hi - h_lo).max(initial=0)) + 1):
+        width = int((h_hi[a:b] - h_lo[a:b]).max(initial=0)) + 1
+        h = h_lo[a:b, None] + np.arange(width)
+        valid = h <= h_hi[a:b, None]
+        h = np.minimum(h, h_hi[a:b, None])
+        rb_, nb_, j_ = rb[a:b, None], nb[a:b, None], j[a:b, None]
+        s_max = a_max[a:b, None] + h + (rb_ - nb_) * harmonic_gap(nb_, h)
+        s_min = a_min[a:b, None] + h + (rb_ - nb_ - j_ + h) * harmonic_gap(nb_ + j_ - h, h)
+        den = _ap_denominator(rb_ + h, total[a:b, None], t, conventions.ap_denominator)
+        den = np.broadcast_to(den, h.shape)
+        defined = valid & (den > 0)
+        if conventions.empty == "error" and (valid & (den == 0)).any():
+            finish_ap(APParts(np.zeros(b - a), np.zeros(b - a), (valid & (den == 0)).any(axis=1)), conventions, t)
+        fill = 0.0 if conventions.empty == "zero" else np.nan
+        v_max = np.where(defined, _safe_div(s_max, den), np.where(valid, fill, np.nan))
+        v_min = np.where(defined, _safe_div(s_min, den), np.where(valid, fill, np.nan))
+        all_nan = ~(valid & (defined | (conventions.empty == "zero"))).any(axis=1)
+        with np.errstate(invalid="ignore"):
+            high[a:b] = np.where(all_nan, np.nan, np.nanmax(np.where(all_nan[:, None], 0.0, v_max), axis=1))
+            low[a:b] = np.where(all_nan, np.nan, np.nanmin(np.where(all_nan[:, None], 0.0, v_min), axis=1))
+    return low, high
+
 # %% ../nbs/11_average_precision.ipynb #bda32aa2
 def _build_map(match) -> Metric:
     p = None if match.group("p") is None else parse_cutoff(match.group("p"), match.group(0))
     name = "map" if p is None else f"map@{p}"
     return Metric(name=name, compute=lambda summary, conventions: ap_from_summary(summary, p, conventions),
-                  top=-1 if p is None else p, binary=True, index_sums=p is None)
+                  top=-1 if p is None else p, binary=True, index_sums=p is None,
+                  bounds=lambda summary, conventions: ap_bounds(summary, p, conventions))
 
 
 register_metric(r"map(?:@(?P<p>[0-9]+))?", _build_map, "map@1000",

@@ -99,7 +99,7 @@ def _add_conventions(p):
                    help="AP divides by relevant items in the top p (retrieved, the seeds'), all relevant, or min(R, p)")
     p.add_argument("--empty", choices=EMPTY_POLICIES, default="zero", help="queries with an undefined value: 0, skipped, or an error")
     p.add_argument("--gain", choices=GAINS, default="exp2", help="nDCG gain: 2^rel - 1 (exp2) or rel (linear)")
-    p.add_argument("--bounds", action="store_true", help="also report the pessimistic/optimistic range over tie orders")
+    p.add_argument("--bounds", action="store_true", help="also report each metric's [min, max] over all tie orders and its relevant-last / relevant-first values")
     p.add_argument("--json", metavar="PATH", help="write the report as JSON to PATH ('-' for standard output)")
 
 

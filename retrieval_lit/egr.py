@@ -485,8 +485,10 @@ def expected_egr(relevant, irrelevant, n: int, reading: str = "class") -> float:
     return _expected_egr_counts(rel.astype(np.int64), irr.astype(np.int64), n, reading)
 
 
-def _expected_egr_counts(rel: np.ndarray, irr: np.ndarray, n: int, reading: str = "class") -> float:
-    "expected_egr without the checks (rel, irr: int64 counts per tie group; 1 <= n <= total)."
+def _expected_egr_counts(rel: np.ndarray, irr: np.ndarray, n: int, reading: str = "class",
+                         length: int | None = None) -> float:
+    """expected_egr without the checks (rel, irr: int64 counts per tie group; 1 <= n <= total); `length` >= n: the
+    list's length N in the formula (the top n padded with irrelevant items; None: n)."""
     segments, boundary, left = [], None, n
     for a, b in zip(rel.tolist(), irr.tolist()):
         size = a + b
@@ -500,7 +502,7 @@ def _expected_egr_counts(rel: np.ndarray, irr: np.ndarray, n: int, reading: str 
         else:
             boundary, left = (a, b, left), 0
     r, w, e_s, r_full = _expected_runsum(segments, boundary)
-    return float(w @ _egr_closed(n, r_full + r, e_s, reading))
+    return float(w @ _egr_closed(n if length is None else length, r_full + r, e_s, reading))
 
 # %% ../nbs/30_egr.ipynb #d5611f00
 def expected_egr_brute(relevant, irrelevant, n: int, reading: str = "class") -> float:
@@ -524,7 +526,7 @@ def expected_egr_brute(relevant, irrelevant, n: int, reading: str = "class") -> 
 
 # %% ../nbs/30_egr.ipynb #44fc44c7
 def egr_tied(grades, tie_sizes=None, n: int | None = None, ties: str = "expected", reading: str = "class") -> float:
-    """EGR of the top n (None: all) of a ranked list whose consecutive tie groups have sizes `tie_sizes`
+    """EGR of the top n (None: all; beyond the list's end: padded with irrelevant items) of a ranked list whose consecutive tie groups have sizes `tie_sizes`
     (None: no ties), ties broken as `ties` says ('expected' = exact mean over the orders in each group)."""
     check_choice(ties, "ties", ("expected", "optimistic", "pessimistic", "index"))
     r = binary_list(grades, "grades")
@@ -532,15 +534,16 @@ def egr_tied(grades, tie_sizes=None, n: int | None = None, ties: str = "expected
         sizes = np.ones(len(r), dtype=np.int64)
     else:
         sizes = check_tie_sizes(tie_sizes, len(r))
-    t = len(r) if n is None else min(check_int(n, "n", 1), len(r))
+    n = len(r) if n is None else check_int(n, "n", 1)
+    t = min(n, len(r))                        # n beyond the list: the list padded with irrelevant items
     group = np.repeat(np.arange(len(sizes)), sizes)
     rel_c = np.bincount(group, weights=r, minlength=len(sizes)).astype(np.int64)
     if ties == "expected":
-        return _expected_egr_counts(rel_c, sizes - rel_c, t, reading)
+        return _expected_egr_counts(rel_c, sizes - rel_c, t, reading, length=n)
     if ties != "index":                       # relevant first (optimistic) or last (pessimistic) in each group
         key = -r.astype(np.int64) if ties == "optimistic" else r.astype(np.int64)
         r = r[np.lexsort((key, group))]
-    return egr(r[:t], reading)
+    return egr(np.concatenate([r[:t], np.zeros(n - t, dtype=r.dtype)]), reading)
 
 # %% ../nbs/30_egr.ipynb #aba23b81
 def _group_counts(summary: RankSummary) -> tuple:
@@ -550,15 +553,16 @@ def _group_counts(summary: RankSummary) -> tuple:
 
 
 def egr_at(summary: RankSummary, n: int, conventions: Conventions = Conventions(), reading: str = "class") -> np.ndarray:
-    "EGR of each query's top n (the whole gallery if smaller), ties as `conventions.ties` says. Lower is better."
+    """EGR of each query's top n, ties as `conventions.ties` says. Lower is better. A gallery smaller than n reads as
+    padded with irrelevant items up to n (the library's rule for every cutoff beyond the ranking)."""
     n = check_int(n, "n", 1)
     check_choice(reading, "reading", READINGS)
     t = resolve_top(n, summary.n_gallery)
     if conventions.ties == "expected":
         rel, irr = _group_counts(summary)
-        return np.array([_expected_egr_counts(rel[i], irr[i], t, reading) for i in range(summary.n_queries)])
+        return np.array([_expected_egr_counts(rel[i], irr[i], t, reading, length=n) for i in range(summary.n_queries)])
     r, s = _runsum_rows(ordered_top(summary, t, conventions.ties) > 0)
-    return _egr_closed(t, r, s, reading)
+    return _egr_closed(n, r, s, reading)
 
 
 def _build_egr(match) -> Metric:

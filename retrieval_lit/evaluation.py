@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .hamming import pack_codes
-from .metrics import Conventions, parse_metric
+from .metrics import Conventions, parse_metric, tie_range
 from .ranking import resolve_top, summarize
 from .relevance import make_relevance
 from .validate import check_choice, check_int, check_same_nbits, fail
@@ -23,16 +23,18 @@ __all__ = ['ENGINES', 'STREAMS_INDEX_SUMS', 'Report', 'mean_over_queries', 'regi
 # %% ../nbs/50_evaluation.ipynb #4f3c04fa
 @dataclass(frozen=True)
 class Report(Mapping):
-    "Metric name -> mean over queries; `per_query`, `bounds`, `skipped`, `conventions` alongside."
-    means: dict
-    per_query: dict
-    skipped: dict
-    conventions: Conventions
+    "Metric name -> mean over queries; `per_query`, `bounds`, `orders`, `skipped`, `conventions` alongside."
+    means: dict                       # metric name -> mean over the queries with a defined value
+    per_query: dict                   # metric name -> (Q,) values, NaN where skipped
+    skipped: dict                     # metric name -> queries left out of the mean (empty="skip")
+    conventions: Conventions          # the conventions every value was computed under
     n_queries: int
     n_gallery: int
     nbits: int
-    bounds: dict = field(default_factory=dict)
+    bounds: dict = field(default_factory=dict)            # name -> (min, max) of the mean over every tie order
     lower_is_better: tuple = ()
+    orders: dict = field(default_factory=dict)            # name -> (relevant last, relevant first) means
+    per_query_bounds: dict = field(default_factory=dict)  # name -> ((Q,) minima, (Q,) maxima)
 
     def __getitem__(self, name):
         key = name.strip().lower() if isinstance(name, str) else name
@@ -47,26 +49,33 @@ class Report(Mapping):
         return len(self.means)
 
     def table(self) -> str:
-        "A plain-text table: metric, mean, and the [pessimistic, optimistic] range when computed."
-        rows = [("metric", "mean", "[pessimistic, optimistic]" if self.bounds else "")]
+        "A plain-text table: metric, mean, and with bounds the [min, max] over tie orders and the two fixed orders."
+        head = ("metric", "mean", "[min, max] over tie orders", "relevant last / first") if self.bounds else ("metric", "mean")
+        rows = [head]
         for name, mean in self.means.items():
-            lo_hi = self.bounds.get(name)
-            rng = f"[{lo_hi[0]:.4f}, {lo_hi[1]:.4f}]" if lo_hi else ""
-            skip = f"  ({self.skipped[name]} skipped)" if self.skipped.get(name) else ""
-            lower = "  (lower is better)" if name in self.lower_is_better else ""
-            rows.append((name, f"{mean:.4f}", rng + skip + lower))
-        w = [max(len(r[i]) for r in rows) for i in range(3)]
-        return "\n".join(f"{a:<{w[0]}}  {b:>{w[1]}}  {c}".rstrip() for a, b, c in rows)
+            row = [name, f"{mean:.4f}"]
+            if self.bounds:
+                lo_hi, orders = self.bounds.get(name), self.orders.get(name)
+                row.append(f"[{lo_hi[0]:.4f}, {lo_hi[1]:.4f}]" if lo_hi else "")
+                row.append(f"{orders[0]:.4f} / {orders[1]:.4f}" if orders else "")
+            notes = (f"  ({self.skipped[name]} skipped)" if self.skipped.get(name) else "") + \
+                    ("  (lower is better)" if name in self.lower_is_better else "")
+            row[-1] += notes
+            rows.append(tuple(row))
+        w = [max(len(r[i]) for r in rows) for i in range(len(head))]
+        return "\n".join("  ".join([f"{r[0]:<{w[0]}}", f"{r[1]:>{w[1]}}"] + [f"{c:<{w[i + 2]}}" for i, c in enumerate(r[2:])]).rstrip()
+                         for r in rows)
 
     def to_dict(self, per_query: bool = False) -> dict:
-        "JSON-ready: means, conventions, sizes, bounds (and per-query values if asked)."
+        "JSON-ready: means, conventions, sizes, bounds and fixed orders (and per-query values if asked)."
         d = {"metrics": {k: _json_float(v) for k, v in self.means.items()},
              "conventions": dict(self.conventions.__dict__),
              "n_queries": self.n_queries, "n_gallery": self.n_gallery, "nbits": self.nbits,
              "skipped": dict(self.skipped)}
         if self.bounds:
-            d["bounds"] = {k: {"pessimistic": _json_float(lo), "optimistic": _json_float(hi)}
-                           for k, (lo, hi) in self.bounds.items()}
+            d["bounds"] = {k: {"min": _json_float(lo), "max": _json_float(hi)} for k, (lo, hi) in self.bounds.items()}
+            d["orders"] = {k: {"relevant_last": _json_float(lo), "relevant_first": _json_float(hi)}
+                           for k, (lo, hi) in self.orders.items()}
         if per_query:
             d["per_query"] = {k: [_json_float(x) for x in v] for k, v in self.per_query.items()}
         return d
@@ -127,7 +136,8 @@ def evaluate(query_codes, gallery_codes, query_labels=None, gallery_labels=None,
     Codes: {0,1} or {-1,+1} arrays (items x bits) or PackedCodes. Relevance: class ids or multi-hot
     labels (query_labels and gallery_labels), or a Q x N grade matrix (`relevance`), or seed 000's
     `relation_types`. Conventions: `ties`, `ap_denominator`, `empty`, `gain`, `rbp_persistence`.
-    `bounds=True` adds the pessimistic/optimistic values of every metric. `engine`: "auto" (numba when
+    `bounds=True` adds, for every metric that claims it, the range over all tie orders (`report.bounds`) and the
+    values under the relevant-last / relevant-first orders (`report.orders`). `engine`: "auto" (numba when
     installed), "numpy" or "numba"; `progress`: a progress bar on long runs (None: when stderr is a terminal)."""
     conv = Conventions.make(ties=ties, ap_denominator=ap_denominator, empty=empty, gain=gain,
                             rbp_persistence=rbp_persistence)
@@ -155,9 +165,11 @@ def evaluate(query_codes, gallery_codes, query_labels=None, gallery_labels=None,
     need_code_max = any(m.code_max for m in parsed.values())
     step = max(1, max_block_bytes // max(1, t_read * 10)) if t_read else len(q)   # ~10 bytes per ordered position
     modes = {"value": conv}
+    ranged = [n for n, m in parsed.items() if m.tie_bounds] if bounds else []
     if bounds:
-        modes.update(low=conv.with_ties("pessimistic"), high=conv.with_ties("optimistic"))
+        modes.update(last=conv.with_ties("pessimistic"), first=conv.with_ties("optimistic"))
     out = {mode: {n: [] for n in parsed} for mode in modes}
+    ranges = {n: ([], []) for n in ranged}
     for start in range(0, len(q), step):
         stop = min(start + step, len(q))
         extra = {"index_sums": True} if sums else {}
@@ -166,11 +178,15 @@ def evaluate(query_codes, gallery_codes, query_labels=None, gallery_labels=None,
         for mode, c in modes.items():
             for n, m in parsed.items():
                 out[mode][n].append(np.asarray(m.compute(summary, c), dtype=np.float64))
+        for n in ranged:
+            for acc, v in zip(ranges[n], tie_range(parsed[n], summary, conv)):
+                acc.append(np.asarray(v, dtype=np.float64))
     per_query = {n: np.concatenate(v) for n, v in out["value"].items()}
     means = {n: mean_over_queries(v) for n, v in per_query.items()}
     skipped = {n: int(np.isnan(v).sum()) for n, v in per_query.items()}
-    bnds = {n: (mean_over_queries(np.concatenate(out["low"][n])), mean_over_queries(np.concatenate(out["high"][n])))
-            for n, m in parsed.items() if m.tie_bounds} if bounds else {}
+    per_query_bounds = {n: (np.concatenate(lo), np.concatenate(hi)) for n, (lo, hi) in ranges.items()}
+    bnds = {n: (mean_over_queries(lo), mean_over_queries(hi)) for n, (lo, hi) in per_query_bounds.items()}
+    orders = {n: (mean_over_queries(np.concatenate(out["last"][n])), mean_over_queries(np.concatenate(out["first"][n])))
+              for n in ranged}
     lower = tuple(n for n, m in parsed.items() if not m.higher_is_better)
-    return Report(means, per_query, skipped, conv, len(q), len(g), nbits, bnds, lower)
-
+    return Report(means, per_query, skipped, conv, len(q), len(g), nbits, bnds, lower, orders, per_query_bounds)

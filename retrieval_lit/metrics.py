@@ -17,7 +17,7 @@ from .validate import RetrievalInputError, check_choice, check_int, check_probab
 
 # %% auto #0
 __all__ = ['AP_DENOMINATORS', 'EMPTY_POLICIES', 'GAINS', 'METRIC_MODULES', 'Conventions', 'apply_empty_policy', 'Metric',
-           'register_metric', 'load_metric_modules', 'known_metrics', 'parse_metric', 'parse_cutoff']
+           'register_metric', 'load_metric_modules', 'known_metrics', 'parse_metric', 'parse_cutoff', 'tie_range']
 
 # %% ../nbs/04_metrics.ipynb #3eb1e6e6
 AP_DENOMINATORS = ("retrieved", "all", "min")
@@ -68,15 +68,21 @@ def apply_empty_policy(values: np.ndarray, undefined: np.ndarray, conventions: C
 # %% ../nbs/04_metrics.ipynb #00dc2f1d
 @dataclass(frozen=True)
 class Metric:
-    "A named metric: `compute(summary, conventions)` gives one float per query (NaN = skipped)."
+    """A named metric: `compute(summary, conventions)` gives one float per query (NaN = skipped).
+
+    name: canonical name, e.g. "map@1000"; top: positions read in stable order under ties="index" (-1: the whole
+    ranking); code_max: reads summary.code_max (LGAP); binary: reads grade > 0 only; higher_is_better: the direction;
+    tie_bounds, index_sums, bounds: see the comments."""
     name: str
     compute: Callable
     top: int = 0
     code_max: bool = False
     binary: bool = True
     higher_is_better: bool = True
-    tie_bounds: bool = True
-    index_sums: bool = False
+    tie_bounds: bool = True             # the report gives its range over all tie orders
+    index_sums: bool = False            # whole-ranking metric the engine can finish from streamed sums
+    bounds: Callable | None = None      # bounds(summary, conventions) -> (low, high) per query; None: the
+                                        # relevant-last / relevant-first orders are the extremes
 
 
 @dataclass(frozen=True)
@@ -132,3 +138,12 @@ def parse_cutoff(text: str, metric: str, what: str = "cutoff") -> int:
     if value < 1:
         fail("metrics", f"{metric!r}: the {what} must be at least 1, got {value}")
     return value
+
+# %% ../nbs/04_metrics.ipynb #541622a1
+def tie_range(metric: Metric, summary, conventions: Conventions) -> tuple:
+    "(low, high): each query's smallest and largest value over every order inside its tie groups."
+    if metric.bounds is not None:
+        return metric.bounds(summary, conventions)
+    last = np.asarray(metric.compute(summary, conventions.with_ties("pessimistic")), dtype=np.float64)
+    first = np.asarray(metric.compute(summary, conventions.with_ties("optimistic")), dtype=np.float64)
+    return np.fmin(last, first), np.fmax(last, first)
