@@ -12,7 +12,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .metrics import Conventions, Metric, apply_empty_policy, parse_cutoff, register_metric
-from .ranking import RankSummary, hypergeometric_weights, list_summary, ordered_top
+from .ranking import RankSummary, hypergeometric_weights, list_summary, ordered_top, row_sums
 from .validate import (as_numeric_array, check_finite, check_grade_matrix, check_int, check_ndim,
                                     check_nonempty, fail)
 
@@ -120,11 +120,11 @@ def ap_expected(n, r, t: int, denominator: str) -> APParts:
     inside = np.clip(t - items_before, 0, n)                       # slots of each group inside the top t
     q, slope = _safe_div(r, n), _safe_div(r - 1, n - 1)
     if denominator != "retrieved":                                 # the denominator is fixed: mean of S over it
-        s = expected_precision_sum(rel_before, items_before, inside, q, slope).sum(axis=1)
+        s = row_sums(expected_precision_sum(rel_before, items_before, inside, q, slope))
         den = _ap_denominator(None, total, np.minimum(t, n.sum(axis=1)), denominator)
         return APParts(_safe_div(s, den), (den > 0).astype(np.float64), den == 0)
     whole = (inside == n) & (n > 0)
-    s_whole = np.where(whole, expected_precision_sum(rel_before, items_before, n, q, slope), 0.0).sum(axis=1)
+    s_whole = row_sums(np.where(whole, expected_precision_sum(rel_before, items_before, n, q, slope), 0.0))
     r_whole = np.where(whole, r, 0).sum(axis=1)
     value = _safe_div(s_whole, r_whole)
     p_defined = (r_whole > 0).astype(np.float64)
@@ -151,8 +151,8 @@ def _split_group_terms(nc, rc, jc, nb, rb, a, cells: int = 1 << 22):
         j = jc[sl, None]
         s_c = expected_precision_sum(rb[sl, None], nb[sl, None], j, h / j, _safe_div(h - 1, j - 1))
         den = rb[sl, None] + h
-        value[sl] = (w * _safe_div(a[sl, None] + s_c, den)).sum(axis=1)
-        p_defined[sl] = np.where(den > 0, w, 0.0).sum(axis=1)
+        value[sl] = row_sums(w * _safe_div(a[sl, None] + s_c, den))      # left to right: padding changes nothing
+        p_defined[sl] = row_sums(np.where(den > 0, w, 0.0))
     return value, p_defined
 
 # %% ../nbs/11_average_precision.ipynb #adf55119
@@ -203,8 +203,7 @@ def _whole_group_extremes(n, r, items_before, rel_before, whole) -> tuple:
     "(S_max, S_min): the precision sums of the whole groups with their relevant items first / last."
     s_max = r + (rel_before - items_before) * harmonic_gap(items_before, r)
     s_min = r + (rel_before - items_before - n + r) * harmonic_gap(items_before + n - r, r)
-    return (np.cumsum(np.where(whole, s_max, 0.0), axis=1)[:, -1],
-            np.cumsum(np.where(whole, s_min, 0.0), axis=1)[:, -1])
+    return row_sums(np.where(whole, s_max, 0.0)), row_sums(np.where(whole, s_min, 0.0))
 
 
 def ap_bounds(summary: RankSummary, p, conventions: Conventions) -> tuple:

@@ -10,7 +10,7 @@ from functools import lru_cache
 import numpy as np
 
 from .metrics import Conventions, Metric, apply_empty_policy, parse_cutoff, register_metric
-from .ranking import TIE_MODES, RankSummary, list_summary, ordered_top
+from .ranking import TIE_MODES, RankSummary, list_summary, ordered_top, row_sums
 from .validate import check_choice, check_int
 
 # %% auto #0
@@ -73,7 +73,7 @@ def dcg_of_ordered(grades: np.ndarray, gains: np.ndarray, cells: int = 1 << 22) 
 # %% ../nbs/12_dcg.ipynb #8ebf0f81
 def dcg_from_sums(sums, gain: str = "exp2") -> np.ndarray:
     "DCG over the whole ranking in index order: sum over grades of gain(g) * discount_sum[g]."
-    return sums.discount_sum @ gain_values(sums.discount_sum.shape[1], gain)
+    return row_sums(sums.discount_sum * gain_values(sums.discount_sum.shape[1], gain))   # no BLAS: per-row exact order
 
 # %% ../nbs/12_dcg.ipynb #505e94c4
 def _runs(summary: RankSummary, gains: np.ndarray, ties: str) -> tuple:
@@ -81,7 +81,7 @@ def _runs(summary: RankSummary, gains: np.ndarray, ties: str) -> tuple:
     hist = summary.hist
     if ties == "expected":
         n = summary.group_sizes
-        mean_gain = np.divide(hist @ gains, n, out=np.zeros(n.shape), where=n > 0)
+        mean_gain = np.divide(row_sums(hist * gains), n, out=np.zeros(n.shape), where=n > 0)
         return n, mean_gain
     order = slice(None, None, -1) if ties == "optimistic" else slice(None)
     counts = hist[:, :, order].reshape(summary.n_queries, -1)

@@ -17,7 +17,7 @@ from .validate import (as_numeric_array, check_choice, check_grade_matrix, check
 # %% auto #0
 __all__ = ['TIE_MODES', 'counting_sort_order', 'stable_order', 'tie_group_sizes', 'IndexSums', 'RankSummary', 'resolve_top',
            'gallery_code_counts', 'code_max_by_distance', 'summarize', 'ordered_top', 'list_summary',
-           'hypergeometric_weights']
+           'hypergeometric_weights', 'row_sums']
 
 # %% ../nbs/03_ranking.ipynb #5259d31c
 def counting_sort_order(distances: np.ndarray, nbits: int) -> np.ndarray:
@@ -196,4 +196,11 @@ def hypergeometric_weights(n, r, j) -> tuple:
     step_left = np.where(k < mode, 1.0 / np.where(up > 0, up, 1.0), 1.0)
     left = np.cumprod(step_left[:, ::-1], axis=1)[:, ::-1]                     # w[k]/w[mode] for k < mode
     w = np.where(valid, np.where(k >= mode, right, left), 0.0)
-    return lo, w / w.sum(axis=1, keepdims=True)
+    return lo, w / row_sums(w)[:, None]
+
+
+def row_sums(a) -> np.ndarray:
+    """Sums along the last axis, added strictly left to right: a row's sum never depends on the other rows of the
+    array, nor on zeros padded at its end (numpy's pairwise `sum` can regroup the additions with the width)."""
+    a = np.asarray(a, dtype=np.float64)
+    return np.cumsum(a, axis=-1)[..., -1] if a.shape[-1] else np.zeros(a.shape[:-1])
