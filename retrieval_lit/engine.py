@@ -10,6 +10,8 @@ import sys
 import time
 from dataclasses import dataclass
 
+import threading
+
 import numpy as np
 
 from .hamming import PackedCodes, pack_codes
@@ -371,32 +373,38 @@ def _kernels(source: int, words: int) -> dict:
     return _KERNELS[key]
 
 
-_GALLERY_CACHE: list = []   # [(key arrays, prepared)] for the last gallery seen
+_LAST = threading.local()   # per thread: what was prepared for the last gallery seen, so concurrent calls never mix
+
+
+def _remembered(slot: str, key: tuple, make):
+    """`make()`, remembered per thread for the last `key` (arrays compared by identity: the entry holds them, so
+    they cannot be freed and their ids reused). Drivers call once per query chunk with the same gallery arrays."""
+    entry = getattr(_LAST, slot, None)                 # one read of this thread's own entry: no check-then-read race
+    if entry is not None and len(entry[0]) == len(key) and all(x is y for x, y in zip(entry[0], key)):
+        return entry[1]
+    value = make()
+    setattr(_LAST, slot, (key, value))
+    return value
 
 
 def _prepared_gallery(g: PackedCodes, rel: Relevance) -> dict:
-    "The gallery's packed labels, remembered while the same arrays come back (drivers call once per chunk)."
-    key = (g.words, rel.gallery_labels)
-    hit = _GALLERY_CACHE and all(x is y for x, y in zip(_GALLERY_CACHE[0][0], key))
-    if hit and _GALLERY_CACHE[0][1]["kind"] == rel.kind:
-        return _GALLERY_CACHE[0][1]
-    prep = {"kind": rel.kind, "labels": _label_words(rel.gallery_labels, rel.kind)}
-    _GALLERY_CACHE[:] = [(key, prep)]
+    "The gallery's packed labels, remembered while the same arrays come back."
+    prep = _remembered("gallery", (g.words, rel.gallery_labels),
+                       lambda: {"kind": rel.kind, "labels": _label_words(rel.gallery_labels, rel.kind)})
+    if prep["kind"] != rel.kind:
+        prep = {"kind": rel.kind, "labels": _label_words(rel.gallery_labels, rel.kind)}
+        setattr(_LAST, "gallery", ((g.words, rel.gallery_labels), prep))
     return prep
-
-
-_DISTINCT_CACHE: list = []  # [(words array, (distinct words, counts))] for the last gallery seen
 
 
 def distinct_codes(gallery_codes) -> tuple:
     "(words, counts): the gallery's distinct packed codes and how many items carry each (chapter 03's rule)."
     g = pack_codes(gallery_codes, "gallery_codes")
-    if _DISTINCT_CACHE and _DISTINCT_CACHE[0][0] is g.words:
-        return _DISTINCT_CACHE[0][1]
-    words, counts = np.unique(g.words, axis=0, return_counts=True)
-    table = (np.ascontiguousarray(words), counts.astype(np.int64))
-    _DISTINCT_CACHE[:] = [(g.words, table)]
-    return table
+
+    def make():
+        words, counts = np.unique(g.words, axis=0, return_counts=True)
+        return np.ascontiguousarray(words), counts.astype(np.int64)
+    return _remembered("distinct", (g.words,), make)
 
 
 def code_max_pass(query_codes, words: np.ndarray, counts: np.ndarray) -> np.ndarray:

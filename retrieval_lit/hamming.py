@@ -13,7 +13,7 @@ from .validate import check_codes, check_int, check_ndim, check_same_nbits, fail
 
 # %% auto #0
 __all__ = ['DEFAULT_BLOCK_BYTES', 'eq1_normalized_euclidean', 'eq1_cosine', 'to_bits', 'to_pm1', 'PackedCodes', 'n_words',
-           'pack_codes', 'block_rows', 'iter_distance_blocks', 'hamming_distances', 'paired_hamming']
+           'pack_codes', 'distance_dtype', 'block_rows', 'iter_distance_blocks', 'hamming_distances', 'paired_hamming']
 
 # %% ../nbs/01_hamming.ipynb #dd6ef79f
 def eq1_normalized_euclidean(h_i: np.ndarray, h_j: np.ndarray) -> float:
@@ -79,6 +79,8 @@ def n_words(nbits: int) -> int:
 def pack_codes(codes, name: str = "codes") -> PackedCodes:
     "Pack codes given as {0,1} or {-1,+1} arrays (or PackedCodes, returned as they are)."
     if isinstance(codes, PackedCodes):
+        if len(codes) == 0:
+            fail(name, "is empty: it needs at least one of its items, got PackedCodes with 0 codes")
         return codes
     bits = check_codes(codes, name)
     n, nbits = bits.shape
@@ -88,7 +90,12 @@ def pack_codes(codes, name: str = "codes") -> PackedCodes:
     return PackedCodes(as_bytes.view("<u8").astype(np.uint64), nbits)
 
 # %% ../nbs/01_hamming.ipynb #7aed208f
-DEFAULT_BLOCK_BYTES = 1 << 26  # 64 MiB of uint16 distances per block
+DEFAULT_BLOCK_BYTES = 1 << 26  # 64 MiB of distances per block
+
+
+def distance_dtype(nbits: int) -> np.dtype:
+    "The smallest unsigned integer type that holds every distance 0..nbits: uint16 up to 65,535 bits, then uint32."
+    return np.dtype(np.uint16) if nbits <= np.iinfo(np.uint16).max else np.dtype(np.uint32)
 
 
 def block_rows(n_gallery: int, max_block_bytes: int = DEFAULT_BLOCK_BYTES, bytes_per_pair: int = 2) -> int:
@@ -96,9 +103,9 @@ def block_rows(n_gallery: int, max_block_bytes: int = DEFAULT_BLOCK_BYTES, bytes
     return max(1, int(max_block_bytes) // max(1, n_gallery * bytes_per_pair))
 
 
-def _distance_block(q_words: np.ndarray, g_words: np.ndarray) -> np.ndarray:
-    "Hamming distances (rows x N, uint16) between packed query rows and all gallery codes."
-    d = np.zeros((q_words.shape[0], g_words.shape[0]), dtype=np.uint16)
+def _distance_block(q_words: np.ndarray, g_words: np.ndarray, nbits: int) -> np.ndarray:
+    "Hamming distances (rows x N, `distance_dtype(nbits)`) between packed query rows and all gallery codes."
+    d = np.zeros((q_words.shape[0], g_words.shape[0]), dtype=distance_dtype(nbits))
     for w in range(q_words.shape[1]):
         d += np.bitwise_count(q_words[:, w, None] ^ g_words[None, :, w])
     return d
@@ -108,16 +115,16 @@ def iter_distance_blocks(query_codes, gallery_codes, max_block_bytes: int = DEFA
     "Yield `(start, stop, D)`: D[i, j] = d_H(query start+i, gallery j), in query blocks of bounded size."
     q, g = pack_codes(query_codes, "query_codes"), pack_codes(gallery_codes, "gallery_codes")
     check_same_nbits(q.nbits, g.nbits, "query_codes", "gallery_codes")
-    step = block_rows(len(g), max_block_bytes)
+    step = block_rows(len(g), max_block_bytes, distance_dtype(q.nbits).itemsize)
     for start in range(0, len(q), step):
         stop = min(start + step, len(q))
-        yield start, stop, _distance_block(q.words[start:stop], g.words)
+        yield start, stop, _distance_block(q.words[start:stop], g.words, q.nbits)
 
 
 def hamming_distances(query_codes, gallery_codes, max_block_bytes: int = DEFAULT_BLOCK_BYTES) -> np.ndarray:
-    "The full (Q, N) uint16 Hamming distance matrix (for small inputs; large ones should use the blocks)."
+    "The full (Q, N) Hamming distance matrix, uint16 (uint32 past 65,535 bits); for small inputs (else the blocks)."
     q, g = pack_codes(query_codes, "query_codes"), pack_codes(gallery_codes, "gallery_codes")
-    out = np.empty((len(q), len(g)), dtype=np.uint16)
+    out = np.empty((len(q), len(g)), dtype=distance_dtype(q.nbits))
     for start, stop, d in iter_distance_blocks(q, g, max_block_bytes):
         out[start:stop] = d
     return out

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .hamming import DEFAULT_BLOCK_BYTES, iter_distance_blocks, pack_codes, _distance_block, block_rows
+from .hamming import DEFAULT_BLOCK_BYTES, iter_distance_blocks, pack_codes
 from .relevance import Relevance, check_relevance
 from .validate import (as_numeric_array, check_choice, check_grade_matrix, check_int, check_ndim,
                                      check_nonempty, check_same_nbits, check_tie_sizes, fail)

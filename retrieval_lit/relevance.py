@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .validate import (check_choice, check_grade_matrix, check_label_pair, check_labels,
-                                     check_relation_types, fail, shown)
+                                     check_relation_types, encode_class_ids, fail, shown)
 
 # %% auto #0
 __all__ = ['RELATION_TYPE_GRADES', 'Relevance', 'check_relevance', 'shared_label_counts', 'relevance_from_labels',
@@ -71,7 +71,7 @@ def relevance_from_labels(query_labels, gallery_labels, n_queries: int, n_galler
     gl = check_labels(gallery_labels, "gallery_labels", n_gallery, "gallery_codes")
     check_label_pair(ql, gl)
     if ql.ndim == 1:
-        return Relevance("class", n_queries, n_gallery, 1, ql, gl)
+        return Relevance("class", n_queries, n_gallery, 1, *encode_class_ids(ql, gl))
     if ql.shape[1] > 255:
         fail("query_labels", f"has {ql.shape[1]} label columns; at most 255 are supported (grades are uint8)")
     return Relevance("multihot", n_queries, n_gallery, int(ql.shape[1]), ql, gl)

@@ -11,8 +11,9 @@ import numpy as np
 
 # %% auto #0
 __all__ = ['RetrievalInputError', 'fail', 'shown', 'as_numeric_array', 'check_ndim', 'check_nonempty', 'check_finite',
-           'check_codes', 'check_same_nbits', 'check_labels', 'check_label_pair', 'check_grade_matrix',
-           'check_relation_types', 'check_tie_sizes', 'check_int', 'check_choice', 'check_probability']
+           'check_codes', 'check_same_nbits', 'check_labels', 'encode_class_ids', 'check_label_pair',
+           'check_grade_matrix', 'check_relation_types', 'check_tie_sizes', 'check_int', 'check_choice',
+           'check_probability']
 
 # %% ../nbs/00_validate.ipynb #a57cf047
 class RetrievalInputError(ValueError):
@@ -105,11 +106,31 @@ def check_labels(labels, name: str, n_items: int, codes_name: str) -> np.ndarray
         if a.dtype == bool or (a.dtype.kind == "f" and not np.array_equal(a, np.round(a))):
             fail(name, f"class ids must be integers, got dtype {a.dtype}" +
                  ("" if a.dtype == bool else f" with non-integral value {shown(a[a != np.round(a)][0])}"))
-        return a.astype(np.int64)
+        return a.copy()                     # ids stay in their own dtype: encode_class_ids compares them exactly
     if not np.isin(a, (0, 1)).all():
         bad = a[~np.isin(a, (0, 1))][0]
         fail(name, f"multi-hot labels must hold only 0 and 1; found {shown(bad)}")
     return a.astype(np.uint8)
+
+
+def _fits_int64(a: np.ndarray) -> bool:
+    return a.dtype.kind == "i" or (a.dtype.kind == "u" and (a.size == 0 or a.max() <= np.iinfo(np.int64).max))
+
+
+def encode_class_ids(query_ids: np.ndarray, gallery_ids: np.ndarray) -> tuple:
+    """Both sides' class ids as int64 codes that are equal exactly where the ids are equal. No lossy cast: uint64 ids
+    beyond 2**63 and integral floats beyond 2**63 (1e19 vs 2e19) stay distinct, and a float id equals an integer
+    id only when they are the same number."""
+    q, g = np.asarray(query_ids), np.asarray(gallery_ids)
+    if _fits_int64(q) and _fits_int64(g):
+        return q.astype(np.int64), g.astype(np.int64)
+    if q.dtype.kind == "f" and g.dtype.kind == "f":
+        both = np.concatenate([q.astype(np.float64), g.astype(np.float64)])   # float32 -> float64 is exact
+    else:                                   # mixed kinds or huge uint64: Python numbers compare exactly
+        both = np.concatenate([q.astype(object), g.astype(object)])
+    _, codes = np.unique(both, return_inverse=True)
+    codes = np.asarray(codes, dtype=np.int64).reshape(-1)
+    return codes[: len(q)], codes[len(q):]
 
 
 def check_label_pair(query_labels: np.ndarray, gallery_labels: np.ndarray,

@@ -287,3 +287,77 @@ def test_evaluate_streams_index_sums_and_agrees_with_the_numpy_path(labels, seed
         b = evaluate(q, g, ql, gl, names, ties="index", engine="numba", empty=empty)
         for name in names:
             np.testing.assert_allclose(b.per_query[name], a.per_query[name], rtol=0, atol=1e-12, err_msg=name)
+
+
+def test_concurrent_evaluate_on_different_galleries_equals_sequential():
+    "Threads sharing the engine never read each other's gallery (the prepared-gallery cache is per thread)."
+    from retrieval_lit import evaluation
+    import sys
+    import threading
+    rng = np.random.default_rng(3)
+    jobs = []
+    for i, n in enumerate((300, 700, 1100, 1900)):
+        q = rng.integers(0, 2, (40, 32)); g = rng.integers(0, 2, (n, 32))
+        ql = rng.integers(0, 3 + i, 40); gl = rng.integers(0, 3 + i, n)
+        jobs.append((q, g, ql, gl))
+    names = ["map", "map@50", "p@10", "ndcg@20"]
+    sequential = [evaluation.evaluate(*j, names, ties=t, engine="numba") for j in jobs for t in ("expected", "index")]
+    results, errors = {}, []
+
+    def run(k):
+        try:
+            for rep in range(5):
+                for jt, t in enumerate(("expected", "index")):
+                    r = evaluation.evaluate(*jobs[k], names, ties=t, engine="numba")
+                    results.setdefault((k, jt), []).append(r)
+        except Exception as e:      # pragma: no cover - reported below
+            errors.append(e)
+
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=run, args=(k,)) for k in range(len(jobs))]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+    finally:
+        sys.setswitchinterval(old)
+    assert not errors
+    for (k, jt), reps in results.items():
+        want = sequential[2 * k + jt]
+        for r in reps:
+            for n in names:
+                assert np.array_equal(r.per_query[n], want.per_query[n]), (k, jt, n)
+
+
+def test_engine_summaries_under_thread_stress_never_mix_galleries():
+    "Four threads, four galleries of different sizes, a tiny switch interval: the old shared cache mixed them."
+    import sys
+    import threading
+    from retrieval_lit.hamming import pack_codes
+    rng = np.random.default_rng(0)
+    jobs = []
+    for i, n in enumerate((50, 90, 130, 170)):
+        q, g = rng.integers(0, 2, (4, 16)), rng.integers(0, 2, (n, 16))
+        ql, gl = rng.integers(0, 2 + i, 4), rng.integers(0, 2 + i, n)
+        jobs.append((pack_codes(q), pack_codes(g), relevance_from_labels(ql, gl, 4, n)))
+    want = [engine.summarize(*j).hist for j in jobs]
+    bad = []
+
+    def run(k):
+        for _ in range(2000):
+            if not np.array_equal(engine.summarize(*jobs[k]).hist, want[k]):
+                bad.append(k)
+
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=run, args=(k,)) for k in range(4)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+    finally:
+        sys.setswitchinterval(old)
+    assert not bad
