@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .hamming import pack_codes
-from .metrics import Conventions, parse_metric, tie_range
+from .metrics import Conventions, metric_names, parse_metric, tie_range
 from .ranking import resolve_top, summarize
 from .relevance import make_relevance
-from .validate import check_choice, check_int, check_same_nbits, fail
+from .validate import check_bool, check_choice, check_int, check_same_nbits, fail
 
 # %% auto #0
 __all__ = ['ENGINES', 'STREAMS_INDEX_SUMS', 'Report', 'mean_over_queries', 'register_engine', 'evaluate']
@@ -37,10 +37,19 @@ class Report(Mapping):
     per_query_bounds: dict = field(default_factory=dict)  # name -> ((Q,) minima, (Q,) maxima)
 
     def __getitem__(self, name):
+        "The mean of a metric, by any spelling `evaluate` accepts ('MAP@0010' is 'map@10')."
+        return self.means[self._key(name)]
+
+    def _key(self, name) -> str:
         key = name.strip().lower() if isinstance(name, str) else name
+        if key not in self.means and isinstance(name, str):
+            try:
+                key = parse_metric(name).name
+            except ValueError:
+                pass
         if key not in self.means:
             raise KeyError(f"{name!r} is not in this report; it holds {', '.join(self.means)}")
-        return self.means[key]
+        return key
 
     def __iter__(self):
         return iter(self.means)
@@ -147,9 +156,9 @@ def evaluate(query_codes, gallery_codes, query_labels=None, gallery_labels=None,
     q, g = pack_codes(query_codes, "query_codes"), pack_codes(gallery_codes, "gallery_codes")
     nbits = check_same_nbits(q.nbits, g.nbits, "query_codes", "gallery_codes")
     rel = make_relevance(len(q), len(g), query_labels, gallery_labels, relevance, relation_types)
-    names = [metrics] if isinstance(metrics, str) else list(metrics)
-    if not names:
-        fail("metrics", "is empty: name at least one metric, e.g. 'map@1000'")
+    names = metric_names(metrics)
+    bounds = check_bool(bounds, "bounds")
+    progress = check_bool(progress, "progress", allow_none=True)
     parsed = {}
     for name in names:
         m = parse_metric(name)

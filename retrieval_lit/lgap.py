@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .hamming import hamming_distances, pack_codes, to_bits
-from .metrics import Conventions, Metric, apply_empty_policy, register_metric
+from .metrics import Conventions, Metric, apply_empty_policy, parse_cutoff, register_metric
 from .ranking import RankSummary, gallery_code_counts
 from .validate import as_numeric_array, check_finite, check_int, check_ndim, fail
 
@@ -29,8 +29,16 @@ def ball_size(nbits: int, radius: int) -> int:
 
 
 def inverse_ball_sizes(nbits: int, kmax: int) -> np.ndarray:
-    "1 / V(K, k) for k = 0..kmax, each correctly rounded from the exact integer."
-    return np.array([1 / ball_size(nbits, k) for k in range(check_int(kmax, "kmax", 0) + 1)])
+    """1 / V(K, k) for k = 0..min(kmax, K), each correctly rounded from the exact integer (Python's int / int).
+    The binomials are built one from the last, C(K, k) = C(K, k-1) (K-k+1) / k: O(K) big-integer steps, not O(K^2)."""
+    nbits, kmax = check_int(nbits, "nbits", 1), min(check_int(kmax, "kmax", 0), nbits)
+    out, comb, size = np.empty(kmax + 1), 1, 0
+    for k in range(kmax + 1):
+        if k:
+            comb = comb * (nbits - k + 1) // k
+        size += comb
+        out[k] = 1 / size
+    return out
 
 
 def _check_counts(counts, name: str) -> np.ndarray:
@@ -70,8 +78,13 @@ def lgap_terms(n_at, rel_at, max_at, nbits: int, r: int) -> np.ndarray:
 
 
 def lgap_from_counts(n_at, rel_at, max_at, nbits: int, r: int) -> np.ndarray:
-    "LGAP@r (eq. 10) from per-distance counts (see `lgap_terms`): the mean of the r+1 terms."
-    return lgap_terms(n_at, rel_at, max_at, nbits, r).mean(axis=-1)
+    """LGAP@r (eq. 10) from per-distance counts (see `lgap_terms`): the mean of the r+1 terms. For r > K the balls of
+    radius K..r are all the whole cube, so the last term repeats: added in closed form, never as an r-long array."""
+    r = check_int(r, "r", 0)
+    terms = lgap_terms(n_at, rel_at, max_at, nbits, min(r, nbits))
+    if r <= nbits:
+        return terms.mean(axis=-1)
+    return (terms.sum(axis=-1) + (r - nbits) * terms[..., -1]) / (r + 1)
 
 # %% ../nbs/20_lgap.ipynb #58f558c3
 def ball_counts(query_code, gallery_codes, grades) -> tuple:
@@ -130,7 +143,7 @@ def mlgap(summary: RankSummary, r: int, conventions: Conventions = Conventions()
 
 
 def _build_mlgap(match) -> Metric:
-    r = int(match["r"])
+    r = parse_cutoff(match["r"], match.group(0), "radius", minimum=0)
     return Metric(f"mlgap@{r}", lambda summary, conventions: mlgap(summary, r, conventions), top=0, code_max=True)
 
 

@@ -16,8 +16,9 @@ from .ranking import TIE_MODES
 from .validate import RetrievalInputError, check_choice, check_int, check_probability, fail
 
 # %% auto #0
-__all__ = ['AP_DENOMINATORS', 'EMPTY_POLICIES', 'GAINS', 'METRIC_MODULES', 'Conventions', 'apply_empty_policy', 'Metric',
-           'register_metric', 'load_metric_modules', 'known_metrics', 'parse_metric', 'parse_cutoff', 'tie_range']
+__all__ = ['AP_DENOMINATORS', 'EMPTY_POLICIES', 'GAINS', 'METRIC_MODULES', 'MAX_CUTOFF', 'Conventions', 'apply_empty_policy',
+           'Metric', 'register_metric', 'load_metric_modules', 'known_metrics', 'metric_names', 'parse_metric',
+           'parse_cutoff', 'tie_range']
 
 # %% ../nbs/04_metrics.ipynb #3eb1e6e6
 AP_DENOMINATORS = ("retrieved", "all", "min")
@@ -118,6 +119,18 @@ def known_metrics() -> list:
     return [(e.example, e.doc) for e in _REGISTRY]
 
 
+def metric_names(metrics) -> list:
+    "The requested metric names as a list: one name, or an iterable of names (never None, a number, or empty)."
+    if isinstance(metrics, str):
+        return [metrics]
+    if metrics is None or not hasattr(metrics, "__iter__") or isinstance(metrics, (bytes, dict)):
+        fail("metrics", f"must be a metric name or a list of names such as ['map@1000', 'p@10'], got {metrics!r}")
+    names = list(metrics)
+    if not names:
+        fail("metrics", "is empty: name at least one metric, e.g. 'map@1000'")
+    return names
+
+
 def parse_metric(name) -> Metric:
     "The Metric for a name such as 'map@1000' (case-insensitive); unknown names list the known ones."
     load_metric_modules()
@@ -132,11 +145,16 @@ def parse_metric(name) -> Metric:
     fail("metrics", f"has an unknown metric name {name!r}; known: {listing}")
 
 
-def parse_cutoff(text: str, metric: str, what: str = "cutoff") -> int:
-    "A metric's numeric parameter (e.g. the p of 'map@p'): a whole number >= 1."
+MAX_CUTOFF = 2**53   # every cutoff and radius is exact as a float64 and far from int64 overflow
+
+
+def parse_cutoff(text: str, metric: str, what: str = "cutoff", minimum: int = 1) -> int:
+    "A metric's numeric parameter (the p of 'map@p', the r of 'p@r2'): a whole number from `minimum` to 2**53."
     value = int(text)
-    if value < 1:
-        fail("metrics", f"{metric!r}: the {what} must be at least 1, got {value}")
+    if value < minimum:
+        fail("metrics", f"{metric!r}: the {what} must be at least {minimum}, got {value}")
+    if value > MAX_CUTOFF:
+        fail("metrics", f"{metric!r}: the {what} must be at most 2**53 = {MAX_CUTOFF}, got {value}")
     return value
 
 # %% ../nbs/04_metrics.ipynb #541622a1

@@ -251,7 +251,7 @@ def _build_rprec(match) -> Metric:
 
 
 def _build_radius(match) -> Metric:
-    r = int(match.group("r"))
+    r = parse_cutoff(match.group("r"), match.group(0), "radius", minimum=0)
     return Metric(name=f"p@r{r}", compute=lambda s, c: radius_precision_from_summary(s, r, c), top=0, binary=True)
 
 

@@ -12,7 +12,7 @@ import numpy as np
 # %% auto #0
 __all__ = ['RetrievalInputError', 'fail', 'shown', 'as_numeric_array', 'check_ndim', 'check_nonempty', 'check_finite',
            'check_codes', 'check_same_nbits', 'check_labels', 'encode_class_ids', 'check_label_pair',
-           'check_grade_matrix', 'check_relation_types', 'check_tie_sizes', 'check_int', 'check_choice',
+           'check_grade_matrix', 'check_relation_types', 'check_tie_sizes', 'check_int', 'check_bool', 'check_choice',
            'check_probability']
 
 # %% ../nbs/00_validate.ipynb #a57cf047
@@ -184,6 +184,15 @@ def check_int(value, name: str, minimum: int | None = None, maximum: int | None 
     if maximum is not None and value > maximum:
         fail(name, f"must be at most {maximum}, got {value}")
     return value
+
+
+def check_bool(value, name: str, allow_none: bool = False):
+    "True or False (numpy bools too), or None where allowed: never a truthy string such as 'no'."
+    if value is None and allow_none:
+        return None
+    if not isinstance(value, (bool, np.bool_)):
+        fail(name, f"must be True or False{' or None (automatic)' if allow_none else ''}, got {value!r}")
+    return bool(value)
 
 
 def check_choice(value, name: str, choices) -> str:

@@ -58,6 +58,21 @@ CASES = [
     ("packed padding set", lambda: PackedCodes(np.full((1, 1), 1 << 9, dtype=np.uint64), 8), "`words` has bits set past bit 8"),
     ("bad convention name", lambda: Conventions.make(tie="index"), "`tie` is not a convention"),
     ("no relevance at all", lambda: make_relevance(2, 3), "`relevance` needs exactly one source"),
+    # issue 13: each of these crashed or was read wrongly before
+    ("metrics None", lambda: ev(metrics=None), "`metrics` must be a metric name or a list of names"),
+    ("metrics a number", lambda: ev(metrics=5), "`metrics` must be a metric name or a list of names"),
+    ("bounds a string", lambda: ev(metrics=["map"], bounds="no"), "`bounds` must be True or False, got 'no'"),
+    ("progress a string (numpy)", lambda: ev(metrics=["map"], progress="x", engine="numpy"), "`progress` must be True or False or None"),
+    ("progress a string (numba)", lambda: ev(metrics=["map"], progress="x", engine="numba"), "`progress` must be True or False or None"),
+    ("cutoff 2**63", lambda: ev(metrics=["p@9223372036854775808"]), "`metrics` 'p@9223372036854775808': the cutoff must be at most 2**53"),
+    ("recall cutoff 10**20", lambda: ev(metrics=["recall@100000000000000000000"]), "the cutoff must be at most 2**53"),
+    ("radius 2**63", lambda: ev(metrics=["p@r9223372036854775808"]), "the radius must be at most 2**53"),
+    ("mlgap radius 2**63", lambda: ev(metrics=["mlgap@9223372036854775808"]), "the radius must be at most 2**53"),
+    ("packed nbits a float", lambda: PackedCodes(np.zeros((1, 1), dtype=np.uint64), 16.9), "`nbits` must be a whole number, got 16.9"),
+    ("empty packed gallery", lambda: ev(gallery_codes=PackedCodes(np.zeros((0, 1), dtype=np.uint64), 4), query_labels=None,
+                                        gallery_labels=None, relation_types=np.ones((2, 0))), "`gallery_codes` is empty"),
+    ("empty packed gallery, matrix", lambda: ev(gallery_codes=PackedCodes(np.zeros((0, 1), dtype=np.uint64), 4), query_labels=None,
+                                                gallery_labels=None, relevance=np.ones((2, 0))), "`gallery_codes` is empty"),
 ]
 
 
@@ -77,3 +92,30 @@ def test_inputs_are_not_modified():
     make_relevance(2, 3, ql, gl).block(0, 2)
     for a, b in zip((q, g, ql, gl), before):
         assert np.array_equal(a, b) and a.dtype == b.dtype
+
+
+def test_class_ids_are_compared_exactly():
+    "Ids beyond int64 were cast and compared equal: mAP 1.0 where the truth is 0."
+    q, g = np.zeros((1, 8)), np.zeros((2, 8))
+    for ql, gl in [(np.array([1e19]), np.array([2e19, 2e19])),
+                   (np.array([2**64 - 1], dtype=np.uint64), np.array([-1, -1])),
+                   (np.array([2**63], dtype=np.uint64), np.array([2**63 - 1, 2**63 - 1], dtype=np.int64))]:
+        for engine in ("numpy", "numba"):
+            assert evaluate(q, g, ql, gl, ["map"], engine=engine)["map"] == 0.0
+    assert evaluate(q, g, np.array([2**64 - 1], dtype=np.uint64), np.array([2**64 - 1, 3], dtype=np.uint64), ["p@1"], ties="index")["p@1"] == 1.0
+
+
+def test_distances_do_not_wrap_past_65535_bits():
+    w = np.zeros((2, 70_000), dtype=np.uint8)
+    w[1] = 1
+    assert hamming_distances(w[:1], w).tolist() == [[0, 70_000]]
+    for engine in ("numpy", "numba"):
+        r = evaluate(w[:1], w, np.array([0]), np.array([1, 0]), ["p@1", "map"], ties="index", engine=engine)
+        assert (r["p@1"], r["map"]) == (0.0, 0.5)
+
+
+def test_report_reads_back_any_spelling():
+    r = evaluate(Q, G, QL, GL, ["map@10", "P@2"])
+    assert r["MAP@0010"] == r["map@10"] and r[" p@02 "] == r["p@2"]
+    with pytest.raises(KeyError):
+        r["map@11"]
