@@ -18,14 +18,14 @@ from .hamming import PackedCodes, pack_codes
 from .average_precision import ap_from_sums
 from .dcg import dcg_from_sums
 from .precision import r_precision_from_sums
-from .ranking import IndexSums, RankSummary, resolve_top
+from .ranking import IndexSums, Progress, RankSummary, progress_wanted, resolve_top
 from .relevance import Relevance, check_relevance
-from .validate import check_choice, check_int, check_same_nbits, fail
+from .validate import check_bool, check_choice, check_int, check_same_nbits, fail
 
 # %% auto #0
-__all__ = ['CLASS_IDS', 'LABEL_WORDS', 'GRADE_BLOCK', 'exclusive_cumsum', 'discount_table', 'merge_pairs', 'distinct_codes',
-           'code_max_pass', 'hist_pass', 'top_pass', 'sums_pass', 'hist_sums_pass', 'default_chunk', 'Scan', 'scan',
-           'summarize']
+__all__ = ['CLASS_IDS', 'LABEL_WORDS', 'GRADE_BLOCK', 'SECONDS_PER_PAIR', 'exclusive_cumsum', 'discount_table', 'merge_pairs',
+           'distinct_codes', 'code_max_pass', 'hist_pass', 'top_pass', 'sums_pass', 'hist_sums_pass', 'default_chunk',
+           'Scan', 'scan', 'summarize']
 
 # %% ../nbs/60_engine.ipynb #41f6eeca
 import numba
@@ -470,34 +470,15 @@ def hist_sums_pass(q: PackedCodes, g: PackedCodes, rel: Relevance, n_grades: int
 
 
 # %% ../nbs/60_engine.ipynb #c2ae88c2
-class _Progress:
-    "A one-line progress bar on stderr (no dependency): done/total queries, elapsed time, time left."
-
-    def __init__(self, total: int, enabled: bool, label: str = "engine"):
-        self.total, self.enabled, self.label = total, enabled, label
-        self.start = time.perf_counter()
-        self.done = 0
-
-    def update(self, n: int):
-        if not self.enabled:
-            return
-        self.done += n
-        frac = self.done / max(self.total, 1)
-        el = time.perf_counter() - self.start
-        left = el / frac - el if frac > 0 else float("nan")
-        bar = "#" * int(30 * frac)
-        sys.stderr.write(f"\r{self.label} [{bar:<30}] {self.done}/{self.total} queries  {el:6.1f}s  ~{left:5.1f}s left")
-        if self.done >= self.total:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
+SECONDS_PER_PAIR = 1e-9   # about what one engine pass costs per (query, gallery item) pair on 2 cores
 
 
-def _progress_on(progress, pairs: int) -> bool:
-    if progress is None:
-        return pairs > 5e9 and hasattr(sys.stderr, "isatty") and sys.stderr.isatty()
-    if not isinstance(progress, (bool, np.bool_)):
-        fail("progress", f"must be True, False or None (automatic), got {progress!r}")
-    return bool(progress)
+def _progress_bar(progress, n_queries: int, pairs: int) -> Progress:
+    "The bar to advance: the caller's own `Progress` (evaluate's, one for the whole run), or a new one."
+    if isinstance(progress, Progress):
+        return progress
+    return Progress(n_queries, progress_wanted(check_bool(progress, "progress", allow_none=True),
+                                               pairs * SECONDS_PER_PAIR), "engine")
 
 
 class _Threads:
@@ -546,7 +527,6 @@ def scan(query_codes, gallery_codes, relevance: Relevance, top: int = 0, code_ma
     pool = _Threads(threads)
     step = default_chunk(len(q), len(g), rel.kind, pool.n, max_block_bytes) if chunk is None \
         else check_int(chunk, "chunk", 1)
-    on = _progress_on(progress, (1 + bool(t)) * len(q) * len(g))
     n_grades = rel.max_grade + 1
     hist = np.zeros((len(q), nbits + 1, n_grades), dtype=np.int64)
     top_grades = np.zeros((len(q), t), dtype=np.uint8) if t else None
@@ -555,7 +535,7 @@ def scan(query_codes, gallery_codes, relevance: Relevance, top: int = 0, code_ma
     hits = np.zeros(len(q), dtype=np.int64) if index_sums else None
     with pool:
         distinct = distinct_codes(g) if code_max else None
-        bar = _Progress(len(q), on)
+        bar = _progress_bar(progress, len(q), (1 + bool(t)) * len(q) * len(g))
         for a in range(0, len(q), step):
             b = min(a + step, len(q))
             qc, rc = q[a:b], rel.rows(a, b)

@@ -11,14 +11,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .hamming import pack_codes
+from .hamming import n_words, pack_codes
 from .metrics import Conventions, metric_names, parse_metric, tie_range
-from .ranking import resolve_top, summarize
+from .ranking import Progress, progress_wanted, resolve_top, summarize
 from .relevance import make_relevance
 from .validate import check_bool, check_choice, check_int, check_same_nbits, fail
 
 # %% auto #0
-__all__ = ['ENGINES', 'STREAMS_INDEX_SUMS', 'Report', 'mean_over_queries', 'register_engine', 'evaluate']
+__all__ = ['ENGINES', 'STREAMS_INDEX_SUMS', 'ADVANCES_PROGRESS', 'SECONDS_PER_PAIR', 'Report', 'mean_over_queries',
+           'register_engine', 'evaluate']
 
 # %% ../nbs/50_evaluation.ipynb #4f3c04fa
 @dataclass(frozen=True)
@@ -117,6 +118,8 @@ def _numba_summarize(query_codes, gallery_codes, relevance, top=0, code_max=Fals
 
 ENGINES = {"numpy": _numpy_summarize, "numba": _numba_summarize}
 STREAMS_INDEX_SUMS = {"numba"}   # engines that accept index_sums=True
+ADVANCES_PROGRESS = {"numba"}    # engines that advance a given ranking.Progress chunk by chunk
+SECONDS_PER_PAIR = {"numpy": 2e-8, "numba": 1e-9}   # rough cost per (query, item, 64-bit word): when to show a bar
 
 
 def register_engine(name: str, summarize_fn, streams_index_sums: bool = False):
@@ -172,7 +175,11 @@ def evaluate(query_codes, gallery_codes, query_labels=None, gallery_labels=None,
                  default=0) if ordered else 0
     t = t_read if conv.ties == "index" else 0              # positions the summary must keep in stable order
     need_code_max = any(m.code_max for m in parsed.values())
-    step = max(1, max_block_bytes // max(1, t_read * 10)) if t_read else len(q)   # ~10 bytes per ordered position
+    # a query block holds its histogram (K+1 distances x grades, int64), code_max, and ~10 bytes per ordered position
+    query_bytes = (nbits + 1) * (rel.max_grade + 1 + need_code_max) * 8 + t_read * 10
+    step = max(1, max_block_bytes // query_bytes)
+    seconds = len(q) * len(g) * n_words(nbits) * SECONDS_PER_PAIR[engine if engine in SECONDS_PER_PAIR else "numpy"]
+    bar = Progress(len(q), progress_wanted(progress, seconds * (1 + bool(t_read))), "evaluate")
     modes = {"value": conv}
     ranged = [n for n, m in parsed.items() if m.tie_bounds] if bounds else []
     if bounds:
@@ -183,7 +190,9 @@ def evaluate(query_codes, gallery_codes, query_labels=None, gallery_labels=None,
         stop = min(start + step, len(q))
         extra = {"index_sums": True} if sums else {}
         summary = build(q[start:stop], g, rel.rows(start, stop), top=t, code_max=need_code_max,
-                        progress=progress, **extra)
+                        progress=bar if engine in ADVANCES_PROGRESS else False, **extra)
+        if engine not in ADVANCES_PROGRESS:
+            bar.update(stop - start)
         for mode, c in modes.items():
             for n, m in parsed.items():
                 out[mode][n].append(np.asarray(m.compute(summary, c), dtype=np.float64))

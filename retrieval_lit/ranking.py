@@ -5,6 +5,8 @@
 # %% ../nbs/03_ranking.ipynb #9ba07880
 from __future__ import annotations
 
+import sys
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,7 +19,7 @@ from .validate import (as_numeric_array, check_choice, check_grade_matrix, check
 # %% auto #0
 __all__ = ['TIE_MODES', 'counting_sort_order', 'stable_order', 'tie_group_sizes', 'IndexSums', 'RankSummary', 'resolve_top',
            'gallery_code_counts', 'code_max_by_distance', 'summarize', 'ordered_top', 'list_summary',
-           'hypergeometric_weights', 'row_sums']
+           'hypergeometric_weights', 'row_sums', 'Progress', 'progress_wanted']
 
 # %% ../nbs/03_ranking.ipynb #5259d31c
 def counting_sort_order(distances: np.ndarray, nbits: int) -> np.ndarray:
@@ -204,3 +206,33 @@ def row_sums(a) -> np.ndarray:
     array, nor on zeros padded at its end (numpy's pairwise `sum` can regroup the additions with the width)."""
     a = np.asarray(a, dtype=np.float64)
     return np.cumsum(a, axis=-1)[..., -1] if a.shape[-1] else np.zeros(a.shape[:-1])
+
+# %% ../nbs/03_ranking.ipynb #14d566dd
+class Progress:
+    "A one-line progress bar on stderr: done/total queries, elapsed time, time left. Inert when not `enabled`."
+
+    def __init__(self, total: int, enabled: bool, label: str = "retrieval_lit"):
+        self.total, self.enabled, self.label = total, enabled, label
+        self.start = time.perf_counter()
+        self.done = 0
+
+    def update(self, n: int):
+        "Count `n` more queries done; print the bar."
+        if not self.enabled:
+            return
+        self.done += n
+        frac = self.done / max(self.total, 1)
+        el = time.perf_counter() - self.start
+        left = el / frac - el if frac > 0 else float("nan")
+        sys.stderr.write(f"\r{self.label} [{'#' * int(30 * frac):<30}] {self.done}/{self.total} queries  {el:6.1f}s"
+                         f"  ~{left:5.1f}s left")
+        if self.done >= self.total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+
+def progress_wanted(progress, seconds: float) -> bool:
+    "`progress` True/False as given; None: on when stderr is a terminal and the run is estimated over 2 seconds."
+    if progress is None:
+        return seconds > 2.0 and hasattr(sys.stderr, "isatty") and sys.stderr.isatty()
+    return bool(progress)

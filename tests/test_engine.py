@@ -361,3 +361,39 @@ def test_engine_summaries_under_thread_stress_never_mix_galleries():
     finally:
         sys.setswitchinterval(old)
     assert not bad
+
+
+@pytest.mark.parametrize("engine_name", ["numpy", "numba"])
+def test_one_progress_bar_for_the_whole_evaluation(engine_name, capsys):
+    "Several query blocks (and bounds) still draw one bar that counts every query once and ends once."
+    from retrieval_lit import evaluation
+    rng = np.random.default_rng(1)
+    q, g = rng.integers(0, 2, (60, 16)), rng.integers(0, 2, (400, 16))
+    ql, gl = rng.integers(0, 3, 60), rng.integers(0, 3, 400)
+    evaluation.evaluate(q, g, ql, gl, ["map@10", "p@5"], bounds=True, engine=engine_name, progress=True,
+                        max_block_bytes=20_000)
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "60/60 queries" in err and err.count("evaluate [") >= 2
+    assert "engine [" not in err
+
+
+def test_evaluate_blocks_bound_the_histogram_memory():
+    "Under ties='expected' without bounds the (Q, K+1, G) histogram is built block by block too."
+    from retrieval_lit import evaluation
+    calls = []
+    rng = np.random.default_rng(2)
+    q, g = rng.integers(0, 2, (50, 64)), rng.integers(0, 2, (30, 64))
+    grades = rng.integers(0, 200, (50, 30))
+
+    def spy(query_codes, gallery_codes, relevance, top=0, code_max=False, progress=None):
+        calls.append(len(query_codes))
+        return ranking.summarize(query_codes, gallery_codes, relevance, top=top, code_max=code_max)
+
+    evaluation.register_engine("spy", spy)
+    try:
+        r = evaluation.evaluate(q, g, relevance=grades, metrics=["map", "ndcg"], engine="spy", max_block_bytes=65 * 200 * 8 * 10)
+    finally:
+        evaluation.ENGINES.pop("spy")
+    assert max(calls) <= 10 and sum(calls) == 50
+    ref = evaluation.evaluate(q, g, relevance=grades, metrics=["map", "ndcg"], engine="numpy")
+    assert all(np.array_equal(r.per_query[n], ref.per_query[n]) for n in r)
