@@ -6,9 +6,12 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
+import os
 import sys
 import time
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -21,8 +24,8 @@ from .metrics import AP_DENOMINATORS, EMPTY_POLICIES, GAINS
 from .validate import RetrievalInputError, fail
 
 # %% auto #0
-__all__ = ['BUNDLE_KEYS', 'EXAMPLES', 'DEMO_METRICS', 'save_packed_codes', 'load_array', 'load_bundle', 'build_parser',
-           'run_demo', 'run_evaluate', 'main']
+__all__ = ['BUNDLE_KEYS', 'EXAMPLES', 'DEMO_METRICS', 'save_packed_codes', 'load_array', 'load_bundle', 'check_output_path',
+           'check_figures_possible', 'build_parser', 'run_demo', 'run_evaluate', 'main']
 
 # %% ../nbs/80_cli.ipynb #1a09858b
 def save_packed_codes(path, codes):
@@ -31,26 +34,82 @@ def save_packed_codes(path, codes):
     np.savez(path, words=p.words, nbits=np.int64(p.nbits))
 
 
-def load_array(path, name: str):
-    "One array from a .npy file, or packed codes from a .npz with `words` and `nbits`."
-    path = Path(path)
+_NPY_MAGIC, _ZIP_MAGIC = b"\x93NUMPY", b"PK\x03\x04"
+
+
+def _check_npy_header(fh, available: int, name: str, where: str):
+    "Read a .npy header from `fh`; fail unless its declared shape x dtype fits the `available` bytes that follow."
+    try:
+        version = np.lib.format.read_magic(fh)
+        read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+        start = fh.tell()
+        shape, _, dtype = read(fh)
+    except (ValueError, OSError, EOFError) as e:
+        fail(name, f"{where} has an unreadable .npy header ({e})")
+    if dtype.hasobject:
+        fail(name, f"{where} holds Python objects (dtype {dtype}); save plain numeric arrays")
+    need = int(np.prod(shape, dtype=object)) * dtype.itemsize
+    have = available - (fh.tell() - start) - len(_NPY_MAGIC) - 2
+    if need > have:
+        fail(name, f"{where} declares shape {shape} of {dtype} ({need:,} bytes) but holds only {max(have, 0):,} bytes "
+                   "after its header: the file is truncated or damaged")
+
+
+def _check_file(path: Path, name: str) -> str:
+    "'npy' or 'npz' after checking headers against the file's size; fails on anything else."
     if not path.exists():
         fail(name, f"file {str(path)!r} does not exist")
+    if path.is_dir():
+        fail(name, f"{str(path)!r} is a directory, not a .npy/.npz file")
+    size = path.stat().st_size
+    with open(path, "rb") as fh:
+        head = fh.read(6)
+        fh.seek(0)
+        if head.startswith(_NPY_MAGIC):
+            _check_npy_header(fh, size, name, repr(str(path)))
+            return "npy"
+    if not head.startswith(_ZIP_MAGIC):
+        fail(name, f"{str(path)!r} is neither a .npy nor a .npz file (it starts with {head!r})")
     try:
-        loaded = np.load(path, allow_pickle=False)
-        if isinstance(loaded, np.ndarray):
-            return loaded
-        with loaded as f:
-            keys = set(f.files)
-            if {"words", "nbits"} <= keys:
-                return PackedCodes(np.asarray(f["words"]), int(f["nbits"]))
-            if len(keys) == 1:
-                return f[keys.pop()]
-            fail(name, f"{str(path)!r} holds arrays {sorted(keys)}: give one array, or `words` and `nbits` for packed codes")
-    except (OSError, ValueError, EOFError) as e:
+        with zipfile.ZipFile(path) as z:
+            for info in z.infolist():
+                with z.open(info) as member:
+                    _check_npy_header(member, info.file_size, name, f"{str(path)!r} member {info.filename!r}")
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as e:
         if isinstance(e, RetrievalInputError):
             raise
-        fail(name, f"could not read {str(path)!r} as .npy/.npz ({e})")
+        fail(name, f"{str(path)!r} is not a readable .npz archive ({e})")
+    return "npz"
+
+
+def _nbits(value, name: str, where: str) -> int:
+    "The `nbits` of a packed .npz: one whole number, not an array, not 16.9."
+    a = np.asarray(value)
+    if a.ndim != 0 or a.dtype.kind not in "iu":
+        fail(name, f"{where}: `nbits` must be one whole number, got {a.tolist()!r} (dtype {a.dtype})")
+    return int(a)
+
+
+def _read(path: Path, name: str, kind: str):
+    "np.load after the checks; any error left is reported as one line naming the option and the file."
+    try:
+        return np.load(path, allow_pickle=False) if kind == "npy" else dict(np.load(path, allow_pickle=False))
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:
+        fail(name, f"could not read {str(path)!r} as .{kind} ({e})")
+
+
+def load_array(path, name: str):
+    "One array from a .npy file, or packed codes from a .npz with `words` and `nbits`; `name`: the option."
+    path = Path(path)
+    kind = _check_file(path, name)
+    loaded = _read(path, name, kind)
+    if kind == "npy":
+        return loaded
+    if {"words", "nbits"} <= set(loaded):
+        return PackedCodes(np.asarray(loaded["words"]), _nbits(loaded["nbits"], name, repr(str(path))))
+    if len(loaded) == 1:
+        return next(iter(loaded.values()))
+    fail(name, f"{str(path)!r} holds arrays {sorted(loaded)}: give one array, or `words` and `nbits` for packed codes")
 
 
 BUNDLE_KEYS = ("query_codes", "gallery_codes", "query_labels", "gallery_labels", "relevance", "relation_types")
@@ -58,27 +117,50 @@ BUNDLE_KEYS = ("query_codes", "gallery_codes", "query_labels", "gallery_labels",
 
 def load_bundle(path) -> dict:
     "The arrays of a .npz bundle, by the names `evaluate` takes."
-    path = Path(path)
-    if not path.exists():
-        fail("data", f"file {str(path)!r} does not exist")
-    try:
-        with np.load(path, allow_pickle=False) as f:
-            arrays = {k: f[k] for k in f.files}
-    except (OSError, ValueError, EOFError) as e:
-        fail("data", f"could not read {str(path)!r} as .npz ({e})")
+    path, name = Path(path), "--data"
+    if _check_file(path, name) != "npz":
+        fail(name, f"{str(path)!r} is a .npy file; --data takes a .npz bundle of named arrays")
+    arrays = _read(path, name, "npz")
     unknown = sorted(set(arrays) - set(BUNDLE_KEYS) - {"query_words", "gallery_words", "nbits"})
     if unknown:
-        fail("data", f"{str(path)!r} holds unknown arrays {unknown}; expected {', '.join(BUNDLE_KEYS)}")
+        fail(name, f"{str(path)!r} holds unknown arrays {unknown}; expected {', '.join(BUNDLE_KEYS)}")
     for side in ("query", "gallery"):
         if f"{side}_words" in arrays:
             if "nbits" not in arrays:
-                fail("data", f"{str(path)!r} has packed `{side}_words` but no `nbits`")
-            arrays[f"{side}_codes"] = PackedCodes(arrays.pop(f"{side}_words"), int(arrays["nbits"]))
+                fail(name, f"{str(path)!r} has packed `{side}_words` but no `nbits`")
+            arrays[f"{side}_codes"] = PackedCodes(arrays.pop(f"{side}_words"), _nbits(arrays["nbits"], name, repr(str(path))))
     arrays.pop("nbits", None)
     for need in ("query_codes", "gallery_codes"):
         if need not in arrays:
-            fail("data", f"{str(path)!r} has no `{need}` array")
+            fail(name, f"{str(path)!r} has no `{need}` array")
     return arrays
+
+
+def check_output_path(path, name: str):
+    "Fail now, before any computation, unless a file can be written at `path` ('-' is standard output)."
+    if path is None or path == "-":
+        return
+    p = Path(path)
+    parent = p.parent if str(p.parent) else Path(".")
+    if p.is_dir():
+        fail(name, f"{str(p)!r} is a directory; give a file name")
+    if not parent.is_dir():
+        fail(name, f"cannot write {str(p)!r}: the folder {str(parent)!r} does not exist")
+    if not os.access(parent, os.W_OK) or (p.exists() and not os.access(p, os.W_OK)):
+        fail(name, f"cannot write {str(p)!r}: permission denied")
+
+
+def check_figures_possible(folder):
+    "Fail now, before any computation, if figures were asked for and cannot be drawn or written."
+    if folder is None:
+        return
+    if importlib.util.find_spec("matplotlib") is None:
+        fail("--figures", 'needs matplotlib, which is not installed: pip install "retrieval_lit[plots]"')
+    p = Path(folder)
+    if p.exists() and not p.is_dir():
+        fail("--figures", f"{str(p)!r} exists and is not a folder")
+    if not p.exists() and not (p.parent if str(p.parent) else Path(".")).is_dir():
+        fail("--figures", f"cannot create {str(p)!r}: the folder {str(p.parent)!r} does not exist")
 
 # %% ../nbs/80_cli.ipynb #506ad0d6
 EXAMPLES = """examples:
@@ -103,8 +185,15 @@ def _add_conventions(p):
     p.add_argument("--json", metavar="PATH", help="write the report as JSON to PATH ('-' for standard output)")
 
 
+class _Parser(argparse.ArgumentParser):
+    "argparse, but a usage error is one line on stderr and exit code 2, like every other error of the command."
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog.split()[0]} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="retrieval-lit", description="Evaluate hashing-based image retrieval: "
+    parser = _Parser(prog="retrieval-lit", description="Evaluate hashing-based image retrieval: "
                                      "exact, tie-aware metrics on Hamming rankings.", epilog=EXAMPLES,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True, metavar="{demo,evaluate,metrics}")
@@ -154,6 +243,8 @@ def run_demo(args, out) -> dict:
     "Evaluate the embedded digits at each code length; print the reports (and write figures if asked)."
     from retrieval_lit.data import load_digits_codes
     metrics = args.metrics or list(DEMO_METRICS)
+    check_output_path(args.json, "--json")
+    check_figures_possible(args.figures)
     reports = {}
     for nbits in args.bits:
         data = load_digits_codes(nbits, seed=args.seed)
@@ -176,11 +267,12 @@ def run_demo(args, out) -> dict:
 
 def run_evaluate(args, out):
     "Evaluate codes and labels read from files."
+    check_output_path(args.json, "--json")
     arrays = load_bundle(args.data) if args.data else {}
     for key in BUNDLE_KEYS:
         path = getattr(args, key, None)
         if path is not None:
-            arrays[key] = load_array(path, key)
+            arrays[key] = load_array(path, "--" + key.replace("_", "-"))
     for need in ("query_codes", "gallery_codes"):
         if need not in arrays:
             fail(need.replace("_", "-"), "is required (or --data with a bundle that holds it)")
@@ -205,7 +297,8 @@ def main(argv=None, out=None) -> int:
         else:
             for example, doc in known_metrics():
                 print(f"{example:<14} {doc}", file=out)
-    except RetrievalInputError as e:
-        print(f"retrieval-lit: error: {e}", file=sys.stderr)
+    except (RetrievalInputError, OSError, MemoryError) as e:   # bad input, unwritable output, too large a job
+        print(f"retrieval-lit: error: {e}" if isinstance(e, RetrievalInputError)
+              else f"retrieval-lit: error: {type(e).__name__}: {e}", file=sys.stderr)
         return 2
     return 0
