@@ -17,8 +17,8 @@ from .validate import (as_numeric_array, check_finite, check_grade_matrix, check
                                     check_nonempty, fail)
 
 # %% auto #0
-__all__ = ['APParts', 'ap_ordered', 'harmonic_gap', 'expected_precision_sum', 'ap_expected', 'finish_ap', 'ap_from_sums',
-           'ap_from_summary', 'average_precision', 'ap_bounds']
+__all__ = ['APParts', 'ap_ordered', 'harmonic_gap', 'expected_precision_sum', 'expected_term_sum', 'ap_expected', 'finish_ap',
+           'ap_from_sums', 'ap_from_summary', 'map_at_r_from_summary', 'average_precision', 'ap_bounds']
 
 # %% ../nbs/11_average_precision.ipynb #56fb3622
 class APParts(NamedTuple):
@@ -43,18 +43,23 @@ def _row_blocks(n_rows: int, row_len: int, cells: int = 1 << 22):
     return ((a, min(a + step, n_rows)) for a in range(0, n_rows, step))
 
 
-def ap_ordered(relevant: np.ndarray, n_relevant: np.ndarray, denominator: str) -> APParts:
+def ap_ordered(relevant: np.ndarray, n_relevant: np.ndarray, denominator: str, interpolation: str = "step") -> APParts:
     """AP@t of lists in a fixed order: `relevant` (Q, t) bool, the top t = min(p, N) items of each query in rank
-    order; `n_relevant` (Q,) relevant items in each whole gallery (R)."""
+    order; `n_relevant` (Q,) relevant items in each whole gallery (R). `interpolation="trapezoid"` averages, at each
+    relevant rank, the precision there and the precision just before it (1 at rank 1)."""
     relevant = np.asarray(relevant, dtype=bool)
     n_q, t = relevant.shape
     total = np.asarray(n_relevant, dtype=np.int64)
     s = np.zeros(n_q)
     got = np.zeros(n_q, dtype=np.int64)
     ranks = np.arange(1, t + 1, dtype=np.float64)
+    before = np.maximum(ranks - 1, 1)
     for a, b in _row_blocks(n_q, t):
         hits = np.cumsum(relevant[a:b], axis=1)        # relevant items up to each rank
-        s[a:b] = np.where(relevant[a:b], hits / ranks, 0.0).sum(axis=1)
+        terms = hits / ranks
+        if interpolation == "trapezoid":
+            terms = 0.5 * (terms + np.where(ranks == 1, 1.0, (hits - 1) / before))
+        s[a:b] = np.where(relevant[a:b], terms, 0.0).sum(axis=1)
         got[a:b] = hits[:, -1] if t else 0
     den = _ap_denominator(got, total, t, denominator)
     defined = den > 0
@@ -104,27 +109,44 @@ def expected_precision_sum(rel_before, items_before, slots, q, slope) -> np.ndar
     rel_before, q, slope = (np.asarray(a, dtype=np.float64) for a in (rel_before, q, slope))
     return q * (slope * slots + (rel_before + 1 - slope * (1 + items_before)) * gap)
 
+
+def expected_term_sum(rel_before, items_before, slots, q, slope, interpolation: str = "step") -> np.ndarray:
+    """`expected_precision_sum` under `interpolation`: "trapezoid" averages it with the same sum of the precision
+    just *before* each slot, (relevant before) / (items before), which is 1 at rank 1. Shifting both counts by one
+    turns that sum into the step form: sum (rb + s(i-1)) / (nb - 1 + i) = expected_precision_sum(rb - 1, nb - 1, ...),
+    except for a group that starts at rank 1, where it is q * (1 + slope * (slots - 1))."""
+    at = expected_precision_sum(rel_before, items_before, slots, q, slope)
+    if interpolation == "step":
+        return at
+    nb = np.asarray(items_before, dtype=np.int64)
+    shifted = expected_precision_sum(np.asarray(rel_before) - 1, np.maximum(nb - 1, 0), slots, q, slope)
+    slots, q, slope = (np.asarray(a, dtype=np.float64) for a in (slots, q, slope))
+    first = np.where(slots > 0, q * (1 + slope * (slots - 1)), 0.0)
+    return 0.5 * (at + np.where(nb >= 1, shifted, first))
+
 # %% ../nbs/11_average_precision.ipynb #612d6057
 def _safe_div(a, b):
     a, b = np.broadcast_arrays(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64))
     return np.divide(a, b, out=np.zeros(a.shape), where=b != 0)
 
 
-def ap_expected(n, r, t: int, denominator: str) -> APParts:
+def ap_expected(n, r, t, denominator: str, interpolation: str = "step") -> APParts:
     """Exact mean of AP@t over all orders inside tie groups. n, r: (Q, G) items and relevant items per tie group,
-    nearest group first; t >= 1 the cutoff (>= N: the whole ranking)."""
+    nearest group first; t >= 1 the cutoff (>= N: the whole ranking), one for all queries or one per query (Q,)."""
     n, r = np.asarray(n, dtype=np.int64), np.asarray(r, dtype=np.int64)
     n_q = n.shape[0]
+    t = np.asarray(t, dtype=np.int64)
     items_before, rel_before = np.cumsum(n, axis=1) - n, np.cumsum(r, axis=1) - r
     total = r.sum(axis=1)
-    inside = np.clip(t - items_before, 0, n)                       # slots of each group inside the top t
+    inside = np.clip((t[:, None] if t.ndim else t) - items_before, 0, n)   # slots of each group inside the top t
     q, slope = _safe_div(r, n), _safe_div(r - 1, n - 1)
+    terms = lambda *a: expected_term_sum(*a, interpolation=interpolation)
     if denominator != "retrieved":                                 # the denominator is fixed: mean of S over it
-        s = row_sums(expected_precision_sum(rel_before, items_before, inside, q, slope))
+        s = row_sums(terms(rel_before, items_before, inside, q, slope))
         den = _ap_denominator(None, total, np.minimum(t, n.sum(axis=1)), denominator)
         return APParts(_safe_div(s, den), (den > 0).astype(np.float64), den == 0)
     whole = (inside == n) & (n > 0)
-    s_whole = row_sums(np.where(whole, expected_precision_sum(rel_before, items_before, n, q, slope), 0.0))
+    s_whole = row_sums(np.where(whole, terms(rel_before, items_before, n, q, slope), 0.0))
     r_whole = np.where(whole, r, 0).sum(axis=1)
     value = _safe_div(s_whole, r_whole)
     p_defined = (r_whole > 0).astype(np.float64)
@@ -135,12 +157,12 @@ def ap_expected(n, r, t: int, denominator: str) -> APParts:
         g = split[rows].argmax(axis=1)
         nc, rc, jc, nb = n[rows, g], r[rows, g], inside[rows, g], items_before[rows, g]
         rb, a = r_whole[rows], s_whole[rows]
-        value[rows], p_defined[rows] = _split_group_terms(nc, rc, jc, nb, rb, a)
+        value[rows], p_defined[rows] = _split_group_terms(nc, rc, jc, nb, rb, a, interpolation=interpolation)
         maybe_undefined[rows] = (rb == 0) & (jc <= nc - rc)        # h = 0 is possible
     return APParts(value, p_defined, maybe_undefined)
 
 
-def _split_group_terms(nc, rc, jc, nb, rb, a, cells: int = 1 << 22):
+def _split_group_terms(nc, rc, jc, nb, rb, a, cells: int = 1 << 22, interpolation: str = "step"):
     "Sum over h of P(H=h) * (a + E[S_c | H=h]) / (rb + h), and P(rb + H > 0), in row blocks of bounded size."
     value, p_defined = np.zeros(len(nc)), np.zeros(len(nc))
     width = np.minimum(jc, rc) - np.maximum(0, jc - (nc - rc)) + 1
@@ -149,7 +171,7 @@ def _split_group_terms(nc, rc, jc, nb, rb, a, cells: int = 1 << 22):
         lo, w = hypergeometric_weights(nc[sl], rc[sl], jc[sl])
         h = (lo[:, None] + np.arange(w.shape[1])).astype(np.float64)
         j = jc[sl, None]
-        s_c = expected_precision_sum(rb[sl, None], nb[sl, None], j, h / j, _safe_div(h - 1, j - 1))
+        s_c = expected_term_sum(rb[sl, None], nb[sl, None], j, h / j, _safe_div(h - 1, j - 1), interpolation)
         den = rb[sl, None] + h
         value[sl] = row_sums(w * _safe_div(a[sl, None] + s_c, den))      # left to right: padding changes nothing
         p_defined[sl] = row_sums(np.where(den > 0, w, 0.0))
@@ -180,29 +202,58 @@ def ap_from_sums(sums, n_relevant: np.ndarray) -> tuple:
 def ap_from_summary(summary: RankSummary, p, conventions: Conventions) -> np.ndarray:
     "(Q,) AP@p of every query (p=None: the whole ranking) under `conventions`; NaN where skipped."
     t = summary.n_gallery if p is None else min(check_int(p, "p", 1), summary.n_gallery)
+    interpolation = conventions.ap_interpolation
     if conventions.ties == "expected":
-        parts = ap_expected(summary.group_sizes, summary.relevant_hist, t, conventions.ap_denominator)
-    elif conventions.ties == "index" and t == summary.n_gallery and summary.index_sums is not None:
+        parts = ap_expected(summary.group_sizes, summary.relevant_hist, t, conventions.ap_denominator, interpolation)
+    elif (conventions.ties == "index" and t == summary.n_gallery and summary.index_sums is not None
+          and interpolation == "step"):                          # the engine streams the step sums only
         values, undefined = ap_from_sums(summary.index_sums, summary.n_relevant)
         parts = APParts(values, (~undefined).astype(np.float64), undefined)
     else:
         top = ordered_top(summary, t, conventions.ties)
-        parts = ap_ordered(top > 0, summary.n_relevant, conventions.ap_denominator)
+        parts = ap_ordered(top > 0, summary.n_relevant, conventions.ap_denominator, interpolation)
     return finish_ap(parts, conventions, t)
+
+
+def map_at_r_from_summary(summary: RankSummary, conventions: Conventions) -> np.ndarray:
+    """(Q,) MAP@R (Musgrave et al. 2020): AP over the first R ranks divided by R, R = the query's relevant items
+    (after any removed ones); every tie mode; a query with R = 0 follows `conventions.empty`."""
+    big_r = summary.n_relevant
+    interpolation = conventions.ap_interpolation
+    if conventions.ties == "expected":
+        parts = ap_expected(summary.group_sizes, summary.relevant_hist, np.maximum(big_r, 1), "all", interpolation)
+    else:
+        width = int(big_r.max(initial=0))
+        top = ordered_top(summary, max(width, 1), conventions.ties) > 0
+        top &= np.arange(top.shape[1])[None, :] < big_r[:, None]      # each query reads its own first R ranks
+        parts = ap_ordered(top, big_r, "all", interpolation)
+    return apply_empty_policy(parts.value, big_r == 0, conventions, "have no relevant item (MAP@R needs R >= 1)")
 
 # %% ../nbs/11_average_precision.ipynb #736cdf94
 def average_precision(grades, p=None, tie_sizes=None, *, ties: str = "expected",
-                      ap_denominator: str = "retrieved", empty: str = "zero") -> float:
+                      ap_denominator: str = "retrieved", empty: str = "zero", ap_interpolation: str = "step") -> float:
     """AP@p of one ranked list (p=None: the whole list). `grades` in rank order (ties in the given order), relevant
     = grade > 0; `tie_sizes`: sizes of consecutive tie groups (None: no ties). NaN if skipped by `empty`."""
-    conventions = Conventions.make(ties=ties, ap_denominator=ap_denominator, empty=empty)
+    conventions = Conventions.make(ties=ties, ap_denominator=ap_denominator, empty=empty, ap_interpolation=ap_interpolation)
     return float(ap_from_summary(list_summary(grades, tie_sizes), p, conventions)[0])
 
 # %% ../nbs/11_average_precision.ipynb #c23249c8
-def _whole_group_extremes(n, r, items_before, rel_before, whole) -> tuple:
+def _run_term_sum(c, s, r, interpolation: str = "step") -> np.ndarray:
+    """The precision terms of r relevant items in a row at ranks s+1..s+r with c relevant items before them:
+    sum (c+i)/(s+i) = r + (c - s)(H_{s+r} - H_s); the trapezoid's "before" terms (c+i-1)/(s+i-1) shift both by one
+    (and are r when s = 0, the first being 1 by convention)."""
+    c, s, r = (np.asarray(a, dtype=np.int64) for a in (c, s, r))
+    step = r + (c - s) * harmonic_gap(s, r)
+    if interpolation == "step":
+        return step
+    before = np.where(s >= 1, r + (c - s) * harmonic_gap(np.maximum(s - 1, 0), r), r)
+    return 0.5 * (step + before)
+
+
+def _whole_group_extremes(n, r, items_before, rel_before, whole, interpolation: str = "step") -> tuple:
     "(S_max, S_min): the precision sums of the whole groups with their relevant items first / last."
-    s_max = r + (rel_before - items_before) * harmonic_gap(items_before, r)
-    s_min = r + (rel_before - items_before - n + r) * harmonic_gap(items_before + n - r, r)
+    s_max = _run_term_sum(rel_before, items_before, r, interpolation)
+    s_min = _run_term_sum(rel_before, items_before + n - r, r, interpolation)
     return row_sums(np.where(whole, s_max, 0.0)), row_sums(np.where(whole, s_min, 0.0))
 
 
@@ -213,7 +264,7 @@ def ap_bounds(summary: RankSummary, p, conventions: Conventions) -> tuple:
     items_before, rel_before = np.cumsum(n, axis=1) - n, np.cumsum(r, axis=1) - r
     inside = np.clip(t - items_before, 0, n)
     whole = (inside == n) & (n > 0)
-    a_max, a_min = _whole_group_extremes(n, r, items_before, rel_before, whole)
+    a_max, a_min = _whole_group_extremes(n, r, items_before, rel_before, whole, conventions.ap_interpolation)
     rb = np.where(whole, r, 0).sum(axis=1)
     split = (inside > 0) & (inside < n)                           # at most one group per query
     g = split.argmax(axis=1)[:, None]
@@ -229,8 +280,8 @@ def ap_bounds(summary: RankSummary, p, conventions: Conventions) -> tuple:
         valid = h <= h_hi[a:b, None]
         h = np.minimum(h, h_hi[a:b, None])
         rb_, nb_, j_ = rb[a:b, None], nb[a:b, None], j[a:b, None]
-        s_max = a_max[a:b, None] + h + (rb_ - nb_) * harmonic_gap(nb_, h)
-        s_min = a_min[a:b, None] + h + (rb_ - nb_ - j_ + h) * harmonic_gap(nb_ + j_ - h, h)
+        s_max = a_max[a:b, None] + _run_term_sum(rb_, nb_, h, conventions.ap_interpolation)
+        s_min = a_min[a:b, None] + _run_term_sum(rb_, nb_ + j_ - h, h, conventions.ap_interpolation)
         den = _ap_denominator(rb_ + h, total[a:b, None], t, conventions.ap_denominator)
         den = np.broadcast_to(den, h.shape)
         defined = valid & (den > 0)
@@ -254,5 +305,7 @@ def _build_map(match) -> Metric:
                   bounds=lambda summary, conventions: ap_bounds(summary, p, conventions))
 
 
+register_metric(r"map@r", lambda match: Metric(name="map@r", compute=map_at_r_from_summary, top=-1, binary=True),
+                "map@r", "MAP@R (Musgrave et al.): AP over the first R ranks divided by R, R = relevant items; see ties, empty")
 register_metric(r"map(?:@(?P<p>[0-9]+))?", _build_map, "map@1000",
                 "mean average precision over the top p (map: the whole ranking); see ap_denominator, empty, ties")

@@ -144,7 +144,8 @@ def mlgap(summary: RankSummary, r: int, conventions: Conventions = Conventions()
 
 def _build_mlgap(match) -> Metric:
     r = parse_cutoff(match["r"], match.group(0), "radius", minimum=0)
-    return Metric(f"mlgap@{r}", lambda summary, conventions: mlgap(summary, r, conventions), top=0, code_max=True)
+    return Metric(f"mlgap@{r}", lambda summary, conventions: mlgap(summary, r, conventions), top=0, code_max=True,
+                  hamming_only=True)
 
 
 register_metric(r"mlgap@(?P<r>[0-9]+)", _build_mlgap, "mlgap@2",

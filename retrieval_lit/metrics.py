@@ -16,14 +16,15 @@ from .ranking import TIE_MODES
 from .validate import RetrievalInputError, check_choice, check_int, check_probability, fail
 
 # %% auto #0
-__all__ = ['AP_DENOMINATORS', 'EMPTY_POLICIES', 'GAINS', 'METRIC_MODULES', 'MAX_CUTOFF', 'Conventions', 'apply_empty_policy',
-           'Metric', 'register_metric', 'load_metric_modules', 'known_metrics', 'metric_names', 'parse_metric',
-           'parse_cutoff', 'tie_range']
+__all__ = ['AP_DENOMINATORS', 'EMPTY_POLICIES', 'GAINS', 'AP_INTERPOLATIONS', 'METRIC_MODULES', 'MAX_CUTOFF', 'Conventions',
+           'apply_empty_policy', 'Metric', 'register_metric', 'load_metric_modules', 'known_metrics', 'metric_names',
+           'parse_metric', 'parse_cutoff', 'tie_range']
 
 # %% ../nbs/04_metrics.ipynb #3eb1e6e6
 AP_DENOMINATORS = ("retrieved", "all", "min")
 EMPTY_POLICIES = ("zero", "skip", "error")
 GAINS = ("exp2", "linear")
+AP_INTERPOLATIONS = ("step", "trapezoid")
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,8 @@ class Conventions:
     empty: str = "zero"
     gain: str = "exp2"
     rbp_persistence: float = 0.8
+    ap_interpolation: str = "step"   # "step": mean of precisions at relevant ranks (the seeds); "trapezoid": the
+                                     # area under the PR curve by trapezoids, precision 1 at rank 0 (Oxford/Paris)
 
     @classmethod
     def make(cls, **kwargs) -> "Conventions":
@@ -48,6 +51,7 @@ class Conventions:
         check_choice(c.empty, "empty", EMPTY_POLICIES)
         check_choice(c.gain, "gain", GAINS)
         check_probability(c.rbp_persistence, "rbp_persistence")
+        check_choice(c.ap_interpolation, "ap_interpolation", AP_INTERPOLATIONS)
         return c
 
     def with_ties(self, ties: str) -> "Conventions":
@@ -79,6 +83,7 @@ class Metric:
     top: int = 0
     code_max: bool = False
     binary: bool = True
+    hamming_only: bool = False          # reads a group index as a Hamming radius: refused on score rankings
     higher_is_better: bool = True
     tie_bounds: bool = True             # the report gives its range over all tie orders
     index_sums: bool = False            # whole-ranking metric the engine can finish from streamed sums

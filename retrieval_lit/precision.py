@@ -252,7 +252,8 @@ def _build_rprec(match) -> Metric:
 
 def _build_radius(match) -> Metric:
     r = parse_cutoff(match.group("r"), match.group(0), "radius", minimum=0)
-    return Metric(name=f"p@r{r}", compute=lambda s, c: radius_precision_from_summary(s, r, c), top=0, binary=True)
+    return Metric(name=f"p@r{r}", compute=lambda s, c: radius_precision_from_summary(s, r, c), top=0, binary=True,
+                  hamming_only=True)
 
 
 register_metric(r"p@(?P<k>[0-9]+)", _build_precision, "p@100",

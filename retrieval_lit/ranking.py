@@ -11,15 +11,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .hamming import DEFAULT_BLOCK_BYTES, iter_distance_blocks, pack_codes
-from .relevance import Relevance, check_relevance
+from .hamming import DEFAULT_BLOCK_BYTES, block_rows, iter_distance_blocks, pack_codes
+from .relevance import IgnoreSets, Relevance, check_relevance
 from .validate import (as_numeric_array, check_choice, check_grade_matrix, check_int, check_ndim,
-                                     check_nonempty, check_same_nbits, check_tie_sizes, fail)
+                                     check_finite, check_nonempty, check_same_nbits, check_tie_sizes, fail)
 
 # %% auto #0
-__all__ = ['TIE_MODES', 'counting_sort_order', 'stable_order', 'tie_group_sizes', 'IndexSums', 'RankSummary', 'resolve_top',
-           'gallery_code_counts', 'code_max_by_distance', 'summarize', 'ordered_top', 'list_summary',
-           'hypergeometric_weights', 'row_sums', 'Progress', 'progress_wanted']
+__all__ = ['TIE_MODES', 'MAX_EXACT_INT_SCORE', 'SIMILARITIES', 'counting_sort_order', 'stable_order', 'tie_group_sizes',
+           'IndexSums', 'RankSummary', 'resolve_top', 'gallery_code_counts', 'code_max_by_distance', 'check_ignore',
+           'summarize', 'ordered_top', 'list_summary', 'hypergeometric_weights', 'row_sums', 'check_scores',
+           'summarize_scores', 'similarity_rows', 'Progress', 'progress_wanted']
 
 # %% ../nbs/03_ranking.ipynb #5259d31c
 def counting_sort_order(distances: np.ndarray, nbits: int) -> np.ndarray:
@@ -62,16 +63,22 @@ class IndexSums:
 class RankSummary:
     """What the metrics need to know about each query's ranking.
 
-    hist:     (Q, K+1, G) int64, gallery items at distance d with relevance grade g
-    top:      (Q, t) uint8 grades of the first t items in stable order (ties by gallery index), or None
+    hist:     (Q, K+1, G) int64, gallery items in tie group d (Hamming: at distance d) with relevance grade g;
+              items removed from a query's ranking (junk, the query itself) are not counted, so a query ranks
+              hist[q].sum() <= N items
+    top:      (Q, t) uint8 grades of the first t ranked items in stable order (ties by gallery index), grade 0
+              past a query's last ranked item; or None
     code_max: (Q, K+1) int64, most gallery items sharing one code at distance d from the query code, or None
-    index_sums: whole-ranking sums in stable order (IndexSums), streamed by the engine instead of `top`, or None"""
+    index_sums: whole-ranking sums in stable order (IndexSums), streamed by the engine instead of `top`, or None
+    kind:     "hamming" (group d = distance d, nbits = K) or "scores" (groups of equal scores, best first;
+              nbits = number of groups - 1, not a code length)"""
     nbits: int
     n_gallery: int
     hist: np.ndarray
     top: np.ndarray | None = None
     code_max: np.ndarray | None = None
     index_sums: IndexSums | None = None
+    kind: str = "hamming"
 
     @property
     def n_queries(self) -> int:
@@ -99,50 +106,76 @@ def resolve_top(top: int, n_gallery: int) -> int:
     return n_gallery if top == -1 else min(top, n_gallery)
 
 
-def _hist_block(d: np.ndarray, grades: np.ndarray, nbits: int, n_grades: int) -> np.ndarray:
-    "Counts by (distance, grade) for every query row of a block, in one bincount."
+def _hist_block(d: np.ndarray, grades: np.ndarray, n_groups: int, n_grades: int, kept=None) -> np.ndarray:
+    "Counts by (group, grade) for every query row of a block, in one bincount; `kept` (bool) leaves items out."
     rows = d.shape[0]
-    cells = (nbits + 1) * n_grades
+    cells = n_groups * n_grades
     key = d.astype(np.int64) * n_grades + grades + (np.arange(rows, dtype=np.int64) * cells)[:, None]
-    return np.bincount(key.ravel(), minlength=rows * cells).reshape(rows, nbits + 1, n_grades)
+    key = key.ravel() if kept is None else key[kept]
+    return np.bincount(key, minlength=rows * cells).reshape(rows, n_groups, n_grades)
 
 
-def gallery_code_counts(gallery_codes) -> tuple:
-    "The gallery's distinct codes (as PackedCodes) and how many items carry each."
+def gallery_code_counts(gallery_codes, inverse: bool = False) -> tuple:
+    "The gallery's distinct codes (as PackedCodes), how many items carry each (and, if asked, each item's code)."
     g = pack_codes(gallery_codes, "gallery_codes")
-    words, counts = np.unique(g.words, axis=0, return_counts=True)
-    return type(g)(words, g.nbits), counts.astype(np.int64)
+    words, code_of, counts = np.unique(g.words, axis=0, return_inverse=True, return_counts=True)
+    out = (type(g)(words, g.nbits), counts.astype(np.int64))
+    return out + (code_of.reshape(-1),) if inverse else out
 
 
-def code_max_by_distance(query_codes, distinct_codes, multiplicities: np.ndarray) -> np.ndarray:
-    "(Q, K+1): the largest multiplicity among distinct gallery codes at each distance from each query code."
+def code_max_by_distance(query_codes, distinct_codes, multiplicities: np.ndarray, ignore=None,
+                         code_of=None) -> np.ndarray:
+    """(Q, K+1): the largest multiplicity among distinct gallery codes at each distance from each query code.
+    With `ignore` (IgnoreSets; `code_of[i]` = the distinct code of gallery item i) a query's removed items do not
+    count on their codes."""
     q = pack_codes(query_codes, "query_codes")
     out = np.zeros((len(q), q.nbits + 1), dtype=np.int64)
     for start, stop, d in iter_distance_blocks(q, distinct_codes):
+        mult = np.broadcast_to(multiplicities, d.shape)
+        if ignore is not None:
+            sub = ignore.rows(start, stop)
+            mult = mult.copy()
+            np.subtract.at(mult, (np.repeat(np.arange(stop - start), sub.counts), code_of[sub.indices]), 1)
         flat = (np.arange(stop - start)[:, None] * (q.nbits + 1) + d).ravel()
         block = np.zeros((stop - start) * (q.nbits + 1), dtype=np.int64)
-        np.maximum.at(block, flat, np.broadcast_to(multiplicities, d.shape).ravel())
+        np.maximum.at(block, flat, mult.ravel())
         out[start:stop] = block.reshape(stop - start, q.nbits + 1)
     return out
 
 
+def check_ignore(ignore, n_queries: int, n_gallery: int):
+    "`ignore` must be None or IgnoreSets covering exactly these queries and gallery items."
+    if ignore is not None and (not isinstance(ignore, IgnoreSets) or (ignore.n_queries, ignore.n_gallery) != (n_queries, n_gallery)):
+        fail("ignore", f"must be relevance.IgnoreSets for {n_queries} queries x {n_gallery} gallery items "
+                       f"(see relevance.make_ignore), got {ignore!r:.80}")
+    return ignore
+
+
 def summarize(query_codes, gallery_codes, relevance: Relevance, top: int = 0, code_max: bool = False,
-              max_block_bytes: int = DEFAULT_BLOCK_BYTES) -> RankSummary:
-    "The ranking summary of every query (the readable numpy reference the fast engine must match)."
+              max_block_bytes: int = DEFAULT_BLOCK_BYTES, ignore=None) -> RankSummary:
+    """The ranking summary of every query (the readable numpy reference the fast engine must match). `ignore`
+    (IgnoreSets): items removed from each query's ranking before anything is counted."""
     q, g = pack_codes(query_codes, "query_codes"), pack_codes(gallery_codes, "gallery_codes")
     nbits = check_same_nbits(q.nbits, g.nbits, "query_codes", "gallery_codes")
     check_relevance(relevance, len(q), len(g))
+    check_ignore(ignore, len(q), len(g))
     t = resolve_top(top, len(g))
     n_grades = relevance.max_grade + 1
     hist = np.zeros((len(q), nbits + 1, n_grades), dtype=np.int64)
     top_grades = np.zeros((len(q), t), dtype=np.uint8) if t else None
     for start, stop, d in iter_distance_blocks(q, g, max_block_bytes):
         grades = relevance.block(start, stop)
-        hist[start:stop] = _hist_block(d, grades, nbits, n_grades)
+        kept = None if ignore is None else ~ignore.mask(start, stop)
+        hist[start:stop] = _hist_block(d, grades, nbits + 1, n_grades, kept)
         if t:
-            order = stable_order(d)[:, :t]
-            top_grades[start:stop] = np.take_along_axis(grades, order, axis=1)
-    cmax = code_max_by_distance(q, *gallery_code_counts(g)) if code_max else None
+            key = d if kept is None else np.where(kept, d.astype(np.int64), nbits + 1)   # removed items last
+            order = stable_order(key)[:, :t]
+            shown = grades if kept is None else grades * kept                            # ... and graded 0
+            top_grades[start:stop] = np.take_along_axis(shown, order, axis=1)
+    cmax = None
+    if code_max:
+        distinct, mult, code_of = gallery_code_counts(g, inverse=True)
+        cmax = code_max_by_distance(q, distinct, mult, ignore, code_of)
     return RankSummary(nbits, len(g), hist, top_grades, cmax)
 
 # %% ../nbs/03_ranking.ipynb #863a1cf3
@@ -162,9 +195,11 @@ def ordered_top(summary: RankSummary, t: int, ties: str) -> np.ndarray:
     n_grades = summary.hist.shape[2]
     grade_order = np.arange(n_grades)[::-1] if ties == "optimistic" else np.arange(n_grades)
     counts = summary.hist[:, :, grade_order].reshape(summary.n_queries, -1)
-    before = np.cumsum(counts, axis=1) - counts                 # items ranked ahead of each (distance, grade) cell
+    pad = np.maximum(0, t - counts.sum(axis=1, keepdims=True))  # a query ranking fewer than t items: grade 0 after
+    counts = np.concatenate([counts, pad], axis=1)
+    before = np.cumsum(counts, axis=1) - counts                 # items ranked ahead of each (group, grade) cell
     kept = np.clip(t - before, 0, counts)                       # how many of the cell fall inside the first t
-    values = np.tile(grade_order.astype(np.uint8), summary.nbits + 1)
+    values = np.append(np.tile(grade_order.astype(np.uint8), summary.hist.shape[1]), np.uint8(0))
     return np.repeat(np.tile(values, summary.n_queries), kept.ravel()).reshape(summary.n_queries, t)
 
 # %% ../nbs/03_ranking.ipynb #80445be6
@@ -206,6 +241,107 @@ def row_sums(a) -> np.ndarray:
     array, nor on zeros padded at its end (numpy's pairwise `sum` can regroup the additions with the width)."""
     a = np.asarray(a, dtype=np.float64)
     return np.cumsum(a, axis=-1)[..., -1] if a.shape[-1] else np.zeros(a.shape[:-1])
+
+# %% ../nbs/03_ranking.ipynb #2ddb4962
+MAX_EXACT_INT_SCORE = 2**53
+
+
+def check_scores(scores, name: str, shape: tuple | None = None) -> np.ndarray:
+    "A queries x gallery array of finite similarity scores (float or integer), as float64 (an exact conversion)."
+    a = check_finite(check_ndim(as_numeric_array(scores, name), name, 2, "queries x gallery"), name)
+    if shape is not None and a.shape != tuple(shape):
+        fail(name, f"must have shape {tuple(shape)} (queries x gallery items), got {a.shape}")
+    check_nonempty(a, name, "queries")
+    if a.dtype.kind in "iu" and a.size and max(abs(int(a.min())), abs(int(a.max()))) > MAX_EXACT_INT_SCORE:
+        fail(name, "holds integers beyond 2**53, which float64 cannot compare exactly; rescale them")
+    return a.astype(np.float64)
+
+
+def _score_block_summary(s: np.ndarray, grades: np.ndarray, kept, n_grades: int, t: int, cutoff) -> tuple:
+    "(hist (b, G, grades), top (b, t)) of one block of score rows; see the section above."
+    b, n = s.shape
+    removed = np.zeros((b, n), dtype=bool) if kept is None else ~kept
+    order = np.lexsort((-s, removed), axis=-1)                    # stable: ties keep gallery index order
+    s_sorted = np.take_along_axis(s, order, axis=1)
+    g_sorted = np.take_along_axis(grades, order, axis=1)
+    k_sorted = ~np.take_along_axis(removed, order, axis=1)
+    new_group = np.ones((b, n), dtype=bool)
+    new_group[:, 1:] = s_sorted[:, 1:] != s_sorted[:, :-1]
+    gid = np.cumsum(new_group, axis=1) - 1
+    if cutoff is not None:                                       # merge the groups wholly after rank `cutoff`
+        n_kept = k_sorted.sum(axis=1)
+        last = np.take_along_axis(gid, np.clip(np.minimum(cutoff, n_kept) - 1, 0, None)[:, None], axis=1)
+        gid = np.minimum(gid, last + 1)
+    n_groups = int(gid[k_sorted].max(initial=-1)) + 1
+    hist = _hist_block(gid, g_sorted, max(n_groups, 1), n_grades, k_sorted)
+    top = (g_sorted[:, :t] * k_sorted[:, :t]).astype(np.uint8) if t else None
+    return hist, top
+
+
+def _pad_groups(blocks: list) -> np.ndarray:
+    "Stack (b, G_i, grades) blocks into one (Q, max G_i, grades) array, padding with empty groups at the end."
+    width = max(h.shape[1] for h in blocks)
+    return np.concatenate([np.pad(h, ((0, 0), (0, width - h.shape[1]), (0, 0))) for h in blocks], axis=0)
+
+
+def summarize_scores(scores, relevance: Relevance, top: int = 0, ignore=None, cutoff: int | None = None,
+                     max_block_bytes: int = DEFAULT_BLOCK_BYTES) -> RankSummary:
+    """The ranking summary of every query of a ranking by similarity scores (higher = nearer; `kind="scores"`).
+
+    scores: a Q x N array, or a function (start, stop) -> the (stop-start, N) score rows of those queries (how
+            embeddings are compared block by block); top: grades kept in stable order (-1: all); ignore: IgnoreSets;
+    cutoff: the last rank any metric reads (None: the whole ranking): later groups merge into one."""
+    n_q, n_g = relevance.n_queries, relevance.n_gallery
+    rows = scores if callable(scores) else None
+    if rows is None:
+        checked = check_scores(scores, "scores", (n_q, n_g))
+        rows = lambda a, b: checked[a:b]
+    check_ignore(ignore, n_q, n_g)
+    if cutoff is not None:
+        cutoff = check_int(cutoff, "cutoff", 1)
+    t = resolve_top(top, n_g)
+    n_grades = relevance.max_grade + 1
+    step = block_rows(n_g, max_block_bytes, 40)                 # scores, order, sorted copies: ~40 bytes a pair
+    hists, tops = [], []
+    for a in range(0, n_q, step):
+        b = min(a + step, n_q)
+        kept = None if ignore is None else ~ignore.mask(a, b)
+        h, tp = _score_block_summary(rows(a, b), relevance.block(a, b), kept, n_grades, t, cutoff)
+        hists.append(h)
+        tops.append(tp)
+    hist = _pad_groups(hists)
+    return RankSummary(hist.shape[1] - 1, n_g, hist, np.concatenate(tops) if t else None, kind="scores")
+
+# %% ../nbs/03_ranking.ipynb #26b8cb65
+SIMILARITIES = ("cosine", "dot", "l2")
+
+
+def _embeddings(x, name: str, dim: int | None = None) -> np.ndarray:
+    a = check_finite(check_nonempty(check_ndim(as_numeric_array(x, name), name, 2, "items x dimensions"), name), name)
+    if dim is not None and a.shape[1] != dim:
+        fail(name, f"has {a.shape[1]} dimensions but `query_embeddings` has {dim}: they must match")
+    return a.astype(np.float64)
+
+
+def similarity_rows(query_embeddings, gallery_embeddings, similarity: str = "cosine"):
+    "(n_queries, n_gallery, rows): rows(start, stop) -> the float64 similarity of queries start..stop-1 to the gallery."
+    check_choice(similarity, "similarity", SIMILARITIES)
+    q = _embeddings(query_embeddings, "query_embeddings")
+    g = _embeddings(gallery_embeddings, "gallery_embeddings", q.shape[1])
+    if similarity == "cosine":
+        for a, name in ((q, "query_embeddings"), (g, "gallery_embeddings")):
+            norms = np.linalg.norm(a, axis=1)
+            if (norms == 0).any():
+                fail(name, f"has a zero vector at row {int(np.flatnonzero(norms == 0)[0])}: its cosine is undefined")
+        q, g = q / np.linalg.norm(q, axis=1, keepdims=True), g / np.linalg.norm(g, axis=1, keepdims=True)
+    g_t, g_sq = np.ascontiguousarray(g.T), (g * g).sum(axis=1)
+
+    def rows(start: int, stop: int) -> np.ndarray:
+        dots = q[start:stop] @ g_t
+        if similarity != "l2":
+            return dots
+        return -((q[start:stop] * q[start:stop]).sum(axis=1)[:, None] - 2 * dots + g_sq[None, :])
+    return len(q), len(g), rows
 
 # %% ../nbs/03_ranking.ipynb #14d566dd
 class Progress:
