@@ -8,18 +8,20 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 
 from .hamming import n_words, pack_codes
 from .metrics import Conventions, metric_names, parse_metric, tie_range
-from .ranking import Progress, progress_wanted, resolve_top, summarize
-from .relevance import make_relevance
+from .ranking import (Progress, check_scores, progress_wanted, resolve_top, similarity_rows, summarize,
+                                   summarize_scores)
+from .relevance import make_ignore, make_relevance
 from .validate import check_bool, check_choice, check_int, check_same_nbits, fail
 
 # %% auto #0
-__all__ = ['ENGINES', 'STREAMS_INDEX_SUMS', 'ADVANCES_PROGRESS', 'SECONDS_PER_PAIR', 'Report', 'mean_over_queries',
-           'register_engine', 'evaluate']
+__all__ = ['ENGINES', 'STREAMS_INDEX_SUMS', 'READS_IGNORE', 'ADVANCES_PROGRESS', 'SECONDS_PER_PAIR', 'Report',
+           'mean_over_queries', 'register_engine', 'evaluate']
 
 # %% ../nbs/50_evaluation.ipynb #4f3c04fa
 @dataclass(frozen=True)
@@ -104,9 +106,9 @@ def mean_over_queries(values: np.ndarray) -> float:
     return float(values[ok].mean()) if ok.any() else float("nan")
 
 # %% ../nbs/50_evaluation.ipynb #2ab5724f
-def _numpy_summarize(query_codes, gallery_codes, relevance, top=0, code_max=False, progress=None):
+def _numpy_summarize(query_codes, gallery_codes, relevance, top=0, code_max=False, progress=None, ignore=None):
     "The ranking chapter's reference (it has no progress bar, and no streamed index sums)."
-    return summarize(query_codes, gallery_codes, relevance, top=top, code_max=code_max)
+    return summarize(query_codes, gallery_codes, relevance, top=top, code_max=code_max, ignore=ignore)
 
 
 def _numba_summarize(query_codes, gallery_codes, relevance, top=0, code_max=False, progress=None, index_sums=False):
@@ -118,6 +120,7 @@ def _numba_summarize(query_codes, gallery_codes, relevance, top=0, code_max=Fals
 
 ENGINES = {"numpy": _numpy_summarize, "numba": _numba_summarize}
 STREAMS_INDEX_SUMS = {"numba"}   # engines that accept index_sums=True
+READS_IGNORE = {"numpy"}         # engines that take ignore=IgnoreSets (the others hand such runs to the numpy one)
 ADVANCES_PROGRESS = {"numba"}    # engines that advance a given ranking.Progress chunk by chunk
 SECONDS_PER_PAIR = {"numpy": 2e-8, "numba": 1e-9}   # rough cost per (query, item, 64-bit word): when to show a bar
 
@@ -139,60 +142,135 @@ def _resolve_engine(engine: str) -> str:
     return engine
 
 
-def evaluate(query_codes, gallery_codes, query_labels=None, gallery_labels=None, metrics=("map",), *,
-             relevance=None, relation_types=None, ties: str = "expected", ap_denominator: str = "retrieved",
-             empty: str = "zero", gain: str = "exp2", rbp_persistence: float = 0.8, bounds: bool = False,
-             engine: str = "auto", max_block_bytes: int = 1 << 28, progress: bool | None = None) -> Report:
-    """Evaluate Hamming-ranking retrieval: the mean (and per-query values) of every metric named in `metrics`.
+@dataclass(frozen=True)
+class _Source:
+    "What ranks the gallery: Hamming codes, or similarity score rows (given, or computed from embeddings)."
+    kind: str                  # "hamming" | "scores"
+    n_queries: int
+    n_gallery: int
+    nbits: int | None = None
+    codes: tuple = ()          # (query PackedCodes, gallery PackedCodes) for "hamming"
+    rows: Callable | None = None   # rows(start, stop) -> score rows, for "scores"
 
-    Codes: {0,1} or {-1,+1} arrays (items x bits) or PackedCodes. Relevance: class ids or multi-hot
-    labels (query_labels and gallery_labels), or a Q x N grade matrix (`relevance`), or seed 000's
-    `relation_types`. Conventions: `ties`, `ap_denominator`, `empty`, `gain`, `rbp_persistence`.
-    `bounds=True` adds, for every metric that claims it, the range over all tie orders (`report.bounds`) and the
-    values under the relevant-last / relevant-first orders (`report.orders`). `engine`: "auto" (numba when
-    installed), "numpy" or "numba"; `progress`: a progress bar on long runs (None: when stderr is a terminal)."""
-    conv = Conventions.make(ties=ties, ap_denominator=ap_denominator, empty=empty, gain=gain,
-                            rbp_persistence=rbp_persistence)
-    engine = _resolve_engine(engine)
-    build = ENGINES[engine]
-    check_int(max_block_bytes, "max_block_bytes", 1)
+
+def _ranking_source(query_codes, gallery_codes, scores, query_embeddings, gallery_embeddings, similarity) -> _Source:
+    "Exactly one of: codes (both), a scores matrix, or embeddings (both); validated."
+    given = [name for name, a, b in (("query_codes/gallery_codes", query_codes, gallery_codes), ("scores", scores, None),
+                                     ("query_embeddings/gallery_embeddings", query_embeddings, gallery_embeddings))
+             if a is not None or b is not None]
+    if len(given) != 1:
+        fail("scores", "needs exactly one ranking source: query_codes with gallery_codes, a `scores` matrix, or "
+                       f"query_embeddings with gallery_embeddings; got {' and '.join(given) if given else 'none'}")
+    if scores is not None:
+        s = check_scores(scores, "scores")
+        return _Source("scores", s.shape[0], s.shape[1], rows=lambda a, b: s[a:b])
+    if given[0].startswith("query_embeddings"):
+        for name, x in (("query_embeddings", query_embeddings), ("gallery_embeddings", gallery_embeddings)):
+            if x is None:
+                fail(name, "is required when the other embeddings are given")
+        n_q, n_g, rows = similarity_rows(query_embeddings, gallery_embeddings, similarity)
+        return _Source("scores", n_q, n_g, rows=rows)
+    for name, x in (("query_codes", query_codes), ("gallery_codes", gallery_codes)):
+        if x is None:
+            fail(name, "is required when the other codes are given")
     q, g = pack_codes(query_codes, "query_codes"), pack_codes(gallery_codes, "gallery_codes")
-    nbits = check_same_nbits(q.nbits, g.nbits, "query_codes", "gallery_codes")
-    rel = make_relevance(len(q), len(g), query_labels, gallery_labels, relevance, relation_types)
+    return _Source("hamming", len(q), len(g), check_same_nbits(q.nbits, g.nbits, "query_codes", "gallery_codes"), (q, g))
+
+
+def evaluate(query_codes=None, gallery_codes=None, query_labels=None, gallery_labels=None, metrics=("map",), *,
+             scores=None,                   # Q x N similarities (higher = nearer), instead of codes
+             query_embeddings=None,         # real-valued descriptors, compared by `similarity`, instead of codes
+             gallery_embeddings=None,
+             similarity: str = "cosine",    # "cosine" | "dot" | "l2" (negated squared distance)
+             relevance=None,                # a Q x N matrix of grades 0..255, instead of labels
+             relation_types=None,           # seed 000's relation types 1/2/3, instead of labels
+             ignore=None,                   # items removed from each query's ranking: Q x N bool, or index lists
+             self_index=None,               # each query's own gallery index (-1: none), removed from its ranking
+             ties: str = "expected",        # "expected" | "optimistic" | "pessimistic" | "index"
+             ap_denominator: str = "retrieved",  # "retrieved" (the seeds) | "all" (trec_eval) | "min"
+             empty: str = "zero",           # a query with an undefined value: "zero" | "skip" | "error"
+             gain: str = "exp2",            # nDCG gain: "exp2" (2^rel - 1) | "linear"
+             rbp_persistence: float = 0.8,  # RBP's p
+             ap_interpolation: str = "step",  # "step" (the seeds) | "trapezoid" (Oxford/Paris/Holidays)
+             bounds: bool = False,          # also the range over every tie order, and the two fixed orders
+             engine: str = "auto",          # Hamming ranking: "auto" | "numpy" | "numba"
+             max_block_bytes: int = 1 << 28,  # memory bound of one query block
+             progress: bool | None = None) -> Report:
+    """Evaluate a retrieval ranking: the mean (and per-query values) of every metric named in `metrics`.
+
+    The gallery is ranked per query by Hamming distance between codes ({0,1} or {-1,+1} arrays, items x bits, or
+    PackedCodes), by given similarity `scores`, or by the similarity of real-valued embeddings; ties are groups
+    of equal distance or exactly equal score. Relevance: class ids or multi-hot labels (query_labels and
+    gallery_labels), a Q x N grade matrix (`relevance`), or seed 000's `relation_types`. `ignore` / `self_index`
+    remove items from a query's ranking before anything is computed (they count neither as relevant nor as
+    irrelevant). `bounds=True` adds, for every metric that claims it, the range over all tie orders
+    (`report.bounds`) and the values under the relevant-last / relevant-first orders (`report.orders`).
+
+    >>> r = evaluate(scores=[[0.9, 0.5, 0.5, 0.1]], relevance=[[0, 1, 0, 1]], metrics=["map", "p@2"], bounds=True)
+    >>> round(r["map"], 4), r.bounds["p@2"]        # the tie at 0.5 holds one relevant item of two
+    (0.4583, (0.0, 0.5))
+    """
+    conv = Conventions.make(ties=ties, ap_denominator=ap_denominator, empty=empty, gain=gain,
+                            rbp_persistence=rbp_persistence, ap_interpolation=ap_interpolation)
+    engine = _resolve_engine(engine)
+    check_int(max_block_bytes, "max_block_bytes", 1)
+    src = _ranking_source(query_codes, gallery_codes, scores, query_embeddings, gallery_embeddings, similarity)
+    rel = make_relevance(src.n_queries, src.n_gallery, query_labels, gallery_labels, relevance, relation_types)
+    ig = make_ignore(src.n_queries, src.n_gallery, ignore, self_index)
     names = metric_names(metrics)
     bounds = check_bool(bounds, "bounds")
     progress = check_bool(progress, "progress", allow_none=True)
     parsed = {}
     for name in names:
         m = parse_metric(name)
+        if m.hamming_only and src.kind != "hamming":
+            fail("metrics", f"{name!r} reads Hamming distances (a radius around the query code); a ranking by scores "
+                            "has none: use it with query_codes and gallery_codes")
         parsed.setdefault(m.name, m)
+    if src.kind == "hamming" and ig is not None and engine not in READS_IGNORE:
+        engine = "numpy"                   # the compiled engine does not read ignore sets yet: the reference does
+    n_q, n_g = src.n_queries, src.n_gallery
 
     # whole-ranking metrics under ties="index" read streamed sums instead of N ranked grades, where the engine can
-    streamed = conv.ties == "index" and not bounds and engine in STREAMS_INDEX_SUMS
+    streamed = (conv.ties == "index" and not bounds and src.kind == "hamming" and engine in STREAMS_INDEX_SUMS
+                and conv.ap_interpolation == "step")
     sums = streamed and any(m.index_sums for m in parsed.values())
     ordered = conv.ties != "expected" or bounds            # modes that read grades in ranked order
-    t_read = max((0 if streamed and m.index_sums else resolve_top(m.top, len(g)) for m in parsed.values()),
+    t_read = max((0 if streamed and m.index_sums else resolve_top(m.top, n_g) for m in parsed.values()),
                  default=0) if ordered else 0
     t = t_read if conv.ties == "index" else 0              # positions the summary must keep in stable order
     need_code_max = any(m.code_max for m in parsed.values())
-    # a query block holds its histogram (K+1 distances x grades, int64), code_max, and ~10 bytes per ordered position
-    query_bytes = (nbits + 1) * (rel.max_grade + 1 + need_code_max) * 8 + t_read * 10
+    # score rankings: metrics at a cutoff read only the groups reaching into it (the rest merge into one group)
+    cutoff = max(m.top for m in parsed.values()) if all(m.top > 0 for m in parsed.values()) else None
+    groups = src.nbits + 1 if src.kind == "hamming" else min(n_g, (cutoff or n_g) + 1)
+    # a query block holds its histogram (groups x grades, int64), code_max, and ~10 bytes per ordered position
+    query_bytes = groups * (rel.max_grade + 1 + need_code_max) * 8 + t_read * 10
     step = max(1, max_block_bytes // query_bytes)
-    seconds = len(q) * len(g) * n_words(nbits) * SECONDS_PER_PAIR[engine if engine in SECONDS_PER_PAIR else "numpy"]
-    bar = Progress(len(q), progress_wanted(progress, seconds * (1 + bool(t_read))), "evaluate")
+    rate = SECONDS_PER_PAIR[engine if engine in SECONDS_PER_PAIR and src.kind == "hamming" else "numpy"]
+    seconds = n_q * n_g * (n_words(src.nbits) if src.nbits else 4) * rate
+    bar = Progress(n_q, progress_wanted(progress, seconds * (1 + bool(t_read))), "evaluate")
     modes = {"value": conv}
     ranged = [n for n, m in parsed.items() if m.tie_bounds] if bounds else []
     if bounds:
         modes.update(last=conv.with_ties("pessimistic"), first=conv.with_ties("optimistic"))
     out = {mode: {n: [] for n in parsed} for mode in modes}
     ranges = {n: ([], []) for n in ranged}
-    for start in range(0, len(q), step):
-        stop = min(start + step, len(q))
-        extra = {"index_sums": True} if sums else {}
-        summary = build(q[start:stop], g, rel.rows(start, stop), top=t, code_max=need_code_max,
-                        progress=bar if engine in ADVANCES_PROGRESS else False, **extra)
-        if engine not in ADVANCES_PROGRESS:
+    for start in range(0, n_q, step):
+        stop = min(start + step, n_q)
+        ig_rows = None if ig is None else ig.rows(start, stop)
+        if src.kind == "scores":
+            summary = summarize_scores(lambda a, b: src.rows(start + a, start + b), rel.rows(start, stop), top=t,
+                                       ignore=ig_rows, cutoff=cutoff, max_block_bytes=max_block_bytes)
             bar.update(stop - start)
+        else:
+            extra = {"index_sums": True} if sums else {}
+            if ig_rows is not None:
+                extra["ignore"] = ig_rows
+            q, g = src.codes
+            summary = ENGINES[engine](q[start:stop], g, rel.rows(start, stop), top=t, code_max=need_code_max,
+                                      progress=bar if engine in ADVANCES_PROGRESS else False, **extra)
+            if engine not in ADVANCES_PROGRESS:
+                bar.update(stop - start)
         for mode, c in modes.items():
             for n, m in parsed.items():
                 out[mode][n].append(np.asarray(m.compute(summary, c), dtype=np.float64))
@@ -207,4 +285,4 @@ def evaluate(query_codes, gallery_codes, query_labels=None, gallery_labels=None,
     orders = {n: (mean_over_queries(np.concatenate(out["last"][n])), mean_over_queries(np.concatenate(out["first"][n])))
               for n in ranged}
     lower = tuple(n for n, m in parsed.items() if not m.higher_is_better)
-    return Report(means, per_query, skipped, conv, len(q), len(g), nbits, bnds, lower, orders, per_query_bounds)
+    return Report(means, per_query, skipped, conv, n_q, n_g, src.nbits, bnds, lower, orders, per_query_bounds)

@@ -1,0 +1,245 @@
+"""Rankings by scores and embeddings, junk and self-exclusion, against independent computations.
+
+* a brute-force per-query loop: delete the removed items, sort by descending score (ties by gallery index, Python's
+  stable `sorted`), and evaluate each metric on the ranked grades; for ties="expected" the mean over every order of
+  the tied items (integer scores in a small range force many ties);
+* ignore sets on Hamming codes against deleting the columns and ranking what is left;
+* pytrec_eval (trec_eval) for the measures both define, on rankings without ties.
+"""
+import itertools
+import math
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from retrieval_lit import RetrievalInputError, evaluate
+
+SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
+NAMES = ["map", "map@3", "map@r", "p@1", "p@4", "recall@3", "rprec", "ndcg", "ndcg@3", "rbp@5", "egr@4"]
+
+
+def _ap(order, p, den, interpolation):
+    t = min(p, len(order)) if p else len(order)
+    pos = [m for m in range(t) if order[m] > 0]
+    R = sum(1 for x in order if x > 0)
+    d = {"retrieved": len(pos), "all": R, "min": min(R, p or len(order))}[den]
+    if interpolation == "step":
+        s = sum((i + 1) / (m + 1) for i, m in enumerate(pos))
+    else:
+        s = sum(((1.0 if m == 0 else i / m) + (i + 1) / (m + 1)) / 2 for i, m in enumerate(pos))
+    return None if d == 0 else s / d
+
+
+def _dcg(order, t, gain):
+    g = (lambda x: 2.0 ** x - 1) if gain == "exp2" else float
+    return sum(g(x) / math.log2(m + 2) for m, x in enumerate(order[:t]))
+
+
+def _egr(rel, n):
+    "EGR (Gherbi et al.) of a 0/1 list padded to n, by its closed form over runs of relevant items."
+    rel = list(rel[:n]) + [0] * max(0, n - len(rel))
+    runs = [len(list(gr)) for k, gr in itertools.groupby(rel) if k]
+    R = sum(runs)
+    if R == 0:
+        return math.log10(n)
+    h = -sum((c / R) * math.log10(c / R) for c in runs)
+    return ((n - R + 1) * math.log10(n) + h) / n
+
+
+def metric_on_order(name, order, conv):
+    "One metric on one fixed ranked list of grades (None: undefined)."
+    base, _, p = name.partition("@")
+    n = len(order)
+    rel = [x > 0 for x in order]
+    R = sum(rel)
+    if name == "map@r":
+        return None if R == 0 else _ap(order, R, "all", conv["ap_interpolation"])
+    if base == "map":
+        return _ap(order, int(p) if p else None, conv["ap_denominator"], conv["ap_interpolation"])
+    if base == "p":
+        return sum(rel[: int(p)]) / int(p)
+    if base == "recall":
+        return None if R == 0 else sum(rel[: int(p)]) / R
+    if name == "rprec":
+        return None if R == 0 else sum(rel[:R]) / R
+    if base == "ndcg":
+        t = int(p) if p else n
+        ideal = _dcg(sorted(order, reverse=True), t, conv["gain"])
+        return None if ideal == 0 else _dcg(order, t, conv["gain"]) / ideal
+    if base == "rbp":
+        q = conv["rbp_persistence"]
+        return (1 - q) * sum(q ** m for m in range(min(int(p), n)) if rel[m])
+    if base == "egr":
+        return _egr(rel, int(p))
+    raise KeyError(name)
+
+
+def brute_force(scores, grades, removed, names, conv):
+    out = {n: [] for n in names}
+    for i in range(scores.shape[0]):
+        items = sorted((j for j in range(scores.shape[1]) if not removed[i, j]), key=lambda j: (-scores[i, j], j))
+        ranked = [int(grades[i, j]) for j in items]
+        if conv["ties"] == "index":
+            orders = [ranked]
+        else:
+            groups = [[int(grades[i, j]) for j in grp] for _, grp in itertools.groupby(items, key=lambda j: scores[i, j])]
+            orders = [sum(map(list, combo), []) for combo in itertools.product(*[set(itertools.permutations(g)) for g in groups])]
+            # each distinct arrangement of a group is equally likely: count multiplicities
+            weights = []
+            for combo in itertools.product(*[list(itertools.permutations(g)) for g in groups]):
+                weights.append(sum(map(list, combo), []))
+            orders = weights
+        for name in names:
+            values = [metric_on_order(name, o, conv) for o in orders]
+            defined = [v for v in values if v is not None]
+            if conv["empty"] == "skip" and name not in ("rbp@5", "egr@4", "p@1", "p@4"):
+                out[name].append(sum(defined) / len(defined) if defined else float("nan"))
+            else:
+                out[name].append(sum(v or 0.0 for v in values) / len(values))
+    return {n: np.array(v) for n, v in out.items()}
+
+
+@st.composite
+def score_problems(draw):
+    nq, n = draw(st.integers(1, 3)), draw(st.integers(1, 7))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    scores = rng.integers(0, draw(st.integers(1, 4)), (nq, n)).astype(draw(st.sampled_from([float, np.int32])))
+    grades = rng.integers(0, draw(st.sampled_from([2, 3])), (nq, n))
+    kind = draw(st.sampled_from(["none", "mask", "lists", "self"]))
+    kw = {}
+    if kind == "mask":
+        kw["ignore"] = rng.random((nq, n)) < 0.3
+    elif kind == "lists":
+        kw["ignore"] = [rng.choice(n, int(rng.integers(0, n)), replace=False) for _ in range(nq)]
+    elif kind == "self":
+        kw["self_index"] = rng.integers(-1, n, nq)
+    conv = dict(ties=draw(st.sampled_from(["expected", "index"])), ap_denominator=draw(st.sampled_from(["retrieved", "all", "min"])),
+                empty=draw(st.sampled_from(["zero", "skip"])), gain=draw(st.sampled_from(["exp2", "linear"])),
+                ap_interpolation=draw(st.sampled_from(["step", "trapezoid"])), rbp_persistence=0.8)
+    return scores, grades, kw, conv
+
+
+def _removed(nq, n, kw):
+    m = np.zeros((nq, n), dtype=bool)
+    if isinstance(kw.get("ignore"), np.ndarray):
+        m |= kw["ignore"]
+    elif "ignore" in kw:
+        for i, items in enumerate(kw["ignore"]):
+            m[i, items] = True
+    if "self_index" in kw:
+        for i, j in enumerate(kw["self_index"]):
+            if j >= 0:
+                m[i, j] = True
+    return m
+
+
+@SETTINGS
+@given(score_problems())
+def test_scores_equal_the_brute_force_loop(problem):
+    scores, grades, kw, conv = problem
+    r = evaluate(scores=scores, relevance=grades, metrics=NAMES, **kw, **conv)
+    want = brute_force(scores.astype(float), grades, _removed(*scores.shape, kw), NAMES, conv)
+    for name in NAMES:
+        np.testing.assert_allclose(r.per_query[name], want[name], rtol=0, atol=1e-12, err_msg=name)
+
+
+@SETTINGS
+@given(score_problems())
+def test_bounds_on_scores_hold_the_value(problem):
+    scores, grades, kw, conv = problem
+    conv["ties"] = "expected"
+    r = evaluate(scores=scores, relevance=grades, metrics=["map@3", "ndcg@3", "p@4", "map@r"], bounds=True, **kw, **conv)
+    for name, (lo, hi) in r.per_query_bounds.items():
+        v = r.per_query[name]
+        ok = np.isnan(v) | ((lo - 1e-12 <= v) & (v <= hi + 1e-12))
+        assert ok.all(), name
+
+
+def test_ignore_on_hamming_codes_equals_deleting_the_columns():
+    rng = np.random.default_rng(5)
+    q, g = rng.integers(0, 2, (6, 10)), rng.integers(0, 2, (40, 10))
+    ql, gl = rng.integers(0, 3, 6), rng.integers(0, 3, 40)
+    junk = [rng.choice(40, int(rng.integers(0, 8)), replace=False) for _ in range(6)]
+    names = ["map", "map@5", "p@3", "ndcg@10", "rprec", "mlgap@2", "p@r2", "egr@6"]
+    for ties in ("expected", "index", "optimistic"):
+        for engine in ("numpy", "numba"):
+            r = evaluate(q, g, ql, gl, names, ignore=junk, ties=ties, engine=engine)
+            for i in range(6):
+                keep = np.setdiff1d(np.arange(40), junk[i])
+                one = evaluate(q[i:i + 1], g[keep], ql[i:i + 1], gl[keep], names, ties=ties, engine="numpy")
+                for n in names:
+                    assert r.per_query[n][i] == pytest.approx(one.per_query[n][0], abs=1e-12), (ties, engine, n, i)
+
+
+def test_self_index_leaves_one_out_on_codes_and_scores():
+    rng = np.random.default_rng(6)
+    x = rng.integers(0, 2, (30, 12))
+    labels = rng.integers(0, 4, 30)
+    a = evaluate(x, x, labels, labels, ["map", "map@r", "p@1"], self_index=np.arange(30), ties="index")
+    sims = -(x[:, None, :] != x[None, :, :]).sum(-1).astype(float)          # higher = nearer: minus the distance
+    b = evaluate(scores=sims, query_labels=labels, gallery_labels=labels, metrics=["map", "map@r", "p@1"],
+                 self_index=np.arange(30), ties="index")
+    for n in a:
+        np.testing.assert_array_equal(a.per_query[n], b.per_query[n])
+
+
+def test_embeddings_equal_their_score_matrix():
+    rng = np.random.default_rng(7)
+    qe, ge = rng.normal(size=(5, 8)), rng.normal(size=(50, 8))
+    ql, gl = rng.integers(0, 3, 5), rng.integers(0, 3, 50)
+    qn, gn = qe / np.linalg.norm(qe, axis=1, keepdims=True), ge / np.linalg.norm(ge, axis=1, keepdims=True)
+    for sim, s in [("cosine", qn @ gn.T), ("dot", qe @ ge.T), ("l2", -((qe[:, None] - ge[None]) ** 2).sum(-1))]:
+        a = evaluate(query_embeddings=qe, gallery_embeddings=ge, similarity=sim, query_labels=ql, gallery_labels=gl,
+                     metrics=["map", "ndcg@10"], ties="index")
+        b = evaluate(scores=s, query_labels=ql, gallery_labels=gl, metrics=["map", "ndcg@10"], ties="index")
+        for n in a:
+            np.testing.assert_allclose(a.per_query[n], b.per_query[n], atol=1e-12)
+
+
+def test_pytrec_eval_agrees_on_rankings_without_ties():
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    rng = np.random.default_rng(9)
+    for _ in range(40):
+        n = int(rng.integers(2, 30))
+        scores = rng.permutation(n).astype(float)[None, :]               # distinct: no ties
+        grades = rng.integers(0, 3, (1, n))
+        if grades.sum() == 0:
+            grades[0, 0] = 1
+        run = {"q": {f"d{j}": float(scores[0, j]) for j in range(n)}}
+        qrel = {"q": {f"d{j}": int(grades[0, j]) for j in range(n)}}
+        ev = pytrec_eval.RelevanceEvaluator(qrel, {"map", "P_5", "recall_5", "ndcg", "Rprec", "map_cut_5"})
+        te = ev.evaluate(run)["q"]
+        r = evaluate(scores=scores, relevance=grades, metrics=["map", "p@5", "recall@5", "ndcg", "rprec", "map@5"],
+                     ap_denominator="all", gain="linear", ties="index")
+        for ours, theirs in [("map", "map"), ("p@5", "P_5"), ("recall@5", "recall_5"), ("ndcg", "ndcg"),
+                             ("rprec", "Rprec"), ("map@5", "map_cut_5")]:
+            assert r[ours] == pytest.approx(te[theirs], abs=1e-4), (ours, r[ours], te[theirs])
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(scores=[[0.1, np.nan]], relevance=[[1, 0]]), "`scores` contains nan"),
+    (dict(scores=[[0.1, np.inf]], relevance=[[1, 0]]), "`scores` contains inf"),
+    (dict(scores=[0.1, 0.2], relevance=[[1, 0]]), "`scores` must be a 2-D array"),
+    (dict(scores=[[0.1, 0.2]], relevance=[[1, 0, 1]]), "`relevance` must have shape (1, 2)"),
+    (dict(scores=[[0.1, 0.2]], query_codes=[[0, 1]], gallery_codes=[[0, 1], [1, 1]], relevance=[[1, 0]]),
+     "`scores` needs exactly one ranking source"),
+    (dict(relevance=[[1, 0]]), "`scores` needs exactly one ranking source"),
+    (dict(scores=[[0.1, 0.2]], relevance=[[1, 0]], ignore=[[2]]), "`ignore` entry 0 holds gallery index 2, outside 0..1"),
+    (dict(scores=[[0.1, 0.2]], relevance=[[1, 0]], ignore=np.ones((1, 3), bool)), "`ignore` must be a 1 x 2 boolean array"),
+    (dict(scores=[[0.1, 0.2]], relevance=[[1, 0]], self_index=[5]), "`self_index` entry 0 is 5, outside -1..1"),
+    (dict(scores=[[0.1, 0.2]], relevance=[[1, 0]], metrics=["p@r2"]), "`metrics` 'p@r2' reads Hamming distances"),
+    (dict(scores=[[0.1, 0.2]], relevance=[[1, 0]], metrics=["mlgap@1"]), "`metrics` 'mlgap@1' reads Hamming distances"),
+    (dict(scores=[[0.1, 0.2]], relevance=[[1, 0]], ap_interpolation="linear"), "`ap_interpolation` must be one of"),
+    (dict(query_embeddings=[[1.0, 0.0]], relevance=[[1, 0]]), "`gallery_embeddings` is required"),
+    (dict(query_embeddings=[[0.0, 0.0]], gallery_embeddings=[[1.0, 0.0], [0.0, 1.0]], relevance=[[1, 0]]),
+     "`query_embeddings` has a zero vector at row 0"),
+    (dict(query_embeddings=[[1.0, 0.0]], gallery_embeddings=[[1.0, 0.0], [0.0, 1.0]], relevance=[[1, 0]],
+          similarity="jaccard"), "`similarity` must be one of"),
+])
+def test_bad_scores_input(kwargs, message):
+    kwargs.setdefault("metrics", ["map"])
+    with pytest.raises(RetrievalInputError) as e:
+        evaluate(**kwargs)
+    assert message in str(e.value), str(e.value)
