@@ -20,12 +20,12 @@ from .evaluation import evaluate
 from .hamming import PackedCodes, pack_codes
 from .metrics import known_metrics
 from .ranking import TIE_MODES
-from .metrics import AP_DENOMINATORS, EMPTY_POLICIES, GAINS
+from .metrics import AP_DENOMINATORS, AP_INTERPOLATIONS, EMPTY_POLICIES, GAINS
 from .validate import RetrievalInputError, fail
 
 # %% auto #0
-__all__ = ['BUNDLE_KEYS', 'EXAMPLES', 'DEMO_METRICS', 'save_packed_codes', 'load_array', 'load_bundle', 'check_output_path',
-           'check_figures_possible', 'build_parser', 'run_demo', 'run_evaluate', 'main']
+__all__ = ['BUNDLE_KEYS', 'EXAMPLES', 'DEMO_METRICS', 'save_packed_codes', 'load_array', 'load_bundle', 'ignore_from_array',
+           'check_output_path', 'check_figures_possible', 'build_parser', 'run_demo', 'run_evaluate', 'main']
 
 # %% ../nbs/80_cli.ipynb #1a09858b
 def save_packed_codes(path, codes):
@@ -112,7 +112,8 @@ def load_array(path, name: str):
     fail(name, f"{str(path)!r} holds arrays {sorted(loaded)}: give one array, or `words` and `nbits` for packed codes")
 
 
-BUNDLE_KEYS = ("query_codes", "gallery_codes", "query_labels", "gallery_labels", "relevance", "relation_types")
+BUNDLE_KEYS = ("query_codes", "gallery_codes", "query_labels", "gallery_labels", "relevance", "relation_types",
+               "scores", "query_embeddings", "gallery_embeddings", "ignore", "self_index")
 
 
 def load_bundle(path) -> dict:
@@ -130,10 +131,18 @@ def load_bundle(path) -> dict:
                 fail(name, f"{str(path)!r} has packed `{side}_words` but no `nbits`")
             arrays[f"{side}_codes"] = PackedCodes(arrays.pop(f"{side}_words"), _nbits(arrays["nbits"], name, repr(str(path))))
     arrays.pop("nbits", None)
-    for need in ("query_codes", "gallery_codes"):
-        if need not in arrays:
-            fail(name, f"{str(path)!r} has no `{need}` array")
     return arrays
+
+
+def ignore_from_array(a, name: str = "--ignore"):
+    "--ignore's file: a boolean Q x N mask as it is, or integer (query, gallery item) pairs (M x 2) as index lists."
+    a = np.asarray(a)
+    if a.dtype == bool:
+        return a
+    if a.ndim != 2 or a.shape[1] != 2 or a.dtype.kind not in "iu":
+        fail(name, f"must be a boolean queries x gallery mask or integer (query, item) pairs of shape (M, 2), "
+                   f"got dtype {a.dtype} and shape {a.shape}")
+    return a
 
 
 def check_output_path(path, name: str):
@@ -181,6 +190,10 @@ def _add_conventions(p):
                    help="AP divides by relevant items in the top p (retrieved, the seeds'), all relevant, or min(R, p)")
     p.add_argument("--empty", choices=EMPTY_POLICIES, default="zero", help="queries with an undefined value: 0, skipped, or an error")
     p.add_argument("--gain", choices=GAINS, default="exp2", help="nDCG gain: 2^rel - 1 (exp2) or rel (linear)")
+    p.add_argument("--ap-interpolation", choices=AP_INTERPOLATIONS, default="step",
+                   help="AP as the mean of precisions at relevant ranks (step, the seeds') or trapezoids (Oxford/Paris)")
+    p.add_argument("--rbp-persistence", type=float, default=0.8, help="RBP's persistence p (default: 0.8)")
+    p.add_argument("--engine", choices=("auto", "numpy", "numba"), default="auto", help="the Hamming ranking engine")
     p.add_argument("--bounds", action="store_true", help="also report each metric's [min, max] over all tie orders and its relevant-last / relevant-first values")
     p.add_argument("--json", metavar="PATH", help="write the report as JSON to PATH ('-' for standard output)")
 
@@ -211,6 +224,15 @@ def build_parser() -> argparse.ArgumentParser:
         ev.add_argument(f"--{side}-labels", metavar="FILE", help=f"{side} labels: .npy class ids or multi-hot rows")
     ev.add_argument("--relevance", metavar="FILE", help="a Q x N .npy of relevance grades (instead of labels)")
     ev.add_argument("--relation-types", metavar="FILE", help="a Q x N .npy of seed 000's relation types 1/2/3")
+    ev.add_argument("--scores", metavar="FILE", help="a Q x N .npy of similarities (higher = nearer), instead of codes")
+    for side in ("query", "gallery"):
+        ev.add_argument(f"--{side}-embeddings", metavar="FILE", help=f"{side} descriptors (.npy, items x dimensions), instead of codes")
+    ev.add_argument("--similarity", choices=("cosine", "dot", "l2"), default="cosine",
+                    help="how embeddings are compared (default: cosine; l2 = negated squared distance)")
+    ev.add_argument("--ignore", metavar="FILE", help="items removed from each query's ranking (junk): a Q x N boolean "
+                    ".npy, or an integer .npy of (query, item) pairs, shape (M, 2)")
+    ev.add_argument("--self-index", metavar="FILE", help="a .npy of each query's own gallery index (-1: none), "
+                    "removed from its ranking")
     _add_conventions(ev)
     sub.add_parser("metrics", help="list the metric names")
     return parser
@@ -220,7 +242,14 @@ DEMO_METRICS = ("map", "map@100", "p@10", "p@r2", "rprec", "recall@100", "ndcg@1
 
 
 def _conventions(args) -> dict:
-    return dict(ties=args.ties, ap_denominator=args.ap_denominator, empty=args.empty, gain=args.gain, bounds=args.bounds)
+    return dict(ties=args.ties, ap_denominator=args.ap_denominator, empty=args.empty, gain=args.gain, bounds=args.bounds,
+                ap_interpolation=args.ap_interpolation, rbp_persistence=args.rbp_persistence, engine=args.engine)
+
+
+def _described(args) -> str:
+    "Every convention that moves the numbers, as the report's header names them."
+    return (f"ties={args.ties}, ap_denominator={args.ap_denominator}, empty={args.empty}, gain={args.gain}, "
+            f"ap_interpolation={args.ap_interpolation}")
 
 
 def _emit(reports: dict, args, out):
@@ -255,7 +284,7 @@ def run_demo(args, out) -> dict:
         conv = _conventions(args)
         conv["bounds"] = True if args.ties == "expected" else args.bounds
         r = evaluate(data.query_codes, data.gallery_codes, data.query_labels, data.gallery_labels, metrics, **conv)
-        reports[f"{nbits} bits: {used} distinct gallery codes, ties={args.ties}, "
+        reports[f"{nbits} bits: {used} distinct gallery codes, {_described(args)}, "
                 f"{time.perf_counter() - t0:.2f} s"] = r
     _emit(reports, args, out)
     if args.figures:
@@ -273,14 +302,21 @@ def run_evaluate(args, out):
         path = getattr(args, key, None)
         if path is not None:
             arrays[key] = load_array(path, "--" + key.replace("_", "-"))
-    for need in ("query_codes", "gallery_codes"):
-        if need not in arrays:
-            fail(need.replace("_", "-"), "is required (or --data with a bundle that holds it)")
+    if not any(k in arrays for k in ("query_codes", "gallery_codes", "scores", "query_embeddings", "gallery_embeddings")):
+        fail("query-codes", "is required, with --gallery-codes (or --scores, or --query-embeddings with "
+                            "--gallery-embeddings, or --data with a bundle that holds them)")
     if not args.metrics:
         fail("metrics", "is required: name at least one metric, e.g. --metrics map@1000 p@10")
-    r = evaluate(arrays.pop("query_codes"), arrays.pop("gallery_codes"), metrics=args.metrics,
-                 **arrays, **_conventions(args))
-    _emit({f"{r.n_queries} queries x {r.n_gallery} gallery items, {r.nbits} bits, ties={args.ties}": r}, args, out)
+    if "ignore" in arrays:
+        pairs = ignore_from_array(arrays["ignore"])
+        if pairs.dtype != bool:
+            n_q = next(len(arrays[k]) for k in ("scores", "query_codes", "query_embeddings") if k in arrays)
+            if pairs.size and (pairs[:, 0].min() < 0 or pairs[:, 0].max() >= n_q):
+                fail("ignore", f"holds a query index outside 0..{n_q - 1}")
+            arrays["ignore"] = [pairs[pairs[:, 0] == i, 1] for i in range(n_q)]
+    r = evaluate(metrics=args.metrics, similarity=args.similarity, **arrays, **_conventions(args))
+    what = f"{r.nbits} bits" if r.nbits else "ranked by scores"
+    _emit({f"{r.n_queries} queries x {r.n_gallery} gallery items, {what}, {_described(args)}": r}, args, out)
     return r
 
 
