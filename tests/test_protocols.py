@@ -1,0 +1,120 @@
+"""The benchmark protocols (chapter 51) against direct loops written from the datasets' evaluation procedures, on
+random ground truth with tied scores; and exact under ties: the expected value lies in the range over tie orders."""
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from retrieval_lit import RetrievalInputError
+from retrieval_lit.protocols import REVISITED_SETUPS, holidays, oxford, revisited, ukbench_ns
+
+SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+
+
+def trapezoid_ap(pos_ranks, n_pos):
+    "0-based ranks of the positives in the ranking with junk removed; trapezoids, precision 1 at rank 0."
+    return sum(((1.0 if r == 0 else j / r) + (j + 1) / (r + 1)) / 2 for j, r in enumerate(sorted(pos_ranks))) / n_pos
+
+
+def ranking(row, removed=()):
+    "Gallery indices by descending score, ties by index, removed items deleted."
+    return [j for j in sorted(range(len(row)), key=lambda j: (-row[j], j)) if j not in set(removed)]
+
+
+@st.composite
+def revisited_cases(draw):
+    nq, n = draw(st.integers(1, 4)), draw(st.integers(3, 30))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    scores = rng.integers(0, draw(st.integers(1, 8)), (nq, n)).astype(float)
+    gnd = []
+    for _ in range(nq):
+        perm = rng.permutation(n)
+        a, b, c = sorted(rng.integers(0, n + 1, 3))
+        gnd.append({"easy": perm[:a], "hard": perm[a:b], "junk": perm[b:c]})
+    return scores, gnd
+
+
+@SETTINGS
+@given(revisited_cases())
+def test_revisited_equals_the_direct_loop(case):
+    scores, gnd = case
+    kappas = (1, 3, 10)
+    ours = revisited(scores, gnd, kappas)
+    for setup, (pos_keys, junk_keys) in REVISITED_SETUPS.items():
+        aps, mps, ps = [], [], []
+        for i, row in enumerate(scores):
+            positives = set(np.concatenate([gnd[i][k] for k in pos_keys]).tolist())
+            removed = set(np.concatenate([gnd[i][k] for k in junk_keys]).tolist()) - positives
+            if not positives:
+                continue
+            order = ranking(row, removed)
+            ranks = [m for m, j in enumerate(order) if j in positives]
+            aps.append(trapezoid_ap(ranks, len(positives)))
+            last = max(ranks) + 1
+            mps.append([sum(r < min(last, k) for r in ranks) / min(last, k) for k in kappas])
+            ps.append([sum(r < k for r in ranks) / k for k in kappas])
+        if not aps:
+            assert np.isnan(ours[setup]["map"])
+            continue
+        assert ours[setup]["map"] == pytest.approx(np.mean(aps), abs=1e-12)
+        for j, k in enumerate(kappas):
+            assert ours[setup][f"mp@{k}"] == pytest.approx(np.mean(mps, axis=0)[j], abs=1e-12)
+            assert ours[setup][f"p@{k}"] == pytest.approx(np.mean(ps, axis=0)[j], abs=1e-12)
+
+
+@SETTINGS
+@given(revisited_cases())
+def test_revisited_expected_lies_between_the_fixed_orders(case):
+    scores, gnd = case
+    e = revisited(scores, gnd, ties="expected")
+    lo, hi = revisited(scores, gnd, ties="pessimistic"), revisited(scores, gnd, ties="optimistic")
+    for setup in e:
+        if not np.isnan(e[setup]["map"]):
+            assert lo[setup]["map"] - 1e-12 <= e[setup]["map"] <= hi[setup]["map"] + 1e-12
+        assert "mp@1" not in e[setup]
+
+
+@SETTINGS
+@given(st.integers(2, 6), st.integers(0, 2**32 - 1), st.sampled_from([2, 4, 30]))
+def test_ukbench_and_holidays_equal_their_loops(n_groups, seed, levels):
+    rng = np.random.default_rng(seed)
+    groups = np.repeat(np.arange(n_groups), 4)
+    n = len(groups)
+    scores = rng.integers(0, levels, (n, n)).astype(float)
+    ns = np.mean([sum(groups[j] == groups[i] for j in ranking(scores[i])[:4]) for i in range(n)])
+    assert ukbench_ns(scores, groups) == pytest.approx(ns, abs=1e-12)
+    queries = np.arange(0, n, 4)
+    aps = []
+    for qi in queries:
+        order = ranking(scores[qi], [qi])
+        positives = [j for j in range(n) if groups[j] == groups[qi] and j != qi]
+        aps.append(trapezoid_ap([m for m, j in enumerate(order) if j in positives], len(positives)))
+    assert holidays(scores[queries], groups, queries) == pytest.approx(np.mean(aps), abs=1e-12)
+    e = ukbench_ns(scores, groups, ties="expected")
+    assert ukbench_ns(scores, groups, ties="pessimistic") - 1e-12 <= e <= ukbench_ns(scores, groups, ties="optimistic") + 1e-12
+
+
+def test_oxford_equals_revisited_medium_when_good_ok_are_easy_hard():
+    rng = np.random.default_rng(2)
+    scores = rng.normal(size=(3, 40))
+    gnd = [{"easy": rng.choice(40, 5, replace=False), "hard": [], "junk": []} for _ in range(3)]
+    for e in gnd:
+        rest = np.setdiff1d(np.arange(40), e["easy"])
+        e["hard"], e["junk"] = rest[:4], rest[4:7]
+    ox = oxford(scores, [{"good": e["easy"], "ok": e["hard"], "junk": e["junk"]} for e in gnd])
+    assert ox == pytest.approx(revisited(scores, gnd)["medium"]["map"], abs=1e-15)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: revisited(np.zeros((1, 3)), [{"easy": [0], "hard": []}]), "`gnd` entry 0 has no 'junk'"),
+    (lambda: revisited(np.zeros((1, 3)), [{"easy": [0], "hard": [], "junk": [3]}]), "`gnd[0]['junk']` holds gallery index 3"),
+    (lambda: revisited(np.zeros((1, 3)), {"easy": [0]}), "`gnd` must be a list of one dict per query"),
+    (lambda: revisited(np.array([[0.0, np.nan, 1]]), [{"easy": [0], "hard": [], "junk": []}]), "`scores` contains nan"),
+    (lambda: ukbench_ns(np.zeros((4, 5)), np.zeros(5)), "`scores` must be square"),
+    (lambda: ukbench_ns(np.zeros((4, 4)), np.zeros(3)), "`groups` must give one group id per image (4)"),
+    (lambda: holidays(np.zeros((2, 4)), np.zeros(4), [0]), "`query_index` must give each of the 2 queries"),
+])
+def test_bad_ground_truth_is_named(call, message):
+    with pytest.raises(RetrievalInputError) as e:
+        call()
+    assert message in str(e.value), str(e.value)
