@@ -19,7 +19,7 @@ __all__ = ['MAX_LISTS', 'InvertedIndex', 'build_index', 'WalkStep', 'walk_per_im
            'merge_per_descriptor_reference', 'weight_table', 'merge_kway_reference', 'membership_masks', 'merge_lists',
            'WordOverlap', 'word_overlap', 'bayes_weight', 'bayes_weight_tables', 'HammingEmbedding',
            'train_hamming_embedding', 'merged_scores', 'digit_patches', 'train_vocabulary', 'assign_words',
-           'tfidf_values', 'rank_by_score', 'ap_of_scores']
+           'tfidf_values', 'rank_by_score']
 
 # %% ../nbs/40_bayes.ipynb #c4ab9205
 MAX_LISTS = 16  # a membership table has 2**K entries
@@ -595,22 +595,3 @@ def rank_by_score(scores) -> np.ndarray:
     "Image indices by score, highest first; equal scores in image-index order (a stable sort, any numpy, any CPU)."
     s = check_finite(check_ndim(as_numeric_array(scores, "scores"), "scores", 1, "images"), "scores")
     return np.argsort(-s.astype(np.float64), kind="stable")
-
-# %% ../nbs/40_bayes.ipynb #934b1f10
-def ap_of_scores(scores, query_images, labels) -> np.ndarray:
-    """AP of each query's ranking (`rank_by_score`, the query image itself left out), relevant = same label: the
-    `average_precision` module's list-level AP over the whole ranking, stable order, denominator = all relevant."""
-    from retrieval_lit.average_precision import average_precision
-    s = check_finite(check_ndim(as_numeric_array(scores, "scores"), "scores", 2, "queries x images"), "scores")
-    lab = as_numeric_array(labels, "labels")
-    if lab.shape != (s.shape[1],):
-        fail("labels", f"must hold one label per image ({s.shape[1]}), got shape {lab.shape}")
-    q = _check_id_array(query_images, "query_images", s.shape[1], f"there are {s.shape[1]} images")
-    if len(q) != len(s):
-        fail("query_images", f"has {len(q)} queries but `scores` has {len(s)} rows")
-    out = np.empty(len(q))
-    for n, (row, image) in enumerate(zip(s, q)):
-        order = rank_by_score(row)
-        order = order[order != image]
-        out[n] = average_precision((lab[order] == lab[image]).astype(np.uint8), ties="index", ap_denominator="all")
-    return out
