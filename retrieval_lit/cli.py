@@ -286,6 +286,16 @@ def run_demo(args, out) -> dict:
         r = evaluate(data.query_codes, data.gallery_codes, data.query_labels, data.gallery_labels, metrics, **conv)
         reports[f"{nbits} bits: {used} distinct gallery codes, {_described(args)}, "
                 f"{time.perf_counter() - t0:.2f} s"] = r
+    # the same images as real-valued descriptors: their 64 pixels, ranked by cosine (Hamming-only metrics left out)
+    from retrieval_lit.metrics import parse_metric
+    real = [m for m in metrics if not parse_metric(m).hamming_only]
+    if real:
+        t0 = time.perf_counter()
+        conv = _conventions(args)
+        conv.update(bounds=True if args.ties == "expected" else args.bounds, engine="auto")
+        reports[f"the 64 pixels as descriptors, cosine: {_described(args)}, {time.perf_counter() - t0:.2f} s"] = evaluate(
+            query_embeddings=data.query_features, gallery_embeddings=data.gallery_features, similarity="cosine",
+            query_labels=data.query_labels, gallery_labels=data.gallery_labels, metrics=real, **conv)
     _emit(reports, args, out)
     if args.figures:
         from retrieval_lit.plots import save_demo_figures

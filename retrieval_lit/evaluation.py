@@ -243,8 +243,9 @@ def evaluate(query_codes=None, gallery_codes=None, query_labels=None, gallery_la
     # score rankings: metrics at a cutoff read only the groups reaching into it (the rest merge into one group)
     cutoff = max(m.top for m in parsed.values()) if all(m.top > 0 for m in parsed.values()) else None
     groups = src.nbits + 1 if src.kind == "hamming" else min(n_g, (cutoff or n_g) + 1)
-    # a query block holds its histogram (groups x grades, int64), code_max, and ~10 bytes per ordered position
-    query_bytes = groups * (rel.max_grade + 1 + need_code_max) * 8 + t_read * 10
+    # a query block holds its histogram (groups x grades, int64), code_max, ~10 bytes per ordered position, and the
+    # finishers' float temporaries over its groups (about 16 per group)
+    query_bytes = groups * (rel.max_grade + 1 + need_code_max + 16) * 8 + t_read * 10
     step = max(1, max_block_bytes // query_bytes)
     rate = SECONDS_PER_PAIR[engine if engine in SECONDS_PER_PAIR and src.kind == "hamming" else "numpy"]
     seconds = n_q * n_g * (n_words(src.nbits) if src.nbits else 4) * rate

@@ -257,17 +257,24 @@ def check_scores(scores, name: str, shape: tuple | None = None) -> np.ndarray:
     return a.astype(np.float64)
 
 
+def _groups_of_sorted(s_sorted: np.ndarray, kept_sorted: np.ndarray) -> np.ndarray:
+    "Group index of every position of rows sorted by descending score: a new group wherever the score changes."
+    new_group = np.ones(s_sorted.shape, dtype=bool)
+    new_group[:, 1:] = s_sorted[:, 1:] != s_sorted[:, :-1]
+    return np.cumsum(new_group, axis=1) - 1
+
+
 def _score_block_summary(s: np.ndarray, grades: np.ndarray, kept, n_grades: int, t: int, cutoff) -> tuple:
     "(hist (b, G, grades), top (b, t)) of one block of score rows; see the section above."
     b, n = s.shape
-    removed = np.zeros((b, n), dtype=bool) if kept is None else ~kept
-    order = np.lexsort((-s, removed), axis=-1)                    # stable: ties keep gallery index order
-    s_sorted = np.take_along_axis(s, order, axis=1)
+    key = s if kept is None else np.where(kept, s, -np.inf)      # removed items rank after every kept one
+    if cutoff is not None and t <= cutoff < n:                   # the top `t` lies inside the sorted part
+        return _score_block_top(key, grades, kept, n_grades, t, cutoff)
+    order = np.argsort(-key, axis=1, kind="stable")              # stable: ties keep gallery index order
+    s_sorted = np.take_along_axis(key, order, axis=1)
     g_sorted = np.take_along_axis(grades, order, axis=1)
-    k_sorted = ~np.take_along_axis(removed, order, axis=1)
-    new_group = np.ones((b, n), dtype=bool)
-    new_group[:, 1:] = s_sorted[:, 1:] != s_sorted[:, :-1]
-    gid = np.cumsum(new_group, axis=1) - 1
+    k_sorted = np.isfinite(s_sorted) if kept is not None else np.ones((b, n), dtype=bool)
+    gid = _groups_of_sorted(s_sorted, k_sorted)
     if cutoff is not None:                                       # merge the groups wholly after rank `cutoff`
         n_kept = k_sorted.sum(axis=1)
         last = np.take_along_axis(gid, np.clip(np.minimum(cutoff, n_kept) - 1, 0, None)[:, None], axis=1)
@@ -275,6 +282,42 @@ def _score_block_summary(s: np.ndarray, grades: np.ndarray, kept, n_grades: int,
     n_groups = int(gid[k_sorted].max(initial=-1)) + 1
     hist = _hist_block(gid, g_sorted, max(n_groups, 1), n_grades, k_sorted)
     top = (g_sorted[:, :t] * k_sorted[:, :t]).astype(np.uint8) if t else None
+    return hist, top
+
+
+def _score_block_top(key: np.ndarray, grades: np.ndarray, kept, n_grades: int, t: int, cutoff: int) -> tuple:
+    """The same for metrics that read no further than rank `cutoff` < N, without sorting whole rows: a partition
+    finds each row's cutoff-th best score; only the items scoring at least that much (the groups reaching into the
+    top `cutoff`, the cut group whole) are sorted; everything after them is one trailing group of counts per grade."""
+    b, n = key.shape
+    thr = -np.partition(-key, cutoff - 1, axis=1)[:, cutoff - 1]
+    cand = key >= thr[:, None]                                   # a row with fewer kept items: thr = -inf, all in
+    if kept is not None:
+        cand &= kept
+    rows, cols = np.nonzero(cand)                                # row-major: each row's candidates in index order
+    order = np.lexsort((cols, -key[rows, cols], rows))
+    rows, cols = rows[order], cols[order]
+    width = np.bincount(rows, minlength=b)
+    start = np.concatenate([[0], np.cumsum(width)[:-1]])
+    pos = np.arange(len(rows)) - start[rows]                     # rank of each candidate within its row
+    m = int(width.max(initial=0))
+    s_sorted = np.full((b, max(m, 1)), -np.inf)
+    g_sorted = np.zeros((b, max(m, 1)), dtype=grades.dtype)
+    s_sorted[rows, pos] = key[rows, cols]
+    g_sorted[rows, pos] = grades[rows, cols]
+    k_sorted = np.zeros((b, max(m, 1)), dtype=bool)
+    k_sorted[rows, pos] = True
+    gid = _groups_of_sorted(s_sorted, k_sorted)
+    n_groups = int(gid[k_sorted].max(initial=-1)) + 1
+    hist = _hist_block(gid, g_sorted, n_groups + 1, n_grades, k_sorted)
+    flat = grades.astype(np.int64) + (np.arange(b, dtype=np.int64) * n_grades)[:, None]
+    total = np.bincount(flat.ravel() if kept is None else flat[kept], minlength=b * n_grades).reshape(b, n_grades)
+    last = np.where(width > 0, gid[np.arange(b), np.maximum(width - 1, 0)] + 1, 0)
+    hist[np.arange(b), last] += total - hist.sum(axis=1)         # the trailing group: what the sorted part left
+    top = np.zeros((b, t), dtype=np.uint8) if t else None
+    if t:
+        w = min(t, g_sorted.shape[1])
+        top[:, :w] = g_sorted[:, :w] * k_sorted[:, :w]
     return hist, top
 
 
@@ -301,7 +344,7 @@ def summarize_scores(scores, relevance: Relevance, top: int = 0, ignore=None, cu
         cutoff = check_int(cutoff, "cutoff", 1)
     t = resolve_top(top, n_g)
     n_grades = relevance.max_grade + 1
-    step = block_rows(n_g, max_block_bytes, 40)                 # scores, order, sorted copies: ~40 bytes a pair
+    step = block_rows(n_g, max_block_bytes, 80)                 # scores, order, sorted copies: ~80 bytes a pair
     hists, tops = [], []
     for a in range(0, n_q, step):
         b = min(a + step, n_q)
