@@ -289,11 +289,25 @@ def test_evaluate_streams_index_sums_and_agrees_with_the_numpy_path(labels, seed
             np.testing.assert_allclose(b.per_query[name], a.per_query[name], rtol=0, atol=1e-12, err_msg=name)
 
 
+def _in_threads(run, n: int):
+    "run(0) .. run(n-1) at once in n threads, switching between threads as often as the interpreter allows."
+    import sys
+    import threading
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=run, args=(k,)) for k in range(n)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+    finally:
+        sys.setswitchinterval(old)
+
+
 def test_concurrent_evaluate_on_different_galleries_equals_sequential():
     "Threads sharing the engine never read each other's gallery (the prepared-gallery cache is per thread)."
     from retrieval_lit import evaluation
-    import sys
-    import threading
     rng = np.random.default_rng(3)
     jobs = []
     for i, n in enumerate((300, 700, 1100, 1900)):
@@ -313,16 +327,7 @@ def test_concurrent_evaluate_on_different_galleries_equals_sequential():
         except Exception as e:      # pragma: no cover - reported below
             errors.append(e)
 
-    old = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    try:
-        threads = [threading.Thread(target=run, args=(k,)) for k in range(len(jobs))]
-        for th in threads:
-            th.start()
-        for th in threads:
-            th.join()
-    finally:
-        sys.setswitchinterval(old)
+    _in_threads(run, len(jobs))
     assert not errors
     for (k, jt), reps in results.items():
         want = sequential[2 * k + jt]
@@ -333,8 +338,6 @@ def test_concurrent_evaluate_on_different_galleries_equals_sequential():
 
 def test_engine_summaries_under_thread_stress_never_mix_galleries():
     "Four threads, four galleries of different sizes, a tiny switch interval: the old shared cache mixed them."
-    import sys
-    import threading
     from retrieval_lit.hamming import pack_codes
     rng = np.random.default_rng(0)
     jobs = []
@@ -350,16 +353,7 @@ def test_engine_summaries_under_thread_stress_never_mix_galleries():
             if not np.array_equal(engine.summarize(*jobs[k]).hist, want[k]):
                 bad.append(k)
 
-    old = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    try:
-        threads = [threading.Thread(target=run, args=(k,)) for k in range(4)]
-        for th in threads:
-            th.start()
-        for th in threads:
-            th.join()
-    finally:
-        sys.setswitchinterval(old)
+    _in_threads(run, 4)
     assert not bad
 
 
