@@ -57,6 +57,30 @@ class Report(Mapping):
     def __iter__(self):
         return iter(self.means)
 
+    def __repr__(self) -> str:
+        "One line: sizes, the means, and the conventions that differ from the defaults."
+        changed = [f"{k}={v!r}" for k, v in self.conventions.__dict__.items() if v != getattr(Conventions(), k)]
+        means = ", ".join(f"{k}: {v:.4f}" for k, v in self.means.items())
+        ranking = f"{self.nbits} bits" if self.nbits else "scores"
+        return (f"<Report {self.n_queries} queries x {self.n_gallery} gallery ({ranking}); {means}"
+                f"{'; ' + ', '.join(changed) if changed else ''}>")
+
+    def _repr_html_(self) -> str:
+        "The table, as HTML, in Jupyter."
+        import html
+        head = ["metric", "mean"] + (["min over tie orders", "max", "relevant last", "relevant first"] if self.bounds else [])
+        rows = []
+        for name, mean in self.means.items():
+            cells = [name + (" (lower is better)" if name in self.lower_is_better else ""), f"{mean:.4f}"]
+            if self.bounds:
+                lo_hi, orders = self.bounds.get(name), self.orders.get(name)
+                cells += [f"{x:.4f}" for x in lo_hi] if lo_hi else ["", ""]
+                cells += [f"{x:.4f}" for x in orders] if orders else ["", ""]
+            rows.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
+        caption = html.escape(repr(self).split(";")[0].lstrip("<"))
+        return (f"<table><caption>{caption}</caption><thead><tr>" + "".join(f"<th>{h}</th>" for h in head)
+                + "</tr></thead><tbody>" + "".join(rows) + "</tbody></table>")
+
     def __len__(self):
         return len(self.means)
 
