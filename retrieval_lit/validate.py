@@ -10,8 +10,8 @@ import numbers
 import numpy as np
 
 # %% auto #0
-__all__ = ['RetrievalInputError', 'fail', 'shown', 'as_numeric_array', 'check_ndim', 'check_nonempty', 'check_finite',
-           'check_codes', 'check_same_nbits', 'check_labels', 'encode_class_ids', 'check_label_pair',
+__all__ = ['RetrievalInputError', 'fail', 'shown', 'to_numpy', 'as_array', 'as_numeric_array', 'check_ndim', 'check_nonempty',
+           'check_finite', 'check_codes', 'check_same_nbits', 'check_labels', 'encode_class_ids', 'check_label_pair',
            'check_grade_matrix', 'check_relation_types', 'check_tie_sizes', 'check_int', 'check_bool', 'check_choice',
            'check_probability']
 
@@ -30,14 +30,38 @@ def shown(value) -> str:
     return repr(value.item() if isinstance(value, np.generic) else value)
 
 # %% ../nbs/00_validate.ipynb #8d10c1d1
-def as_numeric_array(x, name: str) -> np.ndarray:
-    "`x` as a numpy array of bools or numbers (never a copy the caller can see us write to)."
+def to_numpy(x, name: str):
+    """The arrays researchers hold, as numpy, moved to host memory once: PyTorch tensors (on any device, with or
+    without grad: detached), CuPy arrays, pandas Series/DataFrames, anything with `__array__` or `__dlpack__`,
+    lists. No library is imported for this: an object is recognised by its module and its methods."""
+    module = type(x).__module__.split(".")[0]
+    if module == "torch" and hasattr(x, "detach"):
+        return x.detach().cpu().numpy()
+    if module == "cupy" and hasattr(x, "get"):
+        return x.get()
+    if module == "pandas" and hasattr(x, "to_numpy"):
+        return x.to_numpy()
+    if not hasattr(x, "__array__") and hasattr(x, "__dlpack__") and not isinstance(x, (list, tuple)):
+        try:
+            return np.from_dlpack(x)
+        except (TypeError, RuntimeError, BufferError) as e:
+            fail(name, f"could not be read through __dlpack__ ({e}); convert it to a numpy array first")
+    return x
+
+
+def as_array(x, name: str) -> np.ndarray:
+    "`x` as a numpy array of any dtype (`to_numpy` first); None and ragged input are refused."
     if x is None:
         fail(name, "is required, got None")
     try:
-        a = np.asarray(x)
+        return np.asarray(to_numpy(x, name))
     except (ValueError, TypeError) as e:  # ragged nested lists and the like
         fail(name, f"could not be read as an array ({e})")
+
+
+def as_numeric_array(x, name: str) -> np.ndarray:
+    "`x` as a numpy array of bools or numbers (never a copy the caller can see us write to)."
+    a = as_array(x, name)
     if a.dtype == object or a.dtype.kind in "USVMm":
         fail(name, f"must hold numbers, got dtype {a.dtype}")
     if a.dtype.kind == "c":
@@ -95,8 +119,19 @@ def check_same_nbits(nbits_a: int, nbits_b: int, name_a: str, name_b: str) -> in
 
 # %% ../nbs/00_validate.ipynb #313468ae
 def check_labels(labels, name: str, n_items: int, codes_name: str) -> np.ndarray:
-    "Validate class ids (1-D) or multi-hot labels (2-D {0,1}) for `n_items` items; return a new array."
-    a = check_finite(as_numeric_array(labels, name), name)
+    """Validate class ids (1-D: numbers, strings or any hashable ids; a single column (N, 1) is read as ids) or
+    multi-hot labels (2-D {0,1}, two or more columns) for `n_items` items; return a new array."""
+    raw = as_array(labels, name)
+    if raw.ndim == 2 and raw.shape[1] == 1:
+        raw = raw[:, 0]                     # a column of ids is ids (as .mat files store them), not one label
+    if raw.ndim == 1 and (raw.dtype == object or raw.dtype.kind in "US"):
+        if raw.shape[0] != n_items:
+            fail(name, f"has {raw.shape[0]} rows but `{codes_name}` has {n_items} items: one label (row) per item")
+        check_nonempty(raw, name)
+        if any(v is None or (isinstance(v, float) and v != v) for v in raw.tolist()):
+            fail(name, "holds a missing id (None or NaN)")
+        return raw.copy()
+    a = check_finite(as_numeric_array(raw, name), name)
     if a.ndim not in (1, 2):
         fail(name, f"must be class ids (1-D) or multi-hot rows (2-D items x labels), got shape {a.shape}")
     if a.shape[0] != n_items:
@@ -122,6 +157,10 @@ def encode_class_ids(query_ids: np.ndarray, gallery_ids: np.ndarray) -> tuple:
     beyond 2**63 and integral floats beyond 2**63 (1e19 vs 2e19) stay distinct, and a float id equals an integer
     id only when they are the same number."""
     q, g = np.asarray(query_ids), np.asarray(gallery_ids)
+    if q.dtype.kind in "OUS" or g.dtype.kind in "OUS":    # strings or other hashable ids: one code per distinct id
+        codes = {}
+        enc = lambda a: np.array([codes.setdefault(v, len(codes)) for v in a.tolist()], dtype=np.int64)
+        return enc(q), enc(g)
     if _fits_int64(q) and _fits_int64(g):
         return q.astype(np.int64), g.astype(np.int64)
     if q.dtype.kind == "f" and g.dtype.kind == "f":
