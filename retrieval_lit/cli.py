@@ -196,6 +196,7 @@ def _add_conventions(p):
     p.add_argument("--engine", choices=("auto", "numpy", "numba"), default="auto", help="the Hamming ranking engine")
     p.add_argument("--bounds", action="store_true", help="also report each metric's [min, max] over all tie orders and its relevant-last / relevant-first values")
     p.add_argument("--json", metavar="PATH", help="write the report as JSON to PATH ('-' for standard output)")
+    p.add_argument("--csv", metavar="PATH", help="write every query's value of every metric as CSV to PATH")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -252,8 +253,24 @@ def _described(args) -> str:
             f"ap_interpolation={args.ap_interpolation}")
 
 
+def _write_csv(reports: dict, path):
+    "Per-query values as CSV (one file; with several reports a first column names the report)."
+    import csv
+    with open(path, "w", newline="") as f:
+        w = None
+        for title, r in reports.items():
+            for row in r.per_query_rows():
+                row = ({"report": title.split(":")[0]} if len(reports) > 1 else {}) | row
+                if w is None:
+                    w = csv.DictWriter(f, fieldnames=list(row), extrasaction="ignore")
+                    w.writeheader()
+                w.writerow(row)
+
+
 def _emit(reports: dict, args, out):
-    "Tables to `out`; JSON to a file or standard output when --json is given."
+    "Tables to `out`; JSON to a file or standard output when --json is given; per-query CSV with --csv."
+    if args.csv:
+        _write_csv(reports, args.csv)
     if args.json:
         payload = json.dumps({k: r.to_dict() for k, r in reports.items()} if len(reports) > 1
                              else next(iter(reports.values())).to_dict(), indent=2)
@@ -273,6 +290,7 @@ def run_demo(args, out) -> dict:
     from retrieval_lit.data import load_digits_codes
     metrics = args.metrics or list(DEMO_METRICS)
     check_output_path(args.json, "--json")
+    check_output_path(args.csv, "--csv")
     check_figures_possible(args.figures)
     reports = {}
     for nbits in args.bits:
@@ -307,6 +325,7 @@ def run_demo(args, out) -> dict:
 def run_evaluate(args, out):
     "Evaluate codes and labels read from files."
     check_output_path(args.json, "--json")
+    check_output_path(args.csv, "--csv")
     arrays = load_bundle(args.data) if args.data else {}
     for key in BUNDLE_KEYS:
         path = getattr(args, key, None)

@@ -119,6 +119,25 @@ class Report(Mapping):
     def to_json(self, **kwargs) -> str:
         return json.dumps(self.to_dict(**kwargs), indent=2)
 
+    def per_query_rows(self) -> list:
+        "One dict per query: `query` (its index) and every metric's value (None where skipped), for CSV or pandas."
+        names = list(self.per_query)
+        return [{"query": i, **{n: _json_float(self.per_query[n][i]) for n in names}} for i in range(self.n_queries)]
+
+    def to_frame(self, per_query: bool = False):
+        "A pandas DataFrame: one row per metric (mean, bounds, orders, skipped), or one row per query."
+        try:
+            import pandas as pd
+        except ImportError:
+            fail("to_frame", 'needs pandas, which is not installed: pip install pandas')
+        if per_query:
+            return pd.DataFrame(self.per_query_rows()).set_index("query")
+        rows = {n: {"mean": m, "skipped": self.skipped.get(n, 0),
+                    "min": self.bounds.get(n, (np.nan, np.nan))[0], "max": self.bounds.get(n, (np.nan, np.nan))[1],
+                    "relevant_last": self.orders.get(n, (np.nan, np.nan))[0],
+                    "relevant_first": self.orders.get(n, (np.nan, np.nan))[1]} for n, m in self.means.items()}
+        return pd.DataFrame.from_dict(rows, orient="index")
+
 
 def _json_float(x):
     return None if x is None or np.isnan(x) else float(x)
