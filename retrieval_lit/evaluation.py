@@ -20,8 +20,8 @@ from .relevance import make_ignore, make_relevance
 from .validate import check_bool, check_choice, check_int, check_same_nbits, fail
 
 # %% auto #0
-__all__ = ['ENGINES', 'STREAMS_INDEX_SUMS', 'READS_IGNORE', 'ADVANCES_PROGRESS', 'SECONDS_PER_PAIR', 'Report',
-           'mean_over_queries', 'register_engine', 'evaluate']
+__all__ = ['ENGINES', 'STREAMS_INDEX_SUMS', 'READS_IGNORE', 'ADVANCES_PROGRESS', 'SECONDS_PER_PAIR', 'AUTO_COMPILED_WORK',
+           'Report', 'mean_over_queries', 'register_engine', 'evaluate']
 
 # %% ../nbs/50_evaluation.ipynb #4f3c04fa
 @dataclass(frozen=True)
@@ -176,12 +176,20 @@ def register_engine(name: str, summarize_fn, streams_index_sums: bool = False):
         STREAMS_INDEX_SUMS.add(name)
 
 
-def _resolve_engine(engine: str) -> str:
-    "The name of the engine to use ('auto': the compiled one when numba is installed)."
+AUTO_COMPILED_WORK = 1e8   # pairs x 64-bit words above which "auto" compiles: the numpy reference needs ~1.6 s there,
+                           # about what compiling the kernels costs in a new process
+
+
+def _resolve_engine(engine: str, work: float = float("inf")) -> str:
+    """The name of the engine to use. "auto": the compiled engine when numba is installed and either it is already
+    loaded in this process or the job (`work` = pairs x words) is big enough to repay compiling it; else numpy."""
     check_choice(engine, "engine", ("auto",) + tuple(ENGINES))
     if engine == "auto":
         import importlib.util
-        return "numba" if importlib.util.find_spec("numba") else "numpy"
+        import sys
+        if importlib.util.find_spec("numba") is None:
+            return "numpy"
+        return "numba" if "retrieval_lit.engine" in sys.modules or work >= AUTO_COMPILED_WORK else "numpy"
     return engine
 
 
@@ -255,9 +263,10 @@ def evaluate(query_codes=None, gallery_codes=None, query_labels=None, gallery_la
     """
     conv = Conventions.make(ties=ties, ap_denominator=ap_denominator, empty=empty, gain=gain,
                             rbp_persistence=rbp_persistence, ap_interpolation=ap_interpolation)
-    engine = _resolve_engine(engine)
+    check_choice(engine, "engine", ("auto",) + tuple(ENGINES))
     check_int(max_block_bytes, "max_block_bytes", 1)
     src = _ranking_source(query_codes, gallery_codes, scores, query_embeddings, gallery_embeddings, similarity)
+    engine = _resolve_engine(engine, src.n_queries * src.n_gallery * (n_words(src.nbits) if src.nbits else 1))
     rel = make_relevance(src.n_queries, src.n_gallery, query_labels, gallery_labels, relevance, relation_types)
     ig = make_ignore(src.n_queries, src.n_gallery, ignore, self_index)
     names = metric_names(metrics)
