@@ -59,7 +59,7 @@ def ap_ordered(relevant: np.ndarray, n_relevant: np.ndarray, denominator: str, i
         terms = hits / ranks
         if interpolation == "trapezoid":
             terms = 0.5 * (terms + np.where(ranks == 1, 1.0, (hits - 1) / before))
-        s[a:b] = np.where(relevant[a:b], terms, 0.0).sum(axis=1)
+        s[a:b] = row_sums(np.where(relevant[a:b], terms, 0.0))   # left to right, as the textbook loop adds
         got[a:b] = hits[:, -1] if t else 0
     den = _ap_denominator(got, total, t, denominator)
     defined = den > 0
@@ -130,14 +130,15 @@ def _safe_div(a, b):
     return np.divide(a, b, out=np.zeros(a.shape), where=b != 0)
 
 
-def ap_expected(n, r, t, denominator: str, interpolation: str = "step") -> APParts:
+def ap_expected(n, r, t, denominator: str, interpolation: str = "step", total=None) -> APParts:
     """Exact mean of AP@t over all orders inside tie groups. n, r: (Q, G) items and relevant items per tie group,
-    nearest group first; t >= 1 the cutoff (>= N: the whole ranking), one for all queries or one per query (Q,)."""
+    nearest group first; t >= 1 the cutoff (>= N: the whole ranking), one for all queries or one per query (Q,);
+    total: (Q,) relevant items R of each query (None: those the groups hold; more when some are never ranked)."""
     n, r = np.asarray(n, dtype=np.int64), np.asarray(r, dtype=np.int64)
     n_q = n.shape[0]
     t = np.asarray(t, dtype=np.int64)
     items_before, rel_before = np.cumsum(n, axis=1) - n, np.cumsum(r, axis=1) - r
-    total = r.sum(axis=1)
+    total = r.sum(axis=1) if total is None else np.asarray(total, dtype=np.int64)
     inside = np.clip((t[:, None] if t.ndim else t) - items_before, 0, n)   # slots of each group inside the top t
     q, slope = _safe_div(r, n), _safe_div(r - 1, n - 1)
     terms = lambda *a: expected_term_sum(*a, interpolation=interpolation)
@@ -204,7 +205,8 @@ def ap_from_summary(summary: RankSummary, p, conventions: Conventions) -> np.nda
     t = summary.n_gallery if p is None else min(check_int(p, "p", 1), summary.n_gallery)
     interpolation = conventions.ap_interpolation
     if conventions.ties == "expected":
-        parts = ap_expected(summary.group_sizes, summary.relevant_hist, t, conventions.ap_denominator, interpolation)
+        parts = ap_expected(summary.group_sizes, summary.relevant_hist, t, conventions.ap_denominator, interpolation,
+                            summary.n_relevant)
     elif (conventions.ties == "index" and t == summary.n_gallery and summary.index_sums is not None
           and interpolation == "step"):                          # the engine streams the step sums only
         values, undefined = ap_from_sums(summary.index_sums, summary.n_relevant)
@@ -221,7 +223,8 @@ def map_at_r_from_summary(summary: RankSummary, conventions: Conventions) -> np.
     big_r = summary.n_relevant
     interpolation = conventions.ap_interpolation
     if conventions.ties == "expected":
-        parts = ap_expected(summary.group_sizes, summary.relevant_hist, np.maximum(big_r, 1), "all", interpolation)
+        parts = ap_expected(summary.group_sizes, summary.relevant_hist, np.maximum(big_r, 1), "all", interpolation,
+                            big_r)
     else:
         width = int(big_r.max(initial=0))
         top = ordered_top(summary, max(width, 1), conventions.ties) > 0
@@ -272,7 +275,7 @@ def ap_bounds(summary: RankSummary, p, conventions: Conventions) -> tuple:
     pick = lambda a: np.where(has, np.take_along_axis(a, g, axis=1)[:, 0], 0)
     nc, rc, j, nb = pick(n), pick(r), pick(inside), pick(items_before)
     h_lo, h_hi = np.maximum(0, j - (nc - rc)), np.minimum(j, rc)
-    total = r.sum(axis=1)
+    total = summary.n_relevant
     low, high = np.zeros(len(n)), np.zeros(len(n))
     for a, b in _row_blocks(len(n), int((h_hi - h_lo).max(initial=0)) + 1):
         width = int((h_hi[a:b] - h_lo[a:b]).max(initial=0)) + 1

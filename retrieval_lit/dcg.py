@@ -67,7 +67,7 @@ def dcg_of_ordered(grades: np.ndarray, gains: np.ndarray, cells: int = 1 << 22) 
     out = np.zeros(n_q)
     step = max(1, cells // max(t, 1))
     for a in range(0, n_q, step):                       # row blocks: bounded float temporaries
-        out[a:a + step] = (gains[grades[a:a + step]] * discounts).sum(axis=1)
+        out[a:a + step] = row_sums(gains[grades[a:a + step]] * discounts)   # left to right
     return out
 
 # %% ../nbs/12_dcg.ipynb #8ebf0f81
@@ -107,10 +107,13 @@ def dcg_from_summary(summary: RankSummary, p, conventions: Conventions) -> np.nd
 
 
 def idcg_from_summary(summary: RankSummary, p, conventions: Conventions) -> np.ndarray:
-    "(Q,) iDCG@p: the DCG@p of the whole gallery in the ideal order (grades descending)."
-    t = _cutoff(summary, p)
-    gains = gain_values(summary.hist.shape[2], conventions.gain)
-    per_grade = summary.hist.sum(axis=1)[:, ::-1]
+    """(Q,) iDCG@p: the DCG@p of every judged item in the ideal order (grades descending): the whole gallery, plus
+    any judged items the ranking never holds (`RankSummary.unranked`), so the ideal list may be longer than N."""
+    totals = summary.grade_totals
+    judged = int(totals.sum(axis=1).max(initial=0))
+    t = max(1, judged) if p is None else max(1, min(check_int(p, "p", 1), max(judged, summary.n_gallery)))
+    gains = gain_values(totals.shape[1], conventions.gain)
+    per_grade = totals[:, ::-1]
     return dcg_of_runs(per_grade, gains[::-1], t, discount_prefix(t))
 
 

@@ -12,15 +12,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from .hamming import DEFAULT_BLOCK_BYTES, block_rows, iter_distance_blocks, pack_codes
-from .relevance import IgnoreSets, Relevance, check_relevance
-from .validate import (as_numeric_array, check_choice, check_grade_matrix, check_int, check_ndim,
-                                     check_finite, check_nonempty, check_same_nbits, check_tie_sizes, fail)
+from .relevance import IgnoreSets, Relevance, check_relevance, make_ignore, relevance_from_matrix
+from .validate import (as_numeric_array, check_choice, check_count_matrix, check_grade_matrix, check_int,
+                                     check_ndim, check_finite, check_nonempty, check_same_nbits, check_tie_sizes, fail,
+                                     shown)
 
 # %% auto #0
 __all__ = ['TIE_MODES', 'MAX_EXACT_INT_SCORE', 'SIMILARITIES', 'counting_sort_order', 'stable_order', 'tie_group_sizes',
            'IndexSums', 'RankSummary', 'resolve_top', 'gallery_code_counts', 'code_max_by_distance', 'check_ignore',
            'summarize', 'ordered_top', 'list_summary', 'hypergeometric_weights', 'row_sums', 'check_scores',
-           'summarize_scores', 'similarity_rows', 'Progress', 'progress_wanted']
+           'summarize_scores', 'summarize_lists', 'similarity_rows', 'Progress', 'progress_wanted']
 
 # %% ../nbs/03_ranking.ipynb #5259d31c
 def counting_sort_order(distances: np.ndarray, nbits: int) -> np.ndarray:
@@ -71,7 +72,9 @@ class RankSummary:
     code_max: (Q, K+1) int64, most gallery items sharing one code at distance d from the query code, or None
     index_sums: whole-ranking sums in stable order (IndexSums), streamed by the engine instead of `top`, or None
     kind:     "hamming" (group d = distance d, nbits = K) or "scores" (groups of equal scores, best first;
-              nbits = number of groups - 1, not a code length)"""
+              nbits = number of groups - 1, not a code length)
+    unranked: (Q, G) int64 judged items of grade g that the ranking does not hold at all (a TREC run that did
+              not retrieve them), or None: they count in R and in the ideal DCG, never at a rank"""
     nbits: int
     n_gallery: int
     hist: np.ndarray
@@ -79,6 +82,7 @@ class RankSummary:
     code_max: np.ndarray | None = None
     index_sums: IndexSums | None = None
     kind: str = "hamming"
+    unranked: np.ndarray | None = None
 
     @property
     def n_queries(self) -> int:
@@ -95,9 +99,15 @@ class RankSummary:
         return self.hist[:, :, 1:].sum(-1)
 
     @property
+    def grade_totals(self) -> np.ndarray:
+        "(Q, G) items of each grade a query's judgements hold: the ranked ones plus the unranked ones."
+        ranked = self.hist.sum(1)
+        return ranked if self.unranked is None else ranked + self.unranked
+
+    @property
     def n_relevant(self) -> np.ndarray:
-        "(Q,) relevant items (grade > 0) in the whole gallery."
-        return self.relevant_hist.sum(-1)
+        "(Q,) relevant items (grade > 0) in the whole gallery, ranked or not (R)."
+        return self.grade_totals[:, 1:].sum(-1)
 
 # %% ../nbs/03_ranking.ipynb #4805894a
 def resolve_top(top: int, n_gallery: int) -> int:
@@ -354,6 +364,54 @@ def summarize_scores(scores, relevance: Relevance, top: int = 0, ignore=None, cu
         tops.append(tp)
     hist = _pad_groups(hists)
     return RankSummary(hist.shape[1] - 1, n_g, hist, np.concatenate(tops) if t else None, kind="scores")
+
+# %% ../nbs/03_ranking.ipynb #7cb96b1f
+def _list_arrays(lists, name: str, n_queries: int | None = None) -> list:
+    "A sequence of one-dimensional arrays (one per query), checked: not a string, not empty, each 1-D."
+    if isinstance(lists, (str, bytes)) or not hasattr(lists, "__len__"):
+        fail(name, f"must be a sequence of one array per query, got {shown(lists)}")
+    if n_queries is None and len(lists) == 0:
+        fail(name, "is empty: give at least one query's list")
+    if n_queries is not None and len(lists) != n_queries:
+        fail(name, f"holds {len(lists)} lists for {n_queries} queries")
+    arrays = [np.asarray(x) for x in lists]
+    for i, a in enumerate(arrays):
+        if a.ndim != 1:
+            fail(name, f"[{i}] must be one-dimensional (one entry per ranked item), got shape {a.shape}")
+    return arrays
+
+
+def summarize_lists(scores, grades, top: int = 0, cutoff: int | None = None, unranked=None) -> RankSummary:
+    """The ranking summary of ranked lists of any lengths (`kind="scores"`): query q ranks the len(scores[q]) items
+    of its list by descending score; under ties="index" equal scores keep their order in the list.
+
+    scores:   a sequence of Q one-dimensional arrays of finite scores (higher = nearer); a list may be empty
+    grades:   the same shapes: whole-number grades 0..255 (0 = not relevant)
+    top, cutoff: as in `summarize_scores`
+    unranked: (Q, G) whole-number counts of judged items of each grade that no list holds, or None"""
+    score_lists = _list_arrays(scores, "scores")
+    grade_lists = _list_arrays(grades, "grades", len(score_lists))
+    for i, (s, g) in enumerate(zip(score_lists, grade_lists)):
+        if len(s) != len(g):
+            fail("grades", f"[{i}] holds {len(g)} grades for {len(s)} scored items")
+    n_q, width = len(score_lists), max(1, max(len(s) for s in score_lists))
+    padded = np.zeros((n_q, width))
+    graded = np.zeros((n_q, width), dtype=np.int64)
+    pad = np.ones((n_q, width), dtype=bool)
+    for i, (s, g) in enumerate(zip(score_lists, grade_lists)):
+        if len(s):
+            padded[i, :len(s)] = check_scores(s[None, :], f"scores[{i}]")[0]
+            graded[i, :len(g)] = check_grade_matrix(g[None, :], f"grades[{i}]", (1, len(g)))[0]
+        pad[i, :len(s)] = False
+    relevance = relevance_from_matrix(graded.astype(np.uint8), n_q, width)
+    summary = summarize_scores(padded, relevance, top, make_ignore(n_q, width, pad), cutoff)
+    summary.n_gallery = width
+    if unranked is not None:
+        u = check_count_matrix(unranked, "unranked", n_q)
+        n_grades = max(summary.hist.shape[2], u.shape[1])
+        summary.hist = np.pad(summary.hist, ((0, 0), (0, 0), (0, n_grades - summary.hist.shape[2])))
+        summary.unranked = np.pad(u, ((0, 0), (0, n_grades - u.shape[1])))
+    return summary
 
 # %% ../nbs/03_ranking.ipynb #26b8cb65
 SIMILARITIES = ("cosine", "dot", "l2")

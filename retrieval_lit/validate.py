@@ -12,8 +12,8 @@ import numpy as np
 # %% auto #0
 __all__ = ['RetrievalInputError', 'fail', 'shown', 'to_numpy', 'as_array', 'as_numeric_array', 'check_ndim', 'check_nonempty',
            'check_finite', 'check_codes', 'check_same_nbits', 'check_labels', 'encode_class_ids', 'check_label_pair',
-           'check_grade_matrix', 'check_relation_types', 'check_tie_sizes', 'check_int', 'check_bool', 'check_choice',
-           'check_probability']
+           'check_grade_matrix', 'check_count_matrix', 'check_relation_types', 'check_tie_sizes', 'check_int',
+           'check_bool', 'check_choice', 'check_probability']
 
 # %% ../nbs/00_validate.ipynb #a57cf047
 class RetrievalInputError(ValueError):
@@ -191,6 +191,16 @@ def check_grade_matrix(matrix, name: str, shape: tuple, max_grade: int = 255) ->
         bad = a[(a < 0) | (a > max_grade) | (a != np.round(a))][0]
         fail(name, f"grades must be whole numbers from 0 to {max_grade}; found {shown(bad)}")
     return a.astype(np.uint8)
+
+
+def check_count_matrix(counts, name: str, n_rows: int) -> np.ndarray:
+    "Validate an (n_rows, G) matrix of non-negative whole-number counts; return it as a new int64 array."
+    a = check_finite(check_ndim(as_numeric_array(counts, name), name, 2, "queries x grades"), name)
+    if a.shape[0] != n_rows:
+        fail(name, f"must have one row per query ({n_rows}), got {a.shape[0]}")
+    if a.size and (a.min() < 0 or a.max() > 2**53 or not np.array_equal(a, np.round(a))):
+        fail(name, f"counts must be whole numbers from 0; found {shown(a[(a < 0) | (a > 2**53) | (a != np.round(a))][0])}")
+    return a.astype(np.int64)
 
 
 def check_relation_types(types, name: str, shape: tuple) -> np.ndarray:
