@@ -10,14 +10,15 @@ from typing import NamedTuple
 import numpy as np
 
 from .metrics import Conventions, Metric, apply_empty_policy, parse_cutoff, register_metric
-from .ranking import TIE_MODES, RankSummary, list_summary, ordered_top, resolve_top
+from .ranking import TIE_MODES, RankSummary, list_summary, ordered_top, resolve_top, row_sums
 from .validate import as_numeric_array, check_choice, check_int, check_ndim, fail
 
 # %% auto #0
 __all__ = ['hits_in_top', 'r_precision_from_sums', 'precision_from_summary', 'recall_from_summary', 'rprec_from_summary',
            'ball_counts', 'radius_precision_from_summary', 'radius_recall_from_summary', 'precision_at_k',
            'recall_at_k', 'r_precision', 'precision_within_radius', 'PRCurve', 'pr_curve_by_rank', 'pr_curve_by_radius',
-           'plot_pr_curve']
+           'plot_pr_curve', 'first_relevant_group', 'first_relevant_pmf', 'expected_first_relevant',
+           'first_relevant_from_summary']
 
 # %% ../nbs/10_precision.ipynb #507d3cca
 def _rowwise_searchsorted(sorted_rows: np.ndarray, values: np.ndarray, span: int) -> np.ndarray:
@@ -235,6 +236,68 @@ def plot_pr_curve(curves, labels=None, ax=None):
         ax.legend()
     return ax
 
+# %% ../nbs/10_precision.ipynb #41443dbf
+def first_relevant_group(summary: RankSummary) -> tuple:
+    """(b, n, r, found), each (Q,): items ranked before the first tie group holding a relevant item, that group's
+    items and relevant items; found is False where the query ranks no relevant item (then b, n, r are 0)."""
+    rel = summary.relevant_hist
+    found = rel.any(axis=1)
+    g = np.where(found, (rel > 0).argmax(axis=1), 0)[:, None]
+    sizes = summary.group_sizes
+    pick = lambda a: np.where(found, np.take_along_axis(a, g, axis=1)[:, 0], 0)
+    return pick(np.cumsum(sizes, axis=1) - sizes), pick(sizes), pick(rel), found
+
+
+def first_relevant_pmf(n, r, width: int) -> np.ndarray:
+    "(Q, width): P(X = x), x = 1..width, for X the first relevant slot of a random order of n items, r >= 1 relevant."
+    n, r = (np.asarray(a, dtype=np.float64)[:, None] for a in (n, r))
+    x = np.arange(1, width, dtype=np.float64)[None, :]
+    step = np.clip(np.divide(n - x - r + 1, n - x, out=np.zeros(np.broadcast_shapes(n.shape, x.shape)),
+                             where=n - x > 0), 0.0, None)                 # P(X = x+1) / P(X = x)
+    return np.cumprod(np.concatenate([r / n, step], axis=1), axis=1)
+
+
+def expected_first_relevant(b, n, r, found, k, reciprocal: bool, cells: int = 1 << 22) -> np.ndarray:
+    "(Q,) E[1/(b+X)] (reciprocal) or P(b + X <= k) over X's law, X <= k - b; 0 where not found."
+    b, n, r = (np.asarray(a, dtype=np.int64) for a in (b, n, r))
+    span = np.where(found, np.minimum(n - r + 1, np.maximum(k - b, 0)), 0)   # positions of X that count
+    out = np.zeros(len(b))
+    order = np.argsort(span, kind="stable")
+    start = 0
+    while start < len(order):
+        width = max(1, int(span[order[start]]))
+        stop = start + 1
+        while stop < len(order) and (stop - start + 1) * max(1, int(span[order[stop]])) <= cells:
+            stop += 1
+        rows = order[start:stop]
+        width = max(1, int(span[rows].max()))
+        w = first_relevant_pmf(np.maximum(n[rows], 1), np.maximum(r[rows], 1), width)
+        x = np.arange(1, width + 1)[None, :]
+        w = np.where(x <= span[rows, None], w, 0.0)
+        out[rows] = row_sums(w / (b[rows, None] + x) if reciprocal else w)
+        start = stop
+    return out
+
+
+def first_relevant_from_summary(summary: RankSummary, k, conventions: Conventions, reciprocal: bool) -> np.ndarray:
+    "(Q,) RR@k (reciprocal) or success@k of every query (k=None: the whole ranking); R = 0 follows `empty`."
+    k = summary.n_gallery if k is None else check_int(k, "k", 1)
+    ties = check_choice(conventions.ties, "ties", TIE_MODES)
+    b, n, r, found = first_relevant_group(summary)
+    if ties == "expected":
+        value = expected_first_relevant(b, n, r, found, k, reciprocal)
+    else:
+        if ties == "index":
+            top = ordered_top(summary, resolve_top(k, summary.n_gallery), "index") > 0
+            hit = top.any(axis=1)
+            rank = np.where(hit, top.argmax(axis=1) + 1, 0)
+        else:
+            rank = np.where(found, b + (1 if ties == "optimistic" else n - r + 1), 0)
+            hit = found & (rank <= k)
+        value = np.where(hit, 1.0 / np.maximum(rank, 1) if reciprocal else 1.0, 0.0)
+    total = summary.n_relevant
+    return apply_empty_policy(value, total == 0, conventions, "have no relevant item, so no first relevant rank")
+
 # %% ../nbs/10_precision.ipynb #5cc2aa4d
 def _build_precision(match) -> Metric:
     k = parse_cutoff(match.group("k"), match.group(0))
@@ -250,6 +313,18 @@ def _build_rprec(match) -> Metric:
     return Metric(name="rprec", compute=rprec_from_summary, top=-1, binary=True, index_sums=True)
 
 
+def _build_mrr(match) -> Metric:
+    k = None if match.group("k") is None else parse_cutoff(match.group("k"), match.group(0))
+    return Metric(name="mrr" if k is None else f"mrr@{k}", top=-1 if k is None else k, binary=True,
+                  compute=lambda s, c: first_relevant_from_summary(s, k, c, reciprocal=True))
+
+
+def _build_success(match) -> Metric:
+    k = parse_cutoff(match.group("k"), match.group(0))
+    return Metric(name=f"success@{k}", top=k, binary=True,
+                  compute=lambda s, c: first_relevant_from_summary(s, k, c, reciprocal=False))
+
+
 def _build_radius(match) -> Metric:
     r = parse_cutoff(match.group("r"), match.group(0), "radius", minimum=0)
     return Metric(name=f"p@r{r}", compute=lambda s, c: radius_precision_from_summary(s, r, c), top=0, binary=True,
@@ -260,6 +335,11 @@ register_metric(r"p@(?P<k>[0-9]+)", _build_precision, "p@100",
                 "precision of the top K (divides by K); see ties")
 register_metric(r"recall@(?P<k>[0-9]+)", _build_recall, "recall@100",
                 "relevant items in the top K over all relevant items; see ties, empty")
+register_metric(r"mrr(?:@(?P<k>[0-9]+))?", _build_mrr, "mrr@10",
+                "reciprocal rank of the first relevant item, 0 if it is not in the top k (trec_eval's recip_rank); "
+                "see ties, empty")
+register_metric(r"success@(?P<k>[0-9]+)", _build_success, "success@10",
+                "1 if a relevant item is in the top k, else 0 (hit rate; trec_eval's success_k); see ties, empty")
 register_metric(r"rprec", _build_rprec, "rprec", "R-precision: precision at K = R; see ties, empty")
 register_metric(r"p@r(?P<r>[0-9]+)", _build_radius, "p@r2",
                 "precision within Hamming radius r (P@d_H<=r); an empty ball follows empty")
