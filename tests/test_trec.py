@@ -1,0 +1,299 @@
+"""TREC runs and qrels (module `trec`, notebook 52) and the `trec-eval` command.
+
+Checked against: trec_eval 10.0's own test output (tests/data/trec_eval, line for line), pytrec_eval (trec_eval's C
+code) on hundreds of random runs and qrels, and, for the tie modes and bounds, pytrec_eval over every order of the
+tied documents (each order written as distinct scores)."""
+import itertools
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from retrieval_lit.cli import main
+from retrieval_lit.trec import (TrecFileError, check_qrels, check_run, evaluate_run, parse_measures, rank_run,
+                                read_qrels, read_run, trec_order, write_qrels, write_run)
+from retrieval_lit.validate import RetrievalInputError
+
+pytrec_eval = pytest.importorskip("pytrec_eval", reason="pytrec_eval (a dev dependency) is the oracle here")
+DATA = Path(__file__).parent / "data" / "trec_eval"
+TOLERANCE = 1e-12
+
+
+# ---------------------------------------------------------------- random cases
+def random_case(rng, n_topics=8, n_docs=60, max_ret=40, score_values=4, max_grade=3):
+    """Qrels with grades 0..max_grade and negative (unjudged) entries, runs with few distinct scores (ties
+    everywhere), documents retrieved but not judged, relevant documents never retrieved, a topic only in the run
+    and one only in the qrels."""
+    qrels, run = {}, {}
+    for t in range(n_topics):
+        pool = [f"D{i:03d}" for i in rng.choice(n_docs, size=n_docs // 2, replace=False)]
+        if t != 0:
+            grades = [-1, 0, 0, 0] + list(range(1, max_grade + 1))
+            judged = {d: int(rng.choice(grades)) for d in pool[: int(rng.integers(1, len(pool)))]}
+            if max(judged.values()) < 0:                        # trec_eval refuses such a topic, pytrec_eval hangs
+                judged[pool[0]] = 0
+            qrels[f"{t}"] = judged
+        if t != 1:
+            retrieved = rng.choice(n_docs, size=int(rng.integers(1, max_ret)), replace=False)
+            run[f"{t}"] = {f"D{i:03d}": float(rng.integers(0, score_values)) * 0.25 for i in retrieved}
+    return qrels, run
+
+
+def pytrec(qrels, run):
+    return pytrec_eval.RelevanceEvaluator(qrels, pytrec_eval.supported_measures).evaluate(run)
+
+
+def assert_same(ours: dict, theirs: dict):
+    assert sorted(ours) == sorted(theirs)
+    for q in ours:
+        for name, value in ours[q].items():
+            assert abs(value - theirs[q][name]) <= TOLERANCE, (q, name, value, theirs[q][name])
+
+
+# ---------------------------------------------------------------- trec_eval itself
+def test_trec_eval_10_test_output_line_for_line():
+    qrels, (run, tag) = read_qrels(DATA / "qrels.test"), read_run(DATA / "results.test", with_tag=True)
+    ours = evaluate_run(qrels, run, "all_trec", trec_version="10", runid=tag).lines(per_query=True)
+    names = {l.split("\t")[0] for l in ours}
+    theirs = [l.rstrip("\n") for l in open(DATA / "out.test.aq") if l.split("\t")[0] in names]
+    assert ours == theirs
+    assert len(ours) == 235
+
+
+def test_trec_eval_test_files_against_pytrec_eval():
+    qrels, run = read_qrels(DATA / "qrels.test"), read_run(DATA / "results.test")
+    assert_same(evaluate_run(qrels, run, "all_trec").to_dict(), pytrec(qrels, run))
+
+
+# ---------------------------------------------------------------- pytrec_eval on random runs
+@pytest.mark.parametrize("seed", range(6))
+def test_every_measure_equals_pytrec_eval_on_random_runs(seed):
+    rng = np.random.default_rng(seed)
+    for _ in range(50):                                         # 300 random runs in all
+        qrels, run = random_case(rng)
+        assert_same(evaluate_run(qrels, run, "all_trec").to_dict(), pytrec(qrels, run))
+
+
+def test_long_runs_reach_every_cutoff():
+    rng = np.random.default_rng(11)
+    qrels, run = random_case(rng, n_topics=6, n_docs=3000, max_ret=1500, score_values=50, max_grade=4)
+    assert max(len(d) for d in run.values()) > 1000
+    assert_same(evaluate_run(qrels, run, "all_trec").to_dict(), pytrec(qrels, run))
+
+
+def test_summary_is_the_mean_of_the_topics_and_gm_map_the_geometric_mean():
+    rng = np.random.default_rng(3)
+    qrels, run = random_case(rng)
+    r = evaluate_run(qrels, run, ["map", "gm_map", "num_q", "num_rel", "P_10"])
+    per = pytrec(qrels, run)
+    assert r.summary["num_q"] == len(per)
+    assert r.summary["num_rel"] == sum(int(v["num_rel"]) for v in per.values())
+    assert abs(r.summary["map"] - np.mean([v["map"] for v in per.values()])) < 1e-12
+    assert abs(r.summary["gm_map"] - np.exp(np.mean([v["gm_map"] for v in per.values()]))) < 1e-12
+
+
+# ---------------------------------------------------------------- tie modes and bounds over every tie order
+def every_tie_order(run_topic: dict):
+    "Each order of the documents inside every run of equal scores, written as strictly decreasing scores."
+    ranked = trec_order(run_topic)
+    groups = [list(g) for _, g in itertools.groupby(ranked, key=lambda item: item[1])]
+    for combo in itertools.product(*(itertools.permutations(g) for g in groups)):
+        docs = [d for group in combo for d, _ in group]
+        yield {d: float(len(docs) - i) for i, d in enumerate(docs)}
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_expected_and_bounds_over_every_tie_order(seed):
+    rng = np.random.default_rng(100 + seed)
+    measures = ["map", "Rprec", "recip_rank", "P_5", "recall_5", "ndcg", "ndcg_cut_5", "map_cut_5", "success_1",
+                "bpref", "iprec_at_recall_0.50"]
+    for _ in range(15):
+        qrels, run = random_case(rng, n_topics=3, n_docs=12, max_ret=7, score_values=2)
+        qrels, run = {q: v for q, v in qrels.items() if q in run}, {q: v for q, v in run.items() if q in qrels}
+        if not qrels:
+            continue
+        expected = evaluate_run(qrels, run, [m for m in measures if m not in ("bpref", "iprec_at_recall_0.50")],
+                                ties="expected")
+        bounded = evaluate_run(qrels, run, measures, ties="trec_eval", bounds=True)
+        for i, q in enumerate(bounded.qids):
+            values = {m: [] for m in measures}
+            for order in every_tie_order(run[q]):
+                got = pytrec_eval.RelevanceEvaluator({q: qrels[q]}, pytrec_eval.supported_measures).evaluate({q: order})[q]
+                for m in measures:
+                    values[m].append(got[m])
+            for m in measures:
+                lo, hi = bounded.bounds[m][0][i], bounded.bounds[m][1][i]
+                assert abs(lo - min(values[m])) <= TOLERANCE and abs(hi - max(values[m])) <= TOLERANCE, (q, m)
+                if m in expected.per_query:
+                    assert abs(expected.per_query[m][i] - np.mean(values[m])) <= 1e-10, (q, m)
+
+
+def test_optimistic_and_pessimistic_are_the_bounds_for_these_measures():
+    rng = np.random.default_rng(9)
+    qrels, run = random_case(rng, score_values=2)
+    b = evaluate_run(qrels, run, "all_trec", bounds=True)
+    for ties, side in (("pessimistic", 0), ("optimistic", 1)):
+        r = evaluate_run(qrels, run, "all_trec", ties=ties)
+        for name, values in r.per_query.items():
+            if name != "gm_map":
+                np.testing.assert_allclose(values, b.bounds[name][side], rtol=0, atol=TOLERANCE, err_msg=name)
+
+
+def test_expected_refuses_fixed_order_measures_by_name():
+    qrels, run = {"q": {"a": 1}}, {"q": {"a": 1.0, "b": 1.0}}
+    with pytest.raises(RetrievalInputError, match="`ties` is 'expected', but bpref has no closed form"):
+        evaluate_run(qrels, run, ["map", "bpref"], ties="expected")
+    r = evaluate_run(qrels, run, "official", ties="expected", skip_unsupported=True)
+    assert "bpref" not in r.summary and "map" in r.summary and r.summary["map"] == 0.75
+
+
+# ---------------------------------------------------------------- files and dictionaries
+def test_round_trip_keeps_every_score_and_the_order(tmp_path):
+    rng = np.random.default_rng(5)
+    qrels, run = random_case(rng)
+    run = {q: {d: s / 3 for d, s in docs.items()} for q, docs in run.items()}   # scores that need 17 digits
+    write_run(run, tmp_path / "run.txt", tag="mine")
+    write_qrels(qrels, tmp_path / "qrels.txt")
+    assert read_run(tmp_path / "run.txt", with_tag=True) == (run, "mine")
+    assert read_qrels(tmp_path / "qrels.txt") == qrels
+
+
+@pytest.mark.parametrize("text, message", [
+    ("1 Q0 a 1 0.5 r\n\n", "line 2: is empty"),
+    ("1 Q0 a 1 0.5\n", "line 1: has 5 columns, expected 6"),
+    ("1 Q0 a 1 0.5 r extra\n", "line 1: has 7 columns, expected 6"),
+    ("1 Q0 a 1 x r\n", "line 1: the score 'x' is not a number"),
+    ("1 Q0 a 1 inf r\n", "line 1: the score 'inf' is not finite"),
+    ("1 Q0 a one 0.5 r\n", "line 1: the rank 'one' is not a whole number"),
+    ("1 Q0 a 1 0.5 r\n1 Q0 b 2 0.4 r\n1 Q0 a 3 0.3 r\n", "line 3: repeats (qid 1, docid a) of line 1"),
+    ("", "holds no run line"),
+])
+def test_bad_run_files_name_the_file_and_line(tmp_path, text, message):
+    (tmp_path / "run.txt").write_text(text)
+    with pytest.raises(TrecFileError, match="run.txt"):
+        read_run(tmp_path / "run.txt")
+    with pytest.raises(TrecFileError) as e:
+        read_run(tmp_path / "run.txt")
+    assert message in str(e.value)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("1 0 a\n", "line 1: has 3 columns, expected 4"),
+    ("1 0 a 1.5\n", "line 1: the relevance '1.5' is not a whole number"),
+    ("1 0 a 300\n", "line 1: the relevance 300 is above 255"),
+    ("1 0 a 1\n1 0 a 0\n", "line 2: repeats (qid 1, docid a) of line 1"),
+])
+def test_bad_qrels_files_name_the_file_and_line(tmp_path, text, message):
+    (tmp_path / "qrels.txt").write_text(text)
+    with pytest.raises(TrecFileError) as e:
+        read_qrels(tmp_path / "qrels.txt")
+    assert str(e.value).startswith(str(tmp_path / "qrels.txt")) and message in str(e.value)
+
+
+@pytest.mark.parametrize("run, message", [
+    ([("q", "d", 1.0)], "`run` must be a dictionary"),
+    ({"q": [1.0]}, "`run` ['q'] must be a dictionary"),
+    ({"q": {"d": float("nan")}}, "`run['q']['d']` must be a finite score"),
+    ({"q": {"d": True}}, "`run['q']['d']` must be a number"),
+    ({"q x": {"d": 1.0}}, "TREC ids are non-empty words without spaces"),
+    ({1: {"d": 1.0}, "1": {"d": 1.0}}, "query id '1' twice"),
+    ({}, "`run` is empty"),
+])
+def test_bad_run_dictionaries(run, message):
+    with pytest.raises(RetrievalInputError) as e:
+        check_run(run)
+    assert message in str(e.value)
+
+
+def test_dictionaries_are_copied_never_modified():
+    run, qrels = {"q": {"a": 1, "b": 2}}, {"q": {"a": 1}}
+    before = repr((run, qrels))
+    evaluate_run(qrels, run, "all_trec", bounds=True)
+    assert repr((run, qrels)) == before
+
+
+def test_objects_with_to_dict_are_read_as_ranx_runs():
+    class RanxLike:
+        def __init__(self, d):
+            self.d = d
+
+        def to_dict(self):
+            return self.d
+
+    qrels, run = {"q": {"a": 1}}, {"q": {"a": 0.3, "b": 0.9}}
+    assert evaluate_run(RanxLike(qrels), RanxLike(run), ["map"]).summary == evaluate_run(qrels, run, ["map"]).summary
+
+
+def test_topics_only_in_the_run_are_dropped_and_named():
+    r = evaluate_run({"1": {"a": 1}}, {"1": {"a": 1.0}, "2": {"a": 1.0}}, ["map"])
+    assert r.qids == ["1"] and r.dropped == ["2"]
+    with pytest.raises(RetrievalInputError, match="shares no topic with the qrels"):
+        evaluate_run({"1": {"a": 1}}, {"2": {"a": 1.0}}, ["map"])
+
+
+def test_a_topic_judged_only_unjudged_scores_as_one_without_relevant_documents():
+    r = evaluate_run({"1": {"a": -1, "b": -1}, "2": {"a": 1}}, {"1": {"a": 1.0}, "2": {"a": 1.0}},
+                     ["map", "num_rel", "bpref", "ndcg"])
+    assert r.per_query["map"].tolist() == [0.0, 1.0] and r.per_query["num_rel"].tolist() == [0, 1]
+
+
+def test_complete_scores_missing_topics_as_empty_rankings():
+    qrels = {"1": {"a": 1}, "2": {"b": 1}}
+    r = evaluate_run(qrels, {"1": {"a": 1.0}}, ["map", "num_q", "num_ret", "P_5"], complete=True)
+    assert r.summary["num_q"] == 2 and r.summary["map"] == 0.5 and r.summary["num_ret"] == 1
+    assert r.per_query["P_5"].tolist() == [0.2, 0.0]
+
+
+def test_measure_names():
+    assert [m.name for m in parse_measures(["P.10,5", "recall_7"])] == ["P_5", "P_10", "recall_7"]
+    for bad, message in (("P.x", "'x' is not a cutoff"), ("nope", "unknown measure 'nope'"), ([], "is empty")):
+        with pytest.raises(RetrievalInputError, match=message):
+            parse_measures(bad)
+
+
+# ---------------------------------------------------------------- the command line
+def cli(*argv):
+    entry = "import sys; from retrieval_lit.cli import main; sys.exit(main())"
+    return subprocess.run([sys.executable, "-c", entry, *argv], capture_output=True, text=True)
+
+
+def test_cli_prints_trec_eval_lines_and_notes_dropped_topics(tmp_path):
+    write_qrels({"1": {"a": 1, "b": 0}}, tmp_path / "q.txt")
+    write_run({"1": {"a": 1.0, "b": 1.0}, "7": {"a": 1.0}}, tmp_path / "r.txt", tag="sys")
+    p = cli("trec-eval", str(tmp_path / "q.txt"), str(tmp_path / "r.txt"), "-m", "map", "-m", "runid", "-q")
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines() == ["map                   \t1\t0.5000", "runid                 \tall\tsys",
+                                     "map                   \tall\t0.5000"]
+    assert "1 topic(s) of the run are not in the qrels" in p.stderr and ": 7" in p.stderr
+    p = cli("trec-eval", str(tmp_path / "q.txt"), str(tmp_path / "r.txt"), "-m", "map", "--ties", "expected", "--bounds")
+    assert p.stdout.splitlines() == ["map                   \tall\t0.7500\t0.5000\t1.0000"]
+
+
+@pytest.mark.parametrize("content", [b"\x89PNG\r\n\x1a\n\x00\x00", b"1 Q0 a 1 0.5 r\n2 Q0 b\n"])
+def test_cli_bad_files_are_one_line_errors(tmp_path, content):
+    write_qrels({"1": {"a": 1}}, tmp_path / "q.txt")
+    (tmp_path / "r.txt").write_bytes(content)
+    p = cli("trec-eval", str(tmp_path / "q.txt"), str(tmp_path / "r.txt"))
+    assert p.returncode == 2 and "Traceback" not in p.stderr and p.stderr.count("\n") == 1
+    assert "r.txt, line" in p.stderr
+
+
+def test_cli_missing_file_and_directory(tmp_path):
+    for target in (tmp_path / "missing.txt", tmp_path):
+        p = cli("trec-eval", str(target), str(target))
+        assert p.returncode == 2 and "cannot be read" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_cli_official_under_expected_leaves_out_fixed_order_measures():
+    out = []
+
+    class Sink:
+        def write(self, s):
+            out.append(s)
+
+    assert main(["trec-eval", str(DATA / "qrels.test"), str(DATA / "results.test"), "--ties", "expected"],
+                out=Sink()) == 0
+    text = "".join(out)
+    assert "map " in text and "bpref" not in text and "iprec_at_recall" not in text
