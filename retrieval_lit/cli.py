@@ -21,11 +21,13 @@ from .hamming import PackedCodes, pack_codes
 from .metrics import known_metrics
 from .ranking import TIE_MODES
 from .metrics import AP_DENOMINATORS, AP_INTERPOLATIONS, EMPTY_POLICIES, GAINS
+from .trec import NICKNAMES, TREC_TIES, evaluate_run, parse_measures, read_qrels, read_run
 from .validate import RetrievalInputError, fail
 
 # %% auto #0
 __all__ = ['BUNDLE_KEYS', 'EXAMPLES', 'DEMO_METRICS', 'save_packed_codes', 'load_array', 'load_bundle', 'ignore_from_array',
-           'check_output_path', 'check_figures_possible', 'build_parser', 'run_demo', 'run_evaluate', 'main']
+           'check_output_path', 'check_figures_possible', 'build_parser', 'run_demo', 'run_evaluate', 'run_trec_eval',
+           'main']
 
 # %% ../nbs/80_cli.ipynb #1a09858b
 def save_packed_codes(path, codes):
@@ -179,6 +181,8 @@ EXAMPLES = """examples:
       --query-labels ql.npy --gallery-labels gl.npy --metrics map@1000 p@10 ndcg@100
   retrieval-lit evaluate --data bundle.npz --metrics map --ties index --json report.json
   retrieval-lit metrics
+  retrieval-lit trec-eval qrels.txt run.txt -m all_trec -q
+  retrieval-lit trec-eval qrels.txt run.txt -m map -m P.10 --ties expected --bounds
 """
 
 
@@ -206,11 +210,31 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog.split()[0]} --help)\n")
 
 
+def _add_trec_eval(sub):
+    "The `trec-eval` command: trec_eval's interface for its standard measures, plus what ties hide."
+    te = sub.add_parser("trec-eval", help="score a TREC run against qrels as trec_eval does (and under ties)",
+                        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    te.add_argument("qrels", help="qrels file: qid iter docid rel")
+    te.add_argument("run", help="run file: qid Q0 docid rank score tag")
+    te.add_argument("-m", dest="measures", action="append", metavar="MEASURE",
+                    help="a measure (map, P.5,10, ndcg_cut_10, ...) or official / all_trec; repeatable "
+                         "(default: official)")
+    te.add_argument("-q", dest="per_query", action="store_true", help="also print each topic's lines")
+    te.add_argument("-c", dest="complete", action="store_true",
+                    help="average over every topic of the qrels (a topic the run lacks scores 0)")
+    te.add_argument("--ties", choices=TREC_TIES, default="trec_eval",
+                    help="trec_eval (descending docid inside a tie; default), expected (mean over tie orders), "
+                         "optimistic or pessimistic")
+    te.add_argument("--bounds", action="store_true", help="add two columns: the lowest and highest value over tie orders")
+    te.add_argument("--trec-version", choices=("9", "10"), default="9",
+                    help="iprec_at_recall's recall cut as trec_eval 9 / pytrec_eval (default) or 10 computes it")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="retrieval-lit", description="Evaluate hashing-based image retrieval: "
                                      "exact, tie-aware metrics on Hamming rankings.", epilog=EXAMPLES,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{demo,evaluate,metrics}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{demo,evaluate,metrics,trec-eval}")
     demo = sub.add_parser("demo", help="run on the embedded digits data", epilog=EXAMPLES,
                           formatter_class=argparse.RawDescriptionHelpFormatter)
     demo.add_argument("--bits", nargs="+", type=int, default=[12, 32, 64], help="code lengths (default: 12 32 64)")
@@ -236,6 +260,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "removed from its ranking")
     _add_conventions(ev)
     sub.add_parser("metrics", help="list the metric names")
+    _add_trec_eval(sub)
     return parser
 
 # %% ../nbs/80_cli.ipynb #37f5d5b8
@@ -349,6 +374,25 @@ def run_evaluate(args, out):
     return r
 
 
+def run_trec_eval(args, out):
+    "Read the files, evaluate, print trec_eval's lines; notes (dropped topics, skipped measures) go to stderr."
+    qrels, (run, tag) = read_qrels(args.qrels), read_run(args.run, with_tag=True)
+    measures = args.measures or ["official"]
+    nicknames_only = all(m in NICKNAMES for m in measures)
+    report = evaluate_run(qrels, run, measures, ties=args.ties, bounds=args.bounds, complete=args.complete,
+                          trec_version=args.trec_version, runid=tag, skip_unsupported=nicknames_only)
+    if report.dropped:
+        print(f"retrieval-lit: note: {len(report.dropped)} topic(s) of the run are not in the qrels and were not "
+              f"evaluated, as trec_eval does: {', '.join(report.dropped[:10])}{' ...' if len(report.dropped) > 10 else ''}",
+              file=sys.stderr)
+    left_out = [m.name for m in parse_measures(measures) if m.name not in report.summary]
+    if left_out:
+        print(f"retrieval-lit: note: under --ties expected, {', '.join(sorted({n.rstrip('0123456789.').rstrip('_') for n in left_out}))} "
+              f"are left out (no closed form for their mean over tie orders)", file=sys.stderr)
+    print("\n".join(report.lines(per_query=args.per_query)), file=out)
+    return report
+
+
 def main(argv=None, out=None) -> int:
     "Entry point of `retrieval-lit`; returns the exit code (0, or 2 on bad input)."
     out = out or sys.stdout
@@ -359,6 +403,8 @@ def main(argv=None, out=None) -> int:
             run_demo(args, out)
         elif args.command == "evaluate":
             run_evaluate(args, out)
+        elif args.command == "trec-eval":
+            run_trec_eval(args, out)
         else:
             for example, doc in known_metrics():
                 print(f"{example:<14} {doc}", file=out)
