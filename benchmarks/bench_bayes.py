@@ -1,4 +1,4 @@
-"""Time Bayes merging (seed 004, nbs/40_bayes.ipynb): the readable walks (Algorithms 1 and 2, K-way) against the
+"""Time Bayes merging (Zheng et al. 2014, nbs/40_bayes.ipynb): the readable walks (Algorithms 1 and 2, K-way) against the
 vectorised `merge_lists` on two lists of growing length, and the batch scorer `merged_scores` against a loop of
 `merge_lists` over the query features of the digits experiment (300 queries, 256 words, K = 2).
 

@@ -1,4 +1,4 @@
-"""Time egr@N (seed 003) on ranking summaries: the exact tie-aware mean (`expected`) against the three
+"""Time egr@N (Gherbi et al. 2023) on ranking summaries: the exact tie-aware mean (`expected`) against the three
 definite orders, on the embedded digits and on the shared synthetic workload.
 
 Run: python benchmarks/bench_egr.py   (prints seconds per call; the summary is built once, outside the timing)

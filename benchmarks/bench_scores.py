@@ -7,7 +7,7 @@ Each contender runs in a fresh process (so each peak RSS is its own), best of 2:
   loop       a per-query numpy loop: scores = G @ q, np.argsort(-scores, kind="stable"), AP (the papers' style)
   faiss      faiss.IndexFlatIP on the normalised vectors, top-100 search, then AP@100 (faiss-cpu is a benchmark-only
              peer: `pip install faiss-cpu`; skipped with a note where absent)
-AP@100 uses the seeds' denominator (relevant items in the top 100), map the whole ranking."""
+AP@100 uses the papers' denominator (relevant items in the top 100), map the whole ranking."""
 import json
 import resource
 import subprocess
@@ -31,7 +31,7 @@ def workload(n_queries=1000, n_gallery=100_000, dim=128, classes=10, seed=0):
 
 
 def ap_rows(rel, denominator_all=None):
-    "AP of each row of a (Q, t) 0/1 matrix in rank order (the seeds' denominator unless R is given)."
+    "AP of each row of a (Q, t) 0/1 matrix in rank order (the papers' denominator unless R is given)."
     hits = np.cumsum(rel, axis=1)
     s = (rel * hits / np.arange(1, rel.shape[1] + 1)).sum(axis=1)
     den = hits[:, -1] if denominator_all is None else denominator_all

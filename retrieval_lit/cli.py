@@ -191,11 +191,11 @@ def _add_conventions(p):
                    help="metric names, e.g. map map@1000 p@10 p@r2 ndcg@100 (see `retrieval-lit metrics`)")
     p.add_argument("--ties", choices=TIE_MODES, default="expected", help="order inside tie groups (default: expected)")
     p.add_argument("--ap-denominator", choices=AP_DENOMINATORS, default="retrieved",
-                   help="AP divides by relevant items in the top p (retrieved, the seeds'), all relevant, or min(R, p)")
+                   help="AP divides by relevant items in the top p (retrieved, the papers'), all relevant, or min(R, p)")
     p.add_argument("--empty", choices=EMPTY_POLICIES, default="zero", help="queries with an undefined value: 0, skipped, or an error")
     p.add_argument("--gain", choices=GAINS, default="exp2", help="nDCG gain: 2^rel - 1 (exp2) or rel (linear)")
     p.add_argument("--ap-interpolation", choices=AP_INTERPOLATIONS, default="step",
-                   help="AP as the mean of precisions at relevant ranks (step, the seeds') or trapezoids (Oxford/Paris)")
+                   help="AP as the mean of precisions at relevant ranks (step, the papers') or trapezoids (Oxford/Paris)")
     p.add_argument("--rbp-persistence", type=float, default=0.8, help="RBP's persistence p (default: 0.8)")
     p.add_argument("--engine", choices=("auto", "numpy", "numba"), default="auto", help="the Hamming ranking engine")
     p.add_argument("--bounds", action="store_true", help="also report each metric's [min, max] over all tie orders and its relevant-last / relevant-first values")
@@ -248,7 +248,7 @@ def build_parser() -> argparse.ArgumentParser:
         ev.add_argument(f"--{side}-codes", metavar="FILE", help=f"{side} codes: .npy ({{0,1}} or {{-1,+1}}) or packed .npz")
         ev.add_argument(f"--{side}-labels", metavar="FILE", help=f"{side} labels: .npy class ids or multi-hot rows")
     ev.add_argument("--relevance", metavar="FILE", help="a Q x N .npy of relevance grades (instead of labels)")
-    ev.add_argument("--relation-types", metavar="FILE", help="a Q x N .npy of seed 000's relation types 1/2/3")
+    ev.add_argument("--relation-types", metavar="FILE", help="a Q x N .npy of metrics note A's relation types 1/2/3")
     ev.add_argument("--scores", metavar="FILE", help="a Q x N .npy of similarities (higher = nearer), instead of codes")
     for side in ("query", "gallery"):
         ev.add_argument(f"--{side}-embeddings", metavar="FILE", help=f"{side} descriptors (.npy, items x dimensions), instead of codes")

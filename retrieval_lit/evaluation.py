@@ -234,15 +234,15 @@ def evaluate(query_codes=None, gallery_codes=None, query_labels=None, gallery_la
              gallery_embeddings=None,
              similarity: str = "cosine",    # "cosine" | "dot" | "l2" (negated squared distance)
              relevance=None,                # a Q x N matrix of grades 0..255, instead of labels
-             relation_types=None,           # seed 000's relation types 1/2/3, instead of labels
+             relation_types=None,           # metrics note A's relation types 1/2/3, instead of labels
              ignore=None,                   # items removed from each query's ranking: Q x N bool, or index lists
              self_index=None,               # each query's own gallery index (-1: none), removed from its ranking
              ties: str = "expected",        # "expected" | "optimistic" | "pessimistic" | "index"
-             ap_denominator: str = "retrieved",  # "retrieved" (the seeds) | "all" (trec_eval) | "min"
+             ap_denominator: str = "retrieved",  # "retrieved" (the papers) | "all" (trec_eval) | "min"
              empty: str = "zero",           # a query with an undefined value: "zero" | "skip" | "error"
              gain: str = "exp2",            # nDCG gain: "exp2" (2^rel - 1) | "linear"
              rbp_persistence: float = 0.8,  # RBP's p
-             ap_interpolation: str = "step",  # "step" (the seeds) | "trapezoid" (Oxford/Paris/Holidays)
+             ap_interpolation: str = "step",  # "step" (the papers) | "trapezoid" (Oxford/Paris/Holidays)
              bounds: bool = False,          # also the range over every tie order, and the two fixed orders
              engine: str = "auto",          # Hamming ranking: "auto" | "numpy" | "numba"
              max_block_bytes: int = 1 << 28,  # memory bound of one query block
@@ -252,7 +252,7 @@ def evaluate(query_codes=None, gallery_codes=None, query_labels=None, gallery_la
     The gallery is ranked per query by Hamming distance between codes ({0,1} or {-1,+1} arrays, items x bits, or
     PackedCodes), by given similarity `scores`, or by the similarity of real-valued embeddings; ties are groups
     of equal distance or exactly equal score. Relevance: class ids or multi-hot labels (query_labels and
-    gallery_labels), a Q x N grade matrix (`relevance`), or seed 000's `relation_types`. `ignore` / `self_index`
+    gallery_labels), a Q x N grade matrix (`relevance`), or metrics note A's `relation_types`. `ignore` / `self_index`
     remove items from a query's ranking before anything is computed (they count neither as relevant nor as
     irrelevant). `bounds=True` adds, for every metric that claims it, the range over all tie orders
     (`report.bounds`) and the values under the relevant-last / relevant-first orders (`report.orders`).

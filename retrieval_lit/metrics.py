@@ -35,7 +35,7 @@ class Conventions:
     empty: str = "zero"
     gain: str = "exp2"
     rbp_persistence: float = 0.8
-    ap_interpolation: str = "step"   # "step": mean of precisions at relevant ranks (the seeds); "trapezoid": the
+    ap_interpolation: str = "step"   # "step": mean of precisions at relevant ranks (the papers); "trapezoid": the
                                      # area under the PR curve by trapezoids, precision 1 at rank 0 (Oxford/Paris)
 
     @classmethod

@@ -106,7 +106,7 @@ def _new_axes(ax, figsize):
 
 
 def plot_phi(hist: BallHistogram, ax=None, max_slots: int = 128, title: str | None = None, legend: bool = True):
-    "Draw the ball's histogram and the rectangle B(S) (seed 002, Fig. 6b); returns the matplotlib Axes."
+    "Draw the ball's histogram and the rectangle B(S) (Ding, Li & Li 2018, Fig. 6b); returns the matplotlib Axes."
     from matplotlib.patches import Rectangle
     if not isinstance(hist, BallHistogram):
         fail("hist", f"must be a BallHistogram (from ball_histogram), got {type(hist).__name__}")
@@ -246,7 +246,7 @@ def save_demo_figures(folder, bits=(12, 32, 64), seed: int = 0, ties: str = "exp
     top, bottom = fig.subfigures(2, 1)
     for k, ax in enumerate(top.subplots(1, 3, width_ratios=[2.5, 5, 11])):
         plot_phi(ball_histogram(q6, codes6, k, grades6), ax=ax, legend=k == 2)
-    top.suptitle("seed 002, Fig. 6 (K = 4, query 0000): LGAP@2 averages P@d<=k x φ(S_k)", fontsize=10)
+    top.suptitle("Ding, Li & Li (2018), Fig. 6 (K = 4, query 0000): LGAP@2 averages P@d<=k x φ(S_k)", fontsize=10)
     for r, ax in zip((1, 2), bottom.subplots(1, 2)):
         plot_phi(ball_histogram(first.query_codes[0], first.gallery_codes, r, rel), ax=ax, legend=r == 2)
     bottom.suptitle(f"digits, first query, {first.nbits}-bit codes", fontsize=10)

@@ -204,12 +204,12 @@ def check_count_matrix(counts, name: str, n_rows: int) -> np.ndarray:
 
 
 def check_relation_types(types, name: str, shape: tuple) -> np.ndarray:
-    "Validate seed 000's relation types: a Q x N matrix with values in {1, 2, 3}."
+    "Validate metrics note A's relation types: a Q x N matrix with values in {1, 2, 3}."
     a = check_finite(check_ndim(as_numeric_array(types, name), name, 2, "queries x gallery"), name)
     if a.shape != tuple(shape):
         fail(name, f"must have shape {tuple(shape)} (queries x gallery items), got {a.shape}")
     if not np.isin(a, (1, 2, 3)).all():
-        fail(name, f"relation types must be 1, 2 or 3 (seed 000); found {shown(a[~np.isin(a, (1, 2, 3))][0])}")
+        fail(name, f"relation types must be 1, 2 or 3 (metrics note A); found {shown(a[~np.isin(a, (1, 2, 3))][0])}")
     return a.astype(np.uint8)
 
 # %% ../nbs/00_validate.ipynb #e79bc774

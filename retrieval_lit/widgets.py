@@ -346,7 +346,7 @@ class HammingBallExplorer(_Lab):
 
 def hamming_ball_explorer(query_code=None, gallery_codes=None, grades=None, radius: int = 2, max_slots: int = 64):
     """Explore LGAP: flip the query's bits, move the radius, read φ(S_k), P@d<=k and LGAP@r. Defaults to
-    seed 002's worked example (Fig. 6). Returns the ipywidgets box; `box.lab` is its `HammingBallExplorer`."""
+    the worked example of Ding, Li & Li (2018, Fig. 6). Returns the ipywidgets box; `box.lab` is its `HammingBallExplorer`."""
     return HammingBallExplorer(query_code, gallery_codes, grades, radius, max_slots).widget
 
 # %% ../nbs/71_widgets.ipynb #a7070fb9
@@ -444,14 +444,14 @@ class EGRExplorer(_Lab):
 
 
 def egr_explorer(n: int = 12, groups="9, 1", persistence: float = 0.8, paper: bool = False):
-    """EGR (seed 003) of N items whose relevant items form the runs `groups`, with P, MAP, R(P), RBP and the
+    """EGR (Gherbi et al. 2023) of N items whose relevant items form the runs `groups`, with P, MAP, R(P), RBP and the
     arrangement's rank under each (among all arrangements of N, or for N = 12 with `paper`, among the 95
     the paper ranks). Returns the ipywidgets box; `box.lab` is its `EGRExplorer`."""
     return EGRExplorer(n, groups, persistence, paper).widget
 
 # %% ../nbs/71_widgets.ipynb #54b6f864
 class BayesStepper(_Lab):
-    "Algorithm 2 of seed 004, one step at a time, over two small inverted lists."
+    "Algorithm 2 of Zheng et al. (2014, supplement), one step at a time, over two small inverted lists."
 
     def __init__(self, idx1=(0, 2, 3, 5), tf1=(1, 2, 1, 1), idx2=(1, 3, 4, 5), tf2=(1, 2, 1, 3),
                  n_images: int | None = None, w: float = 0.5):
@@ -531,6 +531,6 @@ class BayesStepper(_Lab):
 
 def bayes_stepper(idx1=(0, 2, 3, 5), tf1=(1, 2, 1, 1), idx2=(1, 3, 4, 5), tf2=(1, 2, 1, 3),
                   n_images: int | None = None, w: float = 0.5):
-    """Walk Algorithm 2 (seed 004, repaired) over two image-sorted lists one step at a time. Returns the
+    """Walk Algorithm 2 (Zheng et al. 2014, supplement; repaired) over two image-sorted lists one step at a time. Returns the
     ipywidgets box; `box.lab` is its `BayesStepper`."""
     return BayesStepper(idx1, tf1, idx2, tf2, n_images, w).widget

@@ -293,7 +293,7 @@ def test_large_tie_group_to_the_last_digits():
 
 
 def test_cutoff_inside_a_large_group_retrieved():
-    "Seeds' denominator, cutoff deep inside a big group: the sum over h against direct exact-rational sums."
+    "The papers' denominator, cutoff deep inside a big group: the sum over h against direct exact-rational sums."
     n, r = np.array([40, 3000]), np.array([10, 900])
     q1, s1 = Fraction(10, 40), Fraction(9, 39)
     a = sum(q1 * (1 + s1 * (i - 1)) / i for i in range(1, 41))          # the first group, slot by slot
@@ -318,7 +318,7 @@ def test_empty_policies():
     assert np.isnan(average_precision([0, 0], empty="skip"))
     with pytest.raises(RetrievalInputError, match="no relevant item"):
         average_precision([0, 0], empty="error")
-    # relevant only below the cutoff: undefined for the seeds' denominator, 0 for "all" whatever the policy
+    # relevant only below the cutoff: undefined for the papers' denominator, 0 for "all" whatever the policy
     assert np.isnan(average_precision([0, 1], 1, empty="skip"))
     assert average_precision([0, 1], 1, ap_denominator="all", empty="error") == 0.0
     # a tie the cutoff splits: defined in one order of two

@@ -1,4 +1,4 @@
-"""Properties and cross-checks of the EGR chapter (nbs/30_egr.ipynb, seed 003).
+"""Properties and cross-checks of the EGR chapter (nbs/30_egr.ipynb, Gherbi et al. 2023).
 
 Every check compares against an independent computation: the printed double sum, brute force over tie
 orders, scikit-learn, scipy, or an enumeration of all binary lists."""

@@ -1,4 +1,4 @@
-"""The hashing lab (seed 002 eqs. 16, 20, 25): objectives against a pair-by-pair reference, gradients
+"""The hashing lab (Ding, Li & Li 2018, eqs. 16, 20, 25): objectives against a pair-by-pair reference, gradients
 against finite differences, the classic hashes' invariants, training determinism, bad input."""
 import numpy as np
 import pytest

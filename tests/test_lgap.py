@@ -1,4 +1,4 @@
-"""LGAP (seed 002): φ's properties, LGAP against brute force from explicit codes, the summary path,
+"""LGAP (Ding, Li & Li 2018): φ's properties, LGAP against brute force from explicit codes, the summary path,
 `evaluate`'s `mlgap@r`, code usage, and the Proposition 1 helpers."""
 import itertools
 import math

@@ -72,7 +72,7 @@ def test_pr_curves_come_from_the_precision_chapter(small_summaries):
 def test_paper_fig6_phi_and_lgap():
     q, codes, grades = paper_fig6_gallery()
     hists = [ball_histogram(q, codes, k, grades) for k in range(3)]
-    assert [h.phi for h in hists] == [1.0, 0.6, 10 / 22]                     # seed 002, eq. 14
+    assert [h.phi for h in hists] == [1.0, 0.6, 10 / 22]                     # Ding, Li & Li (2018), eq. 14
     assert [h.area for h in hists] == [1, 6, 10] and [int(h.relevant.sum()) for h in hists] == [1, 4, 5]
     assert [h.n_codes for h in hists] == [1, 5, 11]
     # LGAP@2 from the histograms equals the LGAP chapter's value (0.5424, eq. 15)

@@ -46,7 +46,7 @@ def test_playground_returns_a_widget_with_its_lab():
 
 
 def test_playground_paper_fig2_collision():
-    "Seed 002, Fig. 2: 10 items on one code, 5 relevant: AP from 0.3544 (worst order) to 1 (best)."
+    "Ding, Li & Li (2018), Fig. 2: 10 items on one code, 5 relevant: AP from 0.3544 (worst order) to 1 (best)."
     lab = ap_playground([0] * 5 + [1] * 5, tie_sizes=[10]).lab
     r = lab.readout()["AP"]["retrieved"]
     assert r["optimistic"] == 1.0
@@ -134,7 +134,7 @@ def test_hamming_ball_defaults_to_the_paper_worked_example():
     lab = w.lab
     assert isinstance(w, ipywidgets.VBox) and isinstance(lab, HammingBallExplorer)
     r = lab.readout()
-    assert round(r["LGAP"], 4) == 0.5424                                       # seed 002, eq. 15
+    assert round(r["LGAP"], 4) == 0.5424                                       # Ding, Li & Li (2018), eq. 15
     assert r["LGAP"] == lgap.lgap(*lgap_fig6()) == pytest.approx(float(Fraction(179, 330)), abs=1e-15)
     assert [x["phi"] for x in r["rows"]] == [1.0, 0.6, 10 / 22]                       # eq. 14
     assert [x["items"] for x in r["rows"]] == [1, 6, 10] and [x["relevant"] for x in r["rows"]] == [1, 4, 5]
