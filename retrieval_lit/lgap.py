@@ -16,7 +16,7 @@ from .ranking import RankSummary, gallery_code_counts
 from .validate import as_numeric_array, check_finite, check_int, check_ndim, fail
 
 # %% auto #0
-__all__ = ['PAPER_FIG6', 'ball_size', 'inverse_ball_sizes', 'phi', 'lgap_terms', 'lgap_from_counts', 'ball_counts', 'lgap',
+__all__ = ['PAPER_FIG6', 'ball_size', 'inverse_ball_sizes', 'phi', 'lgap_terms', 'lgap_from_counts', 'shell_counts', 'lgap',
            'paper_fig6_gallery', 'mlgap', 'collapse_lgap', 'CodeUsage', 'code_usage', 'code_value', 'plot_code_usage',
            'plot_utilisation', 'orthodrome', 'perfect_map_layout', 'utilisation', 'max_perfect_map_utilisation']
 
@@ -87,7 +87,7 @@ def lgap_from_counts(n_at, rel_at, max_at, nbits: int, r: int) -> np.ndarray:
     return (terms.sum(axis=-1) + (r - nbits) * terms[..., -1]) / (r + 1)
 
 # %% ../nbs/20_lgap.ipynb #58f558c3
-def ball_counts(query_code, gallery_codes, grades) -> tuple:
+def shell_counts(query_code, gallery_codes, grades) -> tuple:
     """Per distance d = 0..K from `query_code` (1-D, {0,1} or {-1,+1}): items at d, relevant items at d
     (grade > 0), and the largest number of gallery items sharing one code at d."""
     q = check_ndim(as_numeric_array(query_code, "query_code"), "query_code", 1, "bits")
@@ -111,7 +111,7 @@ def ball_counts(query_code, gallery_codes, grades) -> tuple:
 def lgap(query_code, gallery_codes, grades, r: int) -> float:
     "LGAP(b)@r (eq. 10) of one query code against explicit gallery codes; relevant = grade > 0. NaN if S_r is empty."
     r = check_int(r, "r", 0)
-    n_at, rel_at, max_at = ball_counts(query_code, gallery_codes, grades)
+    n_at, rel_at, max_at = shell_counts(query_code, gallery_codes, grades)
     K = len(n_at) - 1
     if n_at[: min(r, K) + 1].sum() == 0:
         return math.nan

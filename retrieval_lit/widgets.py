@@ -269,7 +269,7 @@ class HammingBallExplorer(_Lab):
         self.codes = codes.unpack().astype(np.uint8)
         self.grades = np.zeros(len(self.codes), np.uint8) if grades is None else np.array(grades)
         q = np.zeros(codes.nbits, np.uint8) if query_code is None else query_code
-        _lgap.ball_counts(q, self.codes, self.grades)        # the lgap chapter checks query, codes and grades
+        _lgap.shell_counts(q, self.codes, self.grades)        # the lgap chapter checks query, codes and grades
         q = check_ndim(as_numeric_array(q, "query_code"), "query_code", 1, "bits")
         self._query = [int(v) for v in to_bits(q[None, :], "query_code")[0]]
         self.max_slots = check_int(max_slots, "max_slots", 1)
@@ -315,7 +315,7 @@ class HammingBallExplorer(_Lab):
         "φ(S_k), P@d<=k and the terms for k = 0..r, and LGAP@r, from the lgap and precision chapters."
         from retrieval_lit.plots import ball_histogram
         q, r, K = np.array(self._query), self.radius.value, len(self._query)
-        n_at, rel_at, max_at = _lgap.ball_counts(q, self.codes, self.grades)
+        n_at, rel_at, max_at = _lgap.shell_counts(q, self.codes, self.grades)
         terms = _lgap.lgap_terms(n_at, rel_at, max_at, K, r)
         by_distance = self.grades[np.argsort(np.abs(self.codes.astype(int) - q).sum(1), kind="stable")]
         rows = []

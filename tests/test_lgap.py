@@ -10,7 +10,7 @@ from hypothesis import assume, given, settings, strategies as st
 from hypothesis.extra.numpy import arrays
 
 from retrieval_lit.evaluation import evaluate
-from retrieval_lit.lgap import (ball_counts, ball_size, code_usage, code_value, lgap, lgap_terms, mlgap,
+from retrieval_lit.lgap import (shell_counts, ball_size, code_usage, code_value, lgap, lgap_terms, mlgap,
                                 orthodrome, perfect_map_layout, phi, utilisation)
 from retrieval_lit.metrics import Conventions, parse_metric
 from retrieval_lit.ranking import summarize
@@ -151,7 +151,7 @@ def test_radius_beyond_code_length_is_the_whole_cube():
     codes = np.array([[0, 0], [0, 1], [1, 1], [1, 1]])
     grades = np.array([1, 0, 1, 1])
     v2, v5 = lgap([0, 0], codes, grades, 2), lgap([0, 0], codes, grades, 5)
-    t = lgap_terms(*ball_counts([0, 0], codes, grades), 2, 2)
+    t = lgap_terms(*shell_counts([0, 0], codes, grades), 2, 2)
     assert v5 == pytest.approx((t.sum() + 3 * t[-1]) / 6, rel=1e-15)
     assert float(lgap_brute((0, 0), codes, grades, 5)) == pytest.approx(v5, rel=1e-14)
     assert v2 != v5
