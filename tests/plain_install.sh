@@ -7,7 +7,13 @@ cd "$(dirname "$0")/.."
 venv=${1:-$(mktemp -d)/venv}
 python -m venv "$venv"
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check .
+trec="$(pwd)/tests/data/trec_eval"
 cd "$(mktemp -d)"                     # away from the checkout: import the installed package
+"$venv/bin/retrieval-lit" trec-eval "$trec/qrels.test" "$trec/results.test" -m all_trec -q --trec-version 10 > trec.txt
+cut -f1 trec.txt | sort -u > names.txt
+grep -F -f <(sed 's/$/\t/' names.txt) "$trec/out.test.aq" | diff - trec.txt > /dev/null \
+  || { echo "FAIL: trec-eval differs from trec_eval 10.0's output on its own test files"; exit 1; }
+echo "plain install: trec-eval -m all_trec prints trec_eval 10.0's $(wc -l < trec.txt) lines"
 "$venv/bin/retrieval-lit" demo --bits 12 > demo.txt
 grep -q "^map@100 " demo.txt || { cat demo.txt; echo "FAIL: the plain demo printed no map@100"; exit 1; }
 "$venv/bin/python" -c "
