@@ -224,7 +224,7 @@ def sharded_scan(query_codes, gallery_codes, query_labels=None, gallery_labels=N
         tf = client.scatter(table, broadcast=True)
         cmax = np.concatenate(client.gather([client.submit(lambda q, tb: _task_code_max(q, *tb), f, tf)
                                              for f in qf]))
-    return engine.Scan(RankSummary(nbits, n_gallery, hist, top_grades, cmax), sums)
+    return engine.Scan(RankSummary(nbits, n_gallery, hist, top_grades, cmax, index_sums=sums), sums)
 
 
 def _sum_arrays(arrays: list) -> np.ndarray:
