@@ -30,10 +30,11 @@ __all__ = ['CLASS_IDS', 'LABEL_WORDS', 'GRADE_BLOCK', 'SECONDS_PER_PAIR', 'exclu
 # %% ../nbs/60_engine.ipynb #41f6eeca
 import numba
 from numba import njit, prange, types
-from numba.extending import intrinsic
+from numba.extending import intrinsic, overload
 
 # relevance sources the kernel computes itself, pair by pair
 CLASS_IDS, LABEL_WORDS, GRADE_BLOCK = 0, 1, 2
+_SPECIALISED_WORDS = 4      # codes of 1..4 uint64 words get an unrolled distance; longer ones a loop
 
 
 @intrinsic
@@ -46,49 +47,66 @@ def _popcount64(typingctx, x):
     return sig, codegen
 
 
-def _distance_for(words: int):
-    """(load, distance) specialised for codes of `words` uint64 words (1..4; 0 = any number):
-    `load(qw, i)` takes query i's words out of memory once, `distance(qv, gw, j)` is XOR + popcount."""
-    if words == 0:
-        @njit(inline="always")
-        def load(qw, i):
-            return qw[i]
+def _width(words: int) -> tuple:
+    "The kernels' `width` argument: a tuple of `words` zeros for 1..4 words (its *type* tells the length), else ()."
+    return (0,) * words if words <= _SPECIALISED_WORDS else ()
 
-        @njit(inline="always")
-        def distance(qv, gw, j):
-            d = np.uint64(0)
-            for w in range(qv.shape[0]):
-                d += _popcount64(qv[w] ^ gw[j, w])
-            return d
-        return load, distance
 
-    @njit(inline="always")
-    def load(qw, i):
-        z = np.uint64(0)
-        return (qw[i, 0], qw[i, 1] if words > 1 else z, qw[i, 2] if words > 2 else z, qw[i, 3] if words > 3 else z)
+def _load_code(qw, i, width):
+    "Query i's code as the kernels hold it: a tuple of scalar words (1..4 words) or its row of words."
 
-    @njit(inline="always")
-    def distance(qv, gw, j):
-        d = _popcount64(qv[0] ^ gw[j, 0])
-        if words > 1:                      # `words` is a constant: the compiler keeps only the needed lines
-            d += _popcount64(qv[1] ^ gw[j, 1])
-        if words > 2:
-            d += _popcount64(qv[2] ^ gw[j, 2])
-        if words > 3:
-            d += _popcount64(qv[3] ^ gw[j, 3])
+
+def _distance(qv, gw, j):
+    "Hamming distance between a query code held by `_load_code` and gallery code j: XOR + popcount per word."
+
+
+@overload(_load_code, inline="always")
+def _load_code_typed(qw, i, width):
+    n = width.count if isinstance(width, types.UniTuple) else 0
+    if n == 1:
+        return lambda qw, i, width: (qw[i, 0],)
+    if n == 2:
+        return lambda qw, i, width: (qw[i, 0], qw[i, 1])
+    if n == 3:
+        return lambda qw, i, width: (qw[i, 0], qw[i, 1], qw[i, 2])
+    if n == 4:
+        return lambda qw, i, width: (qw[i, 0], qw[i, 1], qw[i, 2], qw[i, 3])
+    return lambda qw, i, width: qw[i]
+
+
+@overload(_distance, inline="always")
+def _distance_typed(qv, gw, j):
+    n = qv.count if isinstance(qv, types.UniTuple) else 0
+    if n == 1:
+        return lambda qv, gw, j: _popcount64(qv[0] ^ gw[j, 0])
+    if n == 2:
+        return lambda qv, gw, j: _popcount64(qv[0] ^ gw[j, 0]) + _popcount64(qv[1] ^ gw[j, 1])
+    if n == 3:
+        return lambda qv, gw, j: (_popcount64(qv[0] ^ gw[j, 0]) + _popcount64(qv[1] ^ gw[j, 1])
+                                  + _popcount64(qv[2] ^ gw[j, 2]))
+    if n == 4:
+        return lambda qv, gw, j: ((_popcount64(qv[0] ^ gw[j, 0]) + _popcount64(qv[1] ^ gw[j, 1]))
+                                  + (_popcount64(qv[2] ^ gw[j, 2]) + _popcount64(qv[3] ^ gw[j, 3])))
+
+    def any_length(qv, gw, j):
+        d = np.uint64(0)
+        for w in range(qv.shape[0]):
+            d += _popcount64(qv[w] ^ gw[j, w])
         return d
-    return load, distance
+    return any_length
 
 # %% ../nbs/60_engine.ipynb #11a60a4d
-_NO_LABELS = np.zeros((1, 1), dtype=np.uint64)
+_NO_LABELS = np.zeros((1, 1), dtype=np.uint8)
 
 
 def _label_words(labels: np.ndarray | None, kind: str) -> np.ndarray:
-    "Labels as the kernel compares them: class ids as (n, 1) uint64, multi-hot rows packed into words."
+    """Labels as the kernels compare them, the source told by the array's type: class ids as 1-D int64;
+    multi-hot rows packed into uint64 words like codes, 1-D when one word holds them (up to 64 labels), else 2-D."""
     if kind == "class":
-        return np.ascontiguousarray(labels.astype(np.int64).view(np.uint64)[:, None])
+        return np.ascontiguousarray(labels, dtype=np.int64)
     if kind == "multihot":
-        return pack_codes(labels.astype(np.uint8), "labels").words
+        words = pack_codes(labels.astype(np.uint8), "labels").words
+        return np.ascontiguousarray(words[:, 0] if words.shape[1] == 1 else words)
     return _NO_LABELS
 
 
@@ -96,51 +114,46 @@ def _source(kind: str) -> int:
     return {"class": CLASS_IDS, "multihot": LABEL_WORDS, "matrix": GRADE_BLOCK}[kind]
 
 
-def _grade_for(source: int):
-    """(load, grade) for a relevance source: `load(qr, i)` takes query i's side (class id, label words, or its
-    row of a grade matrix), `grade(qv, gr, j)` the grade of gallery item j (chapter 02's definitions)."""
-    if source == CLASS_IDS:                 # same class: 1, else 0
-        @njit(inline="always")
-        def load(qr, i):
-            return qr[i, 0]
+def _load_rel(qr, i):
+    "Query i's side of the relevance: its class id, its label word(s), or its row of the grade matrix."
 
-        @njit(inline="always")
-        def grade(li, gr, j):
-            return np.uint64(1) if gr[j, 0] == li else np.uint64(0)
-    elif source == LABEL_WORDS:             # number of shared labels: popcount of the AND of label words
-        @njit(inline="always")
-        def load(qr, i):
-            return qr[i]
 
-        @njit(inline="always")
-        def grade(lv, gr, j):
+def _grade(rv, gr, j):
+    "The grade of gallery item j for a query side held by `_load_rel` (chapter 02's definitions)."
+
+
+@overload(_load_rel, inline="always")
+def _load_rel_typed(qr, i):
+    return lambda qr, i: qr[i]
+
+
+@overload(_grade, inline="always")
+def _grade_typed(rv, gr, j):
+    if isinstance(rv, types.Integer) and rv.signed:           # class ids: same class 1, else 0
+        return lambda rv, gr, j: np.uint64(1) if gr[j] == rv else np.uint64(0)
+    if isinstance(rv, types.Integer):                          # one word of labels: shared labels
+        return lambda rv, gr, j: _popcount64(rv & gr[j])
+    if rv.dtype == types.uint64:                               # several words of labels
+
+        def shared(rv, gr, j):
             c = np.uint64(0)
-            for w in range(lv.shape[0]):
-                c += _popcount64(lv[w] & gr[j, w])
+            for w in range(rv.shape[0]):
+                c += _popcount64(rv[w] & gr[j, w])
             return c
-    else:                                   # a given grade matrix: its row for the query
-        @njit(inline="always")
-        def load(qr, i):
-            return qr[i]
-
-        @njit(inline="always")
-        def grade(row, gr, j):
-            return np.uint64(row[j])
-    return load, grade
+        return shared
+    return lambda rv, gr, j: np.uint64(rv[j])                  # a row of the given grade matrix
 
 # %% ../nbs/60_engine.ipynb #d26947bc
-def _hist_kernel_for(load_q, distance, load_r, grade):
-    @njit(parallel=True, cache=True)
-    def hist_kernel(qw, gw, qr, gr, hist):
-        "hist[i, d, g] += items at distance d with grade g, for every query row i (in parallel)."
-        n = gw.shape[0]
-        n_grades = np.uint64(hist.shape[2])
-        for i in prange(qw.shape[0]):
-            h = hist[i].ravel()                 # flat (K+1) * G counts, indexed with unsigned arithmetic
-            qv, rv = load_q(qw, i), load_r(qr, i)
-            for j in range(n):
-                h[distance(qv, gw, j) * n_grades + grade(rv, gr, j)] += 1
-    return hist_kernel
+@njit(parallel=True, cache=True)
+def _hist_kernel(qw, gw, qr, gr, hist, width):
+    "hist[i, d, g] += items at distance d with grade g, for every query row i (in parallel)."
+    n = gw.shape[0]
+    n_grades = np.uint64(hist.shape[2])
+    for i in prange(qw.shape[0]):
+        h = hist[i].ravel()                 # flat (K+1) * G counts, indexed with unsigned arithmetic
+        qv, rv = _load_code(qw, i, width), _load_rel(qr, i)
+        for j in range(n):
+            h[_distance(qv, gw, j) * n_grades + _grade(rv, gr, j)] += 1
 
 # %% ../nbs/60_engine.ipynb #acc6340d
 def exclusive_cumsum(counts: np.ndarray) -> np.ndarray:
@@ -149,22 +162,20 @@ def exclusive_cumsum(counts: np.ndarray) -> np.ndarray:
     return np.cumsum(c, axis=-1) - c
 
 
-def _top_kernel_for(load_q, distance, load_r, grade):
-    @njit(parallel=True, cache=True)
-    def top_kernel(qw, gw, qr, gr, before, top):
-        """Index order without sorting: an item at distance d takes rank before[i, d] + (items at distance d
-        seen so far in gallery order); its grade goes to top[i, rank] if that rank is below top.shape[1]."""
-        n, t = gw.shape[0], top.shape[1]
-        for i in prange(qw.shape[0]):
-            nxt = before[i].copy()
-            qv, rv = load_q(qw, i), load_r(qr, i)
-            for j in range(n):
-                d = distance(qv, gw, j)
-                r = nxt[d]
-                if r < t:
-                    top[i, r] = grade(rv, gr, j)
-                nxt[d] = r + 1
-    return top_kernel
+@njit(parallel=True, cache=True)
+def _top_kernel(qw, gw, qr, gr, before, top, width):
+    """Index order without sorting: an item at distance d takes rank before[i, d] + (items at distance d
+    seen so far in gallery order); its grade goes to top[i, rank] if that rank is below top.shape[1]."""
+    n, t = gw.shape[0], top.shape[1]
+    for i in prange(qw.shape[0]):
+        nxt = before[i].copy()
+        qv, rv = _load_code(qw, i, width), _load_rel(qr, i)
+        for j in range(n):
+            d = _distance(qv, gw, j)
+            r = nxt[d]
+            if r < t:
+                top[i, r] = _grade(rv, gr, j)
+            nxt[d] = r + 1
 
 # %% ../nbs/60_engine.ipynb #d1a3b4ef
 @njit(cache=True)
@@ -186,83 +197,81 @@ def discount_table(n: int) -> np.ndarray:
     return _DISCOUNT[0]
 
 
-def _hist_sums_kernel_for(load_q, distance, load_r, grade, binary: bool):
-    @njit(parallel=True, cache=True)
-    def hist_sums_kernel(qw, gw, qr, gr, discount, n_blocks, hist, ap, dcg, hits):
-        """The histogram pass and the index sums in ONE walk over the gallery (single process, whole gallery).
-        The walk records, for each relevant item, its place among the items at its distance (and the distance);
-        once the walk is over the histogram gives the offsets, the relevant items are put in rank order (a counting
-        sort by distance) and finished in that order.
-        Queries are split into n_blocks blocks so that each thread allocates its buffers once. `binary` (a
-        compile-time constant: grades 0 and 1 only) lets the walk skip the per-grade histogram and grade buffer."""
-        n, nq, nd = gw.shape[0], qw.shape[0], hist.shape[1]
-        has_1 = hist.shape[2] > 1
-        per = (nq + n_blocks - 1) // n_blocks
-        for b in prange(n_blocks):
-            buf = np.empty(n + 1, np.int64)           # place among items at distance d (low 32 bits) | d << 32
-            buf_g = np.empty(n + 1, np.uint8)
-            ranked = np.empty(n + 1, np.int64)        # ranks of the relevant items, in rank order
-            ranked_g = np.empty(n + 1, np.uint8)
-            counter = np.empty(nd, np.int64)
-            rcount = np.empty(nd, np.int64)
-            before = np.empty(nd, np.int64)
-            rbefore = np.empty(nd, np.int64)
-            for i in range(b * per, min(nq, (b + 1) * per)):
-                h = hist[i]
-                qv, rv = load_q(qw, i), load_r(qr, i)
-                counter[:] = 0
-                m = 0
-                for j in range(n):
-                    d = distance(qv, gw, j)
-                    g = grade(rv, gr, j)
-                    if not binary:
-                        h[d, g] += 1
-                    c = counter[d] + 1
-                    counter[d] = c
-                    buf[m] = c | (np.int64(d) << 32)  # written always, kept only if relevant:
-                    if not binary:                    # no unpredictable branch in the long loop
-                        buf_g[m] = g
-                    m += 1 if g > 0 else 0
-                rcount[:] = 0
-                for u in range(m):
-                    rcount[buf[u] >> 32] += 1
-                tot, rtot = 0, 0
-                for d in range(nd):
-                    before[d], rbefore[d] = tot, rtot
-                    tot += counter[d]
-                    rtot += rcount[d]
-                    if binary:
-                        h[d, 0] += counter[d] - rcount[d]
-                        h[d, 1] += rcount[d]
-                for u in range(m):                    # relevant items into rank order (a stable counting sort
-                    d = buf[u] >> 32                  # by distance: places already rise inside a distance)
-                    v = rbefore[d]
-                    rbefore[d] = v + 1
-                    ranked[v] = before[d] + (buf[u] & 0xFFFFFFFF)
-                    if not binary:
-                        ranked_g[v] = buf_g[u]
-                ah, al = ap[i, 0], ap[i, 1]
-                dh, dl = (dcg[i, 1, 0], dcg[i, 1, 1]) if has_1 else (0.0, 0.0)  # grade 1's sums in registers
-                h_i = hits[i]
-                for v in range(m):                    # the relevant items in rank order: the k-th has rank ranked[v]
-                    rank = ranked[v]
-                    qh, qlo = _quotient(float(v + 1), float(rank))
-                    ah, e = _two_sum(ah, qh)
-                    al += e + qlo
-                    h_i += 1 if rank <= rtot else 0
-                    gg = 1 if binary else ranked_g[v]
-                    if gg == 1:
-                        dh, e = _two_sum(dh, discount[rank])
-                        dl += e
-                    else:
-                        s, e = _two_sum(dcg[i, gg, 0], discount[rank])
-                        dcg[i, gg, 0] = s
-                        dcg[i, gg, 1] += e
-                ap[i, 0], ap[i, 1] = ah, al
-                if has_1:
-                    dcg[i, 1, 0], dcg[i, 1, 1] = dh, dl
-                hits[i] = h_i
-    return hist_sums_kernel
+@njit(parallel=True, cache=True)
+def _hist_sums_kernel(qw, gw, qr, gr, discount, n_blocks, binary, hist, ap, dcg, hits, width):
+    """The histogram pass and the index sums in ONE walk over the gallery (single process, whole gallery).
+    The walk records, for each relevant item, its place among the items at its distance (and the distance);
+    once the walk is over the histogram gives the offsets, the relevant items are put in rank order (a counting
+    sort by distance) and finished in that order.
+    Queries are split into n_blocks blocks so that each thread allocates its buffers once. `binary` (grades 0
+    and 1 only) lets the walk skip the per-grade histogram and grade buffer."""
+    n, nq, nd = gw.shape[0], qw.shape[0], hist.shape[1]
+    has_1 = hist.shape[2] > 1
+    per = (nq + n_blocks - 1) // n_blocks
+    for b in prange(n_blocks):
+        buf = np.empty(n + 1, np.int64)           # place among items at distance d (low 32 bits) | d << 32
+        buf_g = np.empty(n + 1, np.uint8)
+        ranked = np.empty(n + 1, np.int64)        # ranks of the relevant items, in rank order
+        ranked_g = np.empty(n + 1, np.uint8)
+        counter = np.empty(nd, np.int64)
+        rcount = np.empty(nd, np.int64)
+        before = np.empty(nd, np.int64)
+        rbefore = np.empty(nd, np.int64)
+        for i in range(b * per, min(nq, (b + 1) * per)):
+            h = hist[i]
+            qv, rv = _load_code(qw, i, width), _load_rel(qr, i)
+            counter[:] = 0
+            m = 0
+            for j in range(n):
+                d = _distance(qv, gw, j)
+                g = _grade(rv, gr, j)
+                if not binary:
+                    h[d, g] += 1
+                c = counter[d] + 1
+                counter[d] = c
+                buf[m] = c | (np.int64(d) << 32)  # written always, kept only if relevant:
+                if not binary:                    # no unpredictable branch in the long loop
+                    buf_g[m] = g
+                m += 1 if g > 0 else 0
+            rcount[:] = 0
+            for u in range(m):
+                rcount[buf[u] >> 32] += 1
+            tot, rtot = 0, 0
+            for d in range(nd):
+                before[d], rbefore[d] = tot, rtot
+                tot += counter[d]
+                rtot += rcount[d]
+                if binary:
+                    h[d, 0] += counter[d] - rcount[d]
+                    h[d, 1] += rcount[d]
+            for u in range(m):                    # relevant items into rank order (a stable counting sort
+                d = buf[u] >> 32                  # by distance: places already rise inside a distance)
+                v = rbefore[d]
+                rbefore[d] = v + 1
+                ranked[v] = before[d] + (buf[u] & 0xFFFFFFFF)
+                if not binary:
+                    ranked_g[v] = buf_g[u]
+            ah, al = ap[i, 0], ap[i, 1]
+            dh, dl = (dcg[i, 1, 0], dcg[i, 1, 1]) if has_1 else (0.0, 0.0)  # grade 1's sums in registers
+            h_i = hits[i]
+            for v in range(m):                    # the relevant items in rank order: the k-th has rank ranked[v]
+                rank = ranked[v]
+                qh, qlo = _quotient(float(v + 1), float(rank))
+                ah, e = _two_sum(ah, qh)
+                al += e + qlo
+                h_i += 1 if rank <= rtot else 0
+                gg = 1 if binary else ranked_g[v]
+                if gg == 1:
+                    dh, e = _two_sum(dh, discount[rank])
+                    dl += e
+                else:
+                    s, e = _two_sum(dcg[i, gg, 0], discount[rank])
+                    dcg[i, gg, 0] = s
+                    dcg[i, gg, 1] += e
+            ap[i, 0], ap[i, 1] = ah, al
+            if has_1:
+                dcg[i, 1, 0], dcg[i, 1, 1] = dh, dl
+            hits[i] = h_i
 
 
 def _finish_pairs(pairs: np.ndarray) -> np.ndarray:
@@ -305,72 +314,50 @@ def _quotient(k, r):
     return q, ((k - p) - e) / r
 
 
-def _sums_kernel_for(load_q, distance, load_r, grade):
-    @njit(parallel=True, cache=True)
-    def sums_kernel(qw, gw, qr, gr, before, rel_before, n_rel, discount, ap, dcg, hits):
-        """Whole-ranking index-order sums, streamed in gallery order from given offsets (see `IndexSums`);
-        ap (Q, 2) and dcg (Q, G, 2) are double-double accumulators (hi, lo), hits (Q,) counts;
-        discount[r] = 1/log2(r + 1). One int64 counter per distance holds both running counts: items (low
-        32 bits) and relevant items (high 32 bits)."""
-        n = gw.shape[0]
-        for i in prange(qw.shape[0]):
-            counter = before[i] + (rel_before[i] << 32)
-            qv, rv = load_q(qw, i), load_r(qr, i)
-            ah, al = ap[i, 0], ap[i, 1]
-            big_r = n_rel[i]
-            h_i = hits[i]
-            for j in range(n):
-                d = distance(qv, gw, j)
-                g = grade(rv, gr, j)
-                rel = 1 if g > 0 else 0
-                c = counter[d] + (1 + (rel << 32))
-                counter[d] = c
-                if rel:
-                    rank = c & 0xFFFFFFFF                  # 1-based rank of item j in the stable order
-                    k = c >> 32                            # relevant items ranked at or before item j
-                    qh, qlo = _quotient(float(k), float(rank))
-                    ah, e = _two_sum(ah, qh)
-                    al += e + qlo
-                    if rank <= big_r:
-                        h_i += 1
-                    s, e = _two_sum(dcg[i, g, 0], discount[rank])
-                    dcg[i, g, 0] = s
-                    dcg[i, g, 1] += e
-            ap[i, 0], ap[i, 1] = ah, al
-            hits[i] = h_i
-    return sums_kernel
+@njit(parallel=True, cache=True)
+def _sums_kernel(qw, gw, qr, gr, before, rel_before, n_rel, discount, ap, dcg, hits, width):
+    """Whole-ranking index-order sums, streamed in gallery order from given offsets (see `IndexSums`);
+    ap (Q, 2) and dcg (Q, G, 2) are double-double accumulators (hi, lo), hits (Q,) counts;
+    discount[r] = 1/log2(r + 1). One int64 counter per distance holds both running counts: items (low
+    32 bits) and relevant items (high 32 bits)."""
+    n = gw.shape[0]
+    for i in prange(qw.shape[0]):
+        counter = before[i] + (rel_before[i] << 32)
+        qv, rv = _load_code(qw, i, width), _load_rel(qr, i)
+        ah, al = ap[i, 0], ap[i, 1]
+        big_r = n_rel[i]
+        h_i = hits[i]
+        for j in range(n):
+            d = _distance(qv, gw, j)
+            g = _grade(rv, gr, j)
+            rel = 1 if g > 0 else 0
+            c = counter[d] + (1 + (rel << 32))
+            counter[d] = c
+            if rel:
+                rank = c & 0xFFFFFFFF                  # 1-based rank of item j in the stable order
+                k = c >> 32                            # relevant items ranked at or before item j
+                qh, qlo = _quotient(float(k), float(rank))
+                ah, e = _two_sum(ah, qh)
+                al += e + qlo
+                if rank <= big_r:
+                    h_i += 1
+                s, e = _two_sum(dcg[i, g, 0], discount[rank])
+                dcg[i, g, 0] = s
+                dcg[i, g, 1] += e
+        ap[i, 0], ap[i, 1] = ah, al
+        hits[i] = h_i
 
 # %% ../nbs/60_engine.ipynb #291a8f30
-def _code_max_kernel_for(load_q, distance):
-    @njit(parallel=True, cache=True)
-    def code_max_kernel(qw, uw, counts, cmax):
-        "cmax[i, d] = the largest multiplicity counts[u] among distinct gallery codes u at distance d."
-        for i in prange(qw.shape[0]):
-            c = cmax[i]
-            qv = load_q(qw, i)
-            for u in range(uw.shape[0]):
-                d = distance(qv, uw, u)
-                if counts[u] > c[d]:
-                    c[d] = counts[u]
-    return code_max_kernel
-
-
-_KERNELS: dict = {}
-
-
-def _kernels(source: int, words: int) -> dict:
-    "The kernels specialised for a relevance source and a code length in words (built once, cached on disk)."
-    words = words if words <= 4 else 0
-    key = (source, words)
-    if key not in _KERNELS:
-        lq, dist = _distance_for(words)
-        lr, grade = _grade_for(source)
-        _KERNELS[key] = dict(hist=_hist_kernel_for(lq, dist, lr, grade), top=_top_kernel_for(lq, dist, lr, grade),
-                             sums=_sums_kernel_for(lq, dist, lr, grade),
-                             hist_sums=_hist_sums_kernel_for(lq, dist, lr, grade, False),
-                             hist_sums_binary=_hist_sums_kernel_for(lq, dist, lr, grade, True),
-                             code_max=_code_max_kernel_for(lq, dist))
-    return _KERNELS[key]
+@njit(parallel=True, cache=True)
+def _code_max_kernel(qw, uw, counts, cmax, width):
+    "cmax[i, d] = the largest multiplicity counts[u] among distinct gallery codes u at distance d."
+    for i in prange(qw.shape[0]):
+        c = cmax[i]
+        qv = _load_code(qw, i, width)
+        for u in range(uw.shape[0]):
+            d = _distance(qv, uw, u)
+            if counts[u] > c[d]:
+                c[d] = counts[u]
 
 
 _LAST = threading.local()   # per thread: what was prepared for the last gallery seen, so concurrent calls never mix
@@ -411,13 +398,13 @@ def code_max_pass(query_codes, words: np.ndarray, counts: np.ndarray) -> np.ndar
     "(Q, K+1) int64 code_max of the queries over distinct codes `words` (uint64) with multiplicities `counts`."
     q = pack_codes(query_codes, "query_codes")
     cmax = np.zeros((len(q), q.nbits + 1), dtype=np.int64)
-    k = _kernels(CLASS_IDS, q.words.shape[1])
-    k["code_max"](q.words, np.ascontiguousarray(words, dtype=np.uint64), np.asarray(counts, np.int64), cmax)
+    _code_max_kernel(q.words, np.ascontiguousarray(words, dtype=np.uint64), np.asarray(counts, np.int64), cmax,
+                     _width(q.words.shape[1]))
     return cmax
 
 # %% ../nbs/60_engine.ipynb #3322731f
 def _operands(q: PackedCodes, g: PackedCodes, rel: Relevance, n_grades: int) -> tuple:
-    "(kernels, qw, gw, qr, gr): the specialised kernels and their operands for queries q x gallery g under `rel`."
+    "(qw, gw, qr, gr): the kernels' operands for queries q x gallery g under `rel` (their types pick the source)."
     if rel.kind == "matrix":
         qr = np.ascontiguousarray(rel.matrix, dtype=np.uint8)
         if qr.size and int(qr.max()) >= n_grades:
@@ -427,22 +414,21 @@ def _operands(q: PackedCodes, g: PackedCodes, rel: Relevance, n_grades: int) -> 
         if rel.max_grade >= n_grades:
             fail("relevance", f"has max_grade {rel.max_grade}, above the {n_grades - 1} this summary has room for")
         qr, gr = _label_words(rel.query_labels, rel.kind), _prepared_gallery(g, rel)["labels"]
-    return _kernels(_source(rel.kind), q.words.shape[1]), q.words, g.words, qr, gr
+    return q.words, g.words, qr, gr
 
 
 def hist_pass(q: PackedCodes, g: PackedCodes, rel: Relevance, n_grades: int) -> np.ndarray:
     "(Q, K+1, n_grades) int64: items at each (distance, grade) for every query."
     hist = np.zeros((len(q), q.nbits + 1, n_grades), dtype=np.int64)
-    k, *ops = _operands(q, g, rel, n_grades)
-    k["hist"](*ops, hist)
+    _hist_kernel(*_operands(q, g, rel, n_grades), hist, _width(q.words.shape[1]))
     return hist
 
 
 def top_pass(q: PackedCodes, g: PackedCodes, rel: Relevance, n_grades: int, before: np.ndarray, t: int) -> np.ndarray:
     "(Q, t) uint8: grades at ranks before[i, d] + (place among this gallery's items at distance d), if below t."
     top = np.zeros((len(q), t), dtype=np.uint8)
-    k, *ops = _operands(q, g, rel, n_grades)
-    k["top"](*ops, np.ascontiguousarray(before, dtype=np.int64), top)
+    _top_kernel(*_operands(q, g, rel, n_grades), np.ascontiguousarray(before, dtype=np.int64), top,
+                _width(q.words.shape[1]))
     return top
 
 
@@ -452,9 +438,9 @@ def sums_pass(q: PackedCodes, g: PackedCodes, rel: Relevance, n_grades: int, bef
     this gallery's items, ranked from the offsets `before` / `rel_before` in a ranking of n_ranks items."""
     ap, dcg = np.zeros((len(q), 2)), np.zeros((len(q), n_grades, 2))
     hits = np.zeros(len(q), dtype=np.int64)
-    k, *ops = _operands(q, g, rel, n_grades)
-    k["sums"](*ops, np.ascontiguousarray(before, dtype=np.int64), np.ascontiguousarray(rel_before, dtype=np.int64),
-              np.asarray(n_relevant, dtype=np.int64), discount_table(n_ranks), ap, dcg, hits)
+    _sums_kernel(*_operands(q, g, rel, n_grades), np.ascontiguousarray(before, dtype=np.int64),
+                 np.ascontiguousarray(rel_before, dtype=np.int64), np.ascontiguousarray(n_relevant, dtype=np.int64),
+                 discount_table(n_ranks), ap, dcg, hits, _width(q.words.shape[1]))
     return ap, dcg, hits
 
 
@@ -464,10 +450,9 @@ def hist_sums_pass(q: PackedCodes, g: PackedCodes, rel: Relevance, n_grades: int
     ap, dcg = np.zeros((len(q), 2)), np.zeros((len(q), n_grades, 2))
     hits = np.zeros(len(q), dtype=np.int64)
     n_blocks = max(1, min(len(q), 4 * numba.get_num_threads()))
-    k, *ops = _operands(q, g, rel, n_grades)
-    k["hist_sums_binary" if n_grades == 2 else "hist_sums"](*ops, discount_table(len(g)), n_blocks, hist, ap, dcg, hits)
+    _hist_sums_kernel(*_operands(q, g, rel, n_grades), discount_table(len(g)), n_blocks, n_grades == 2, hist, ap, dcg,
+                      hits, _width(q.words.shape[1]))
     return hist, ap, dcg, hits
-
 
 # %% ../nbs/60_engine.ipynb #c2ae88c2
 SECONDS_PER_PAIR = 1e-9   # about what one engine pass costs per (query, gallery item) pair on 2 cores

@@ -256,17 +256,29 @@ def test_streamed_dcg_and_rprec_equal_chapters(prob):
     np.testing.assert_array_equal(np.where(undefined, 0.0, streamed), chapter)
 
 
-@pytest.mark.parametrize("nbits", [1, 63, 64, 65, 200, 256, 257, 320, 700])
+@pytest.mark.parametrize("nbits", [1, 63, 64, 65, 129, 200, 256, 257, 320, 700])
 def test_code_lengths_specialised_and_generic(nbits):
-    "1..4 words use the specialised distance, longer codes the generic loop: both equal the reference."
+    """1..4 words use the specialised distance, longer codes the generic loop; every relevance source (class ids,
+    one word of labels, several words of labels, grade matrix) through every pass: all equal the reference.
+    (This also compiles every specialisation the tests can reach, so numba's disk cache is complete after one run.)"""
     rng = np.random.default_rng(nbits)
     qb, gb = rng.integers(0, 2, (6, nbits)), rng.integers(0, 2, (200, nbits))
     gb[::5] = qb[0]
     for rel in (relevance_from_labels(rng.integers(0, 3, 6), rng.integers(0, 3, 200), 6, 200),
+                relevance_from_labels(rng.integers(0, 2, (6, 5)), rng.integers(0, 2, (200, 5)), 6, 200),
                 relevance_from_labels(rng.integers(0, 2, (6, 130)), rng.integers(0, 2, (200, 130)), 6, 200),
+                relevance_from_matrix(rng.integers(0, 2, (6, 200)), 6, 200),
                 relevance_from_matrix(rng.integers(0, 3, (6, 200)), 6, 200)):
+        ref = ranking.summarize(qb, gb, rel, top=17, code_max=True)
         res = engine.scan(qb, gb, rel, top=17, code_max=True, index_sums=True, chunk=4)
-        assert_same(res.summary, ranking.summarize(qb, gb, rel, top=17, code_max=True))
+        assert_same(res.summary, ref)
+        assert_same(engine.summarize(qb, gb, rel, top=17, code_max=True, chunk=4), ref)
+        q, g = engine.pack_codes(qb), engine.pack_codes(gb)
+        n_grades = rel.max_grade + 1
+        h = ref.hist
+        ap, dcg, hits = engine.sums_pass(q, g, rel, n_grades, engine.exclusive_cumsum(h.sum(-1)),
+                                         engine.exclusive_cumsum(h[:, :, 1:].sum(-1)), h[:, :, 1:].sum((1, 2)), len(g))
+        assert np.array_equal(engine._finish_pairs(ap), res.sums.precision_sum) and np.array_equal(hits, res.sums.r_hits)
 
 
 @pytest.mark.parametrize("labels", ["class", "multihot"])
