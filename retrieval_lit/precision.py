@@ -264,8 +264,7 @@ def expected_first_relevant(b, n, r, found, k, reciprocal: bool, cells: int = 1 
     out = np.zeros(len(b))
     order = np.argsort(span, kind="stable")
     start = 0
-    while start < len(order):
-        width = max(1, int(span[order[start]]))
+    while start < len(order):                                  # blocks of rows (sorted by span) within `cells`
         stop = start + 1
         while stop < len(order) and (stop - start + 1) * max(1, int(span[order[stop]])) <= cells:
             stop += 1
