@@ -23,11 +23,12 @@ from .relevance import Relevance, check_relevance
 from .validate import check_bool, check_choice, check_int, check_same_nbits, fail
 
 # %% auto #0
-__all__ = ['CLASS_IDS', 'LABEL_WORDS', 'GRADE_BLOCK', 'SECONDS_PER_PAIR', 'exclusive_cumsum', 'discount_table', 'merge_pairs',
-           'distinct_codes', 'code_max_pass', 'hist_pass', 'top_pass', 'sums_pass', 'hist_sums_pass', 'default_chunk',
-           'Scan', 'scan', 'summarize']
+__all__ = ['CLASS_IDS', 'LABEL_WORDS', 'GRADE_BLOCK', 'CLASS_SORT_MIN_QUERIES', 'SECONDS_PER_PAIR', 'exclusive_cumsum',
+           'discount_table', 'merge_pairs', 'distinct_codes', 'code_max_pass', 'hist_pass', 'top_pass', 'sums_pass',
+           'hist_sums_pass', 'default_chunk', 'Scan', 'scan', 'summarize']
 
 # %% ../nbs/60_engine.ipynb #41f6eeca
+import llvmlite.ir as llvm_ir
 import numba
 from numba import njit, prange, types
 from numba.extending import intrinsic, overload
@@ -50,6 +51,12 @@ def _popcount64(typingctx, x):
 def _width(words: int) -> tuple:
     "The kernels' `width` argument: a tuple of `words` zeros for 1..4 words (its *type* tells the length), else ()."
     return (0,) * words if words <= _SPECIALISED_WORDS else ()
+
+
+def _gallery_words(words: np.ndarray) -> np.ndarray:
+    """The gallery's words as the kernels read them: for 1..4 words one flat array (code j's word w at
+    j * words + w, a constant stride the compiler sees), for longer codes the (items, words) array."""
+    return words.reshape(-1) if words.shape[1] <= _SPECIALISED_WORDS else words
 
 
 def _load_code(qw, i, width):
@@ -78,15 +85,15 @@ def _load_code_typed(qw, i, width):
 def _distance_typed(qv, gw, j):
     n = qv.count if isinstance(qv, types.UniTuple) else 0
     if n == 1:
-        return lambda qv, gw, j: _popcount64(qv[0] ^ gw[j, 0])
+        return lambda qv, gw, j: _popcount64(qv[0] ^ gw[j])
     if n == 2:
-        return lambda qv, gw, j: _popcount64(qv[0] ^ gw[j, 0]) + _popcount64(qv[1] ^ gw[j, 1])
+        return lambda qv, gw, j: _popcount64(qv[0] ^ gw[2 * j]) + _popcount64(qv[1] ^ gw[2 * j + 1])
     if n == 3:
-        return lambda qv, gw, j: (_popcount64(qv[0] ^ gw[j, 0]) + _popcount64(qv[1] ^ gw[j, 1])
-                                  + _popcount64(qv[2] ^ gw[j, 2]))
+        return lambda qv, gw, j: (_popcount64(qv[0] ^ gw[3 * j]) + _popcount64(qv[1] ^ gw[3 * j + 1])
+                                  + _popcount64(qv[2] ^ gw[3 * j + 2]))
     if n == 4:
-        return lambda qv, gw, j: ((_popcount64(qv[0] ^ gw[j, 0]) + _popcount64(qv[1] ^ gw[j, 1]))
-                                  + (_popcount64(qv[2] ^ gw[j, 2]) + _popcount64(qv[3] ^ gw[j, 3])))
+        return lambda qv, gw, j: ((_popcount64(qv[0] ^ gw[4 * j]) + _popcount64(qv[1] ^ gw[4 * j + 1]))
+                                  + (_popcount64(qv[2] ^ gw[4 * j + 2]) + _popcount64(qv[3] ^ gw[4 * j + 3])))
 
     def any_length(qv, gw, j):
         d = np.uint64(0)
@@ -144,16 +151,61 @@ def _grade_typed(rv, gr, j):
     return lambda rv, gr, j: np.uint64(rv[j])                  # a row of the given grade matrix
 
 # %% ../nbs/60_engine.ipynb #d26947bc
+_LANES = 8      # interleaved sub-histograms of the class-id pass (4 in the general pass, whose rows are G times wider)
+
+
+@njit(inline="always")
+def _range_hist(h, qv, gw, a, b, col, n_grades):
+    "h[lane, d * n_grades + col] += 1 for the gallery items a..b-1, item j counted in lane j % 8."
+    j = a
+    while j + 8 <= b:
+        for u in range(8):                  # a constant trip count: unrolled, eight independent increments
+            h[u, _distance(qv, gw, j + u) * n_grades + col] += 1
+        j += 8
+    while j < b:
+        h[0, _distance(qv, gw, j) * n_grades + col] += 1
+        j += 1
+
+
 @njit(parallel=True, cache=True)
-def _hist_kernel(qw, gw, qr, gr, hist, width):
-    "hist[i, d, g] += items at distance d with grade g, for every query row i (in parallel)."
-    n = gw.shape[0]
-    n_grades = np.uint64(hist.shape[2])
+def _class_hist_kernel(qw, gw, n, start, stop, hist, width):
+    """The histogram pass for class ids over a gallery sorted by class: query i's relevant items are the items
+    start[i]..stop[i]-1, so no label is read in the loop; grade 0 before and after that range, grade 1 inside."""
+    nd = hist.shape[1]
     for i in prange(qw.shape[0]):
-        h = hist[i].ravel()                 # flat (K+1) * G counts, indexed with unsigned arithmetic
+        h = np.zeros((_LANES, nd * 2), np.int32)
+        qv = _load_code(qw, i, width)
+        a, b = start[i], stop[i]
+        _range_hist(h, qv, gw, 0, a, np.uint64(0), np.uint64(2))
+        _range_hist(h, qv, gw, a, b, np.uint64(1), np.uint64(2))
+        _range_hist(h, qv, gw, b, n, np.uint64(0), np.uint64(2))
+        out = hist[i].ravel()
+        for k in range(nd * 2):
+            s = 0
+            for u in range(_LANES):
+                s += h[u, k]
+            out[k] += s
+
+
+@njit(parallel=True, cache=True)
+def _hist_kernel(qw, gw, qr, gr, n, hist, width):
+    "hist[i, d, g] += items at distance d with grade g, for every query row i (in parallel), any relevance source."
+    nd, n_grades = hist.shape[1], hist.shape[2]
+    ug = np.uint64(n_grades)
+    for i in prange(qw.shape[0]):
+        h = np.zeros((4, nd * n_grades), np.int32)     # flat (K+1) * G counts, four interleaved copies
         qv, rv = _load_code(qw, i, width), _load_rel(qr, i)
-        for j in range(n):
-            h[_distance(qv, gw, j) * n_grades + _grade(rv, gr, j)] += 1
+        j = 0
+        while j + 4 <= n:
+            for u in range(4):
+                h[u, _distance(qv, gw, j + u) * ug + _grade(rv, gr, j + u)] += 1
+            j += 4
+        while j < n:
+            h[0, _distance(qv, gw, j) * ug + _grade(rv, gr, j)] += 1
+            j += 1
+        out = hist[i].ravel()
+        for k in range(nd * n_grades):
+            out[k] += h[0, k] + h[1, k] + h[2, k] + h[3, k]
 
 # %% ../nbs/60_engine.ipynb #acc6340d
 def exclusive_cumsum(counts: np.ndarray) -> np.ndarray:
@@ -163,19 +215,25 @@ def exclusive_cumsum(counts: np.ndarray) -> np.ndarray:
 
 
 @njit(parallel=True, cache=True)
-def _top_kernel(qw, gw, qr, gr, before, top, width):
+def _top_kernel(qw, gw, qr, gr, n, before, top, width):
     """Index order without sorting: an item at distance d takes rank before[i, d] + (items at distance d
-    seen so far in gallery order); its grade goes to top[i, rank] if that rank is below top.shape[1]."""
-    n, t = gw.shape[0], top.shape[1]
+    seen so far in gallery order); its grade goes to top[i, rank] if that rank is below top.shape[1].
+    Distances whose first rank is already past the top (before[i, d] >= t) are skipped at once."""
+    t, nd = top.shape[1], before.shape[1]
     for i in prange(qw.shape[0]):
         nxt = before[i].copy()
+        cut = 0                                  # distances < cut can reach the top (before[] rises with d)
+        while cut < nd and nxt[cut] < t:
+            cut += 1
+        ucut = np.uint64(cut)
         qv, rv = _load_code(qw, i, width), _load_rel(qr, i)
         for j in range(n):
             d = _distance(qv, gw, j)
-            r = nxt[d]
-            if r < t:
-                top[i, r] = _grade(rv, gr, j)
-            nxt[d] = r + 1
+            if d < ucut:
+                r = nxt[d]
+                if r < t:
+                    top[i, r] = _grade(rv, gr, j)
+                nxt[d] = r + 1
 
 # %% ../nbs/60_engine.ipynb #d1a3b4ef
 @njit(cache=True)
@@ -197,70 +255,97 @@ def discount_table(n: int) -> np.ndarray:
     return _DISCOUNT[0]
 
 
+def _record_layout(nbits: int) -> tuple:
+    """(dbits, pbits): the one-walk kernel's record of a relevant item is one int64: its distance in the low dbits
+    bits, then its place among the items at that distance (pbits bits), then its place among the *relevant* items
+    at that distance (pbits bits), then its grade (bits 56..63). Galleries of 2**pbits items or more take two passes."""
+    dbits = int(nbits).bit_length()
+    return dbits, (56 - dbits) // 2
+
+
+@njit(inline="always")
+def _walk_binary(qv, rv, gw, gr, n, counter, buf, one_item, one_rel):
+    """One query's walk for grades 0/1: counter[d] (initialised to d) counts items and relevant items at distance d
+    in its two fields; each item's updated counter is written to buf[m], and m advances only for relevant items
+    (no unpredictable branch in the long loop). Returns m, the number of relevant items."""
+    m = 0
+    for j in range(n):
+        d = _distance(qv, gw, j)
+        rel = np.int64(_grade(rv, gr, j) > 0)
+        c = counter[d] + (one_item + rel * one_rel)
+        counter[d] = c
+        buf[m] = c
+        m += rel
+    return m
+
+
+@njit(inline="always")
+def _walk_graded(qv, rv, gw, gr, n, counter, buf, one_item, one_rel, h, n_grades):
+    "`_walk_binary` for any grades: also counts h[d * G + g] and keeps the grade in the record's top byte."
+    m = 0
+    for j in range(n):
+        d = _distance(qv, gw, j)
+        g = _grade(rv, gr, j)
+        h[d * n_grades + g] += 1
+        rel = np.int64(g > 0)
+        c = counter[d] + (one_item + rel * one_rel)
+        counter[d] = c
+        buf[m] = c | (np.int64(g) << 56)
+        m += rel
+    return m
+
+
 @njit(parallel=True, cache=True)
-def _hist_sums_kernel(qw, gw, qr, gr, discount, n_blocks, binary, hist, ap, dcg, hits, width):
-    """The histogram pass and the index sums in ONE walk over the gallery (single process, whole gallery).
-    The walk records, for each relevant item, its place among the items at its distance (and the distance);
-    once the walk is over the histogram gives the offsets, the relevant items are put in rank order (a counting
-    sort by distance) and finished in that order.
-    Queries are split into n_blocks blocks so that each thread allocates its buffers once. `binary` (grades 0
-    and 1 only) lets the walk skip the per-grade histogram and grade buffer."""
-    n, nq, nd = gw.shape[0], qw.shape[0], hist.shape[1]
-    has_1 = hist.shape[2] > 1
+def _hist_sums_kernel(qw, gw, qr, gr, n, discount, n_blocks, binary, dbits, pbits, hist, ap, dcg, hits, width):
+    """The histogram pass and the index sums in ONE walk over the gallery (single process, whole gallery, fewer
+    than 2**pbits items). The walk keeps one int64 counter per distance (see `_record_layout`) and writes, for each
+    relevant item, a record of its distance and its places among all / relevant items at that distance. Once the
+    walk is over the counters are the histogram and give the offsets, and each record becomes a rank r and the
+    number k of relevant items ranked at or before it: the terms k/r, 1/log2(r+1), [r <= R] are added in gallery
+    order, exactly as `_sums_kernel` adds them. Queries are split into n_blocks blocks so that each thread
+    allocates its buffers once. `binary` (grades 0 and 1 only) takes the walk that skips the per-grade histogram."""
+    nq, nd, n_grades = qw.shape[0], hist.shape[1], hist.shape[2]
+    has_1 = n_grades > 1
     per = (nq + n_blocks - 1) // n_blocks
+    dmask, pmask = (np.int64(1) << dbits) - 1, (np.int64(1) << pbits) - 1
+    one_item, one_rel = np.int64(1) << dbits, np.int64(1) << (dbits + pbits)
     for b in prange(n_blocks):
-        buf = np.empty(n + 1, np.int64)           # place among items at distance d (low 32 bits) | d << 32
-        buf_g = np.empty(n + 1, np.uint8)
-        ranked = np.empty(n + 1, np.int64)        # ranks of the relevant items, in rank order
-        ranked_g = np.empty(n + 1, np.uint8)
+        buf = np.empty(n + 1, np.int64)           # records of the relevant items, in gallery order
         counter = np.empty(nd, np.int64)
-        rcount = np.empty(nd, np.int64)
         before = np.empty(nd, np.int64)
         rbefore = np.empty(nd, np.int64)
         for i in range(b * per, min(nq, (b + 1) * per)):
-            h = hist[i]
             qv, rv = _load_code(qw, i, width), _load_rel(qr, i)
-            counter[:] = 0
-            m = 0
-            for j in range(n):
-                d = _distance(qv, gw, j)
-                g = _grade(rv, gr, j)
-                if not binary:
-                    h[d, g] += 1
-                c = counter[d] + 1
-                counter[d] = c
-                buf[m] = c | (np.int64(d) << 32)  # written always, kept only if relevant:
-                if not binary:                    # no unpredictable branch in the long loop
-                    buf_g[m] = g
-                m += 1 if g > 0 else 0
-            rcount[:] = 0
-            for u in range(m):
-                rcount[buf[u] >> 32] += 1
+            for d in range(nd):
+                counter[d] = d
+            if binary:
+                m = _walk_binary(qv, rv, gw, gr, n, counter, buf, one_item, one_rel)
+            else:
+                m = _walk_graded(qv, rv, gw, gr, n, counter, buf, one_item, one_rel, hist[i].ravel(),
+                                 np.uint64(n_grades))
             tot, rtot = 0, 0
             for d in range(nd):
+                items, rel_items = (counter[d] >> dbits) & pmask, (counter[d] >> (dbits + pbits)) & pmask
                 before[d], rbefore[d] = tot, rtot
-                tot += counter[d]
-                rtot += rcount[d]
+                tot += items
+                rtot += rel_items
                 if binary:
-                    h[d, 0] += counter[d] - rcount[d]
-                    h[d, 1] += rcount[d]
-            for u in range(m):                    # relevant items into rank order (a stable counting sort
-                d = buf[u] >> 32                  # by distance: places already rise inside a distance)
-                v = rbefore[d]
-                rbefore[d] = v + 1
-                ranked[v] = before[d] + (buf[u] & 0xFFFFFFFF)
-                if not binary:
-                    ranked_g[v] = buf_g[u]
+                    hist[i, d, 0] += items - rel_items
+                    if has_1:
+                        hist[i, d, 1] += rel_items
             ah, al = ap[i, 0], ap[i, 1]
-            dh, dl = (dcg[i, 1, 0], dcg[i, 1, 1]) if has_1 else (0.0, 0.0)  # grade 1's sums in registers
+            dh, dl = (dcg[i, 1, 0], dcg[i, 1, 1]) if has_1 else (0.0, 0.0)   # grade 1's sums in registers
             h_i = hits[i]
-            for v in range(m):                    # the relevant items in rank order: the k-th has rank ranked[v]
-                rank = ranked[v]
-                qh, qlo = _quotient(float(v + 1), float(rank))
+            for u in range(m):
+                c = buf[u]
+                d = c & dmask
+                rank = before[d] + ((c >> dbits) & pmask)
+                k = rbefore[d] + ((c >> (dbits + pbits)) & pmask)
+                qh, qlo = _quotient(float(k), float(rank))
                 ah, e = _two_sum(ah, qh)
                 al += e + qlo
                 h_i += 1 if rank <= rtot else 0
-                gg = 1 if binary else ranked_g[v]
+                gg = 1 if binary else (c >> 56) & 0xFF
                 if gg == 1:
                     dh, e = _two_sum(dh, discount[rank])
                     dl += e
@@ -271,6 +356,62 @@ def _hist_sums_kernel(qw, gw, qr, gr, discount, n_blocks, binary, hist, ap, dcg,
             ap[i, 0], ap[i, 1] = ah, al
             if has_1:
                 dcg[i, 1, 0], dcg[i, 1, 1] = dh, dl
+            hits[i] = h_i
+
+
+@njit(parallel=True, cache=True)
+def _class_hist_sums_kernel(qw, gw, n, order, start, stop, discount, n_blocks, dbits, hist, ap, dcg, hits, width):
+    """`_hist_sums_kernel` for class ids. Query i's relevant items are known without reading a label: the gallery
+    indices order[start[i]:stop[i]] (increasing). So the walk over the gallery only counts, per distance, and
+    writes every item's running count (its place among the items at its distance, distance in the low dbits bits)
+    to pbuf[j]; then the relevant items are visited in gallery order, twice: once to count them per distance (the
+    histogram's grade-1 column and the offsets), once to add their terms, exactly as the general kernel does."""
+    nq, nd = qw.shape[0], hist.shape[1]
+    per = (nq + n_blocks - 1) // n_blocks
+    dmask, one_item = (np.int64(1) << dbits) - 1, np.int64(1) << dbits
+    for b in prange(n_blocks):
+        pbuf = np.empty(n, np.int64)
+        counter = np.empty(nd, np.int64)
+        before = np.empty(nd, np.int64)
+        rplace = np.empty(nd, np.int64)
+        for i in range(b * per, min(nq, (b + 1) * per)):
+            qv = _load_code(qw, i, width)
+            for d in range(nd):
+                counter[d] = d
+            for j in range(n):
+                d = _distance(qv, gw, j)
+                c = counter[d] + one_item
+                counter[d] = c
+                pbuf[j] = c
+            first, end = start[i], stop[i]
+            rplace[:] = 0
+            for u in range(first, end):
+                rplace[pbuf[order[u]] & dmask] += 1
+            tot, rtot = 0, 0
+            for d in range(nd):
+                items, rel_items = counter[d] >> dbits, rplace[d]
+                hist[i, d, 0] += items - rel_items
+                hist[i, d, 1] += rel_items
+                before[d], rplace[d] = tot, rtot          # rplace[d]: relevant items ranked before distance d
+                tot += items
+                rtot += rel_items
+            ah, al = ap[i, 0], ap[i, 1]
+            dh, dl = dcg[i, 1, 0], dcg[i, 1, 1]
+            h_i = hits[i]
+            for u in range(first, end):
+                c = pbuf[order[u]]
+                d = c & dmask
+                rank = before[d] + (c >> dbits)
+                k = rplace[d] + 1
+                rplace[d] = k
+                qh, qlo = _quotient(float(k), float(rank))
+                ah, e = _two_sum(ah, qh)
+                al += e + qlo
+                h_i += 1 if rank <= rtot else 0
+                dh, e = _two_sum(dh, discount[rank])
+                dl += e
+            ap[i, 0], ap[i, 1] = ah, al
+            dcg[i, 1, 0], dcg[i, 1, 1] = dh, dl
             hits[i] = h_i
 
 
@@ -295,32 +436,32 @@ def _two_sum(a, b):
     return s, (a - (s - bb)) + (b - bb)
 
 
-@njit(inline="always")
-def _split(a):
-    "a == hi + lo with hi holding the top 26 bits (Veltkamp)."
-    c = 134217729.0 * a
-    hi = c - (c - a)
-    return hi, a - hi
+@intrinsic
+def _fma(typingctx, a, b, c):
+    "LLVM's fma: a * b + c with one rounding (one instruction where the CPU has FMA, a libm call elsewhere)."
+    sig = types.float64(types.float64, types.float64, types.float64)
+
+    def codegen(context, builder, signature, args):
+        f64 = llvm_ir.DoubleType()
+        fn = builder.module.declare_intrinsic("llvm.fma", [f64], llvm_ir.FunctionType(f64, [f64, f64, f64]))
+        return builder.call(fn, args)
+    return sig, codegen
 
 
 @njit(inline="always")
 def _quotient(k, r):
-    "k / r for whole numbers k, r < 2**53 as q + e, with |k/r - (q + e)| <= 2**-104 * k/r (Dekker)."
+    """k / r for whole numbers k, r < 2**53 as q + e, with |k/r - (q + e)| <= 2**-104 * k/r: the remainder
+    k - q * r is a float exactly, and one fused multiply-add computes it exactly."""
     q = k / r
-    qh, ql_ = _split(q)
-    rh, rl = _split(r)
-    p = q * r
-    e = ((qh * rh - p) + qh * rl + ql_ * rh) + ql_ * rl   # q * r == p + e exactly
-    return q, ((k - p) - e) / r
+    return q, _fma(-q, r, k) / r
 
 
 @njit(parallel=True, cache=True)
-def _sums_kernel(qw, gw, qr, gr, before, rel_before, n_rel, discount, ap, dcg, hits, width):
+def _sums_kernel(qw, gw, qr, gr, n, before, rel_before, n_rel, discount, ap, dcg, hits, width):
     """Whole-ranking index-order sums, streamed in gallery order from given offsets (see `IndexSums`);
     ap (Q, 2) and dcg (Q, G, 2) are double-double accumulators (hi, lo), hits (Q,) counts;
     discount[r] = 1/log2(r + 1). One int64 counter per distance holds both running counts: items (low
     32 bits) and relevant items (high 32 bits)."""
-    n = gw.shape[0]
     for i in prange(qw.shape[0]):
         counter = before[i] + (rel_before[i] << 32)
         qv, rv = _load_code(qw, i, width), _load_rel(qr, i)
@@ -349,12 +490,12 @@ def _sums_kernel(qw, gw, qr, gr, before, rel_before, n_rel, discount, ap, dcg, h
 
 # %% ../nbs/60_engine.ipynb #291a8f30
 @njit(parallel=True, cache=True)
-def _code_max_kernel(qw, uw, counts, cmax, width):
+def _code_max_kernel(qw, uw, n, counts, cmax, width):
     "cmax[i, d] = the largest multiplicity counts[u] among distinct gallery codes u at distance d."
     for i in prange(qw.shape[0]):
         c = cmax[i]
         qv = _load_code(qw, i, width)
-        for u in range(uw.shape[0]):
+        for u in range(n):
             d = _distance(qv, uw, u)
             if counts[u] > c[d]:
                 c[d] = counts[u]
@@ -384,6 +525,27 @@ def _prepared_gallery(g: PackedCodes, rel: Relevance) -> dict:
     return prep
 
 
+def _gallery_by_class(g: PackedCodes, labels: np.ndarray) -> dict:
+    """The gallery grouped by class id, remembered: `order`, its indices sorted by class (stably, so each class's
+    indices increase); `words`, its codes in that order (for `_gallery_words`); `classes`, the distinct ids in
+    increasing order; `first` / `end`, where each id's items start and end in `order`."""
+    def make():
+        order = np.argsort(labels, kind="stable")
+        classes, first = np.unique(labels[order], return_index=True)
+        end = np.append(first[1:], len(labels)).astype(np.int64)
+        return dict(order=order.astype(np.int64), words=_gallery_words(np.ascontiguousarray(g.words[order])),
+                    classes=classes, first=first.astype(np.int64), end=end)
+    return _remembered("by_class", (g.words, labels), make)
+
+
+def _class_ranges(by_class: dict, query_labels: np.ndarray) -> tuple:
+    "(start, stop): where each query's class lies in the gallery's class order (an empty range if it has no item)."
+    classes, ql = by_class["classes"], np.asarray(query_labels, dtype=np.int64)
+    k = np.minimum(np.searchsorted(classes, ql), len(classes) - 1)
+    found = classes[k] == ql
+    return np.where(found, by_class["first"][k], 0), np.where(found, by_class["end"][k], 0)
+
+
 def distinct_codes(gallery_codes) -> tuple:
     "(words, counts): the gallery's distinct packed codes and how many items carry each (chapter 03's rule)."
     g = pack_codes(gallery_codes, "gallery_codes")
@@ -398,13 +560,15 @@ def code_max_pass(query_codes, words: np.ndarray, counts: np.ndarray) -> np.ndar
     "(Q, K+1) int64 code_max of the queries over distinct codes `words` (uint64) with multiplicities `counts`."
     q = pack_codes(query_codes, "query_codes")
     cmax = np.zeros((len(q), q.nbits + 1), dtype=np.int64)
-    _code_max_kernel(q.words, np.ascontiguousarray(words, dtype=np.uint64), np.asarray(counts, np.int64), cmax,
+    words = np.ascontiguousarray(words, dtype=np.uint64)
+    _code_max_kernel(q.words, _gallery_words(words), len(words), np.ascontiguousarray(counts, dtype=np.int64), cmax,
                      _width(q.words.shape[1]))
     return cmax
 
 # %% ../nbs/60_engine.ipynb #3322731f
 def _operands(q: PackedCodes, g: PackedCodes, rel: Relevance, n_grades: int) -> tuple:
-    "(qw, gw, qr, gr): the kernels' operands for queries q x gallery g under `rel` (their types pick the source)."
+    """(qw, gw, qr, gr, n): the kernels' operands for queries q x gallery g under `rel` (their types pick the
+    source and the code length), n the number of gallery items."""
     if rel.kind == "matrix":
         qr = np.ascontiguousarray(rel.matrix, dtype=np.uint8)
         if qr.size and int(qr.max()) >= n_grades:
@@ -414,13 +578,30 @@ def _operands(q: PackedCodes, g: PackedCodes, rel: Relevance, n_grades: int) -> 
         if rel.max_grade >= n_grades:
             fail("relevance", f"has max_grade {rel.max_grade}, above the {n_grades - 1} this summary has room for")
         qr, gr = _label_words(rel.query_labels, rel.kind), _prepared_gallery(g, rel)["labels"]
-    return q.words, g.words, qr, gr
+    return q.words, _gallery_words(g.words), qr, gr, len(g)
+
+
+CLASS_SORT_MIN_QUERIES = 32   # sorting the gallery by class (once per gallery) pays off from about this many queries
+
+
+def _by_class(q: PackedCodes, g: PackedCodes, rel: Relevance, n_grades: int) -> bool:
+    "Take the class-id kernels (gallery grouped by class): many queries, or the grouping already made for it."
+    if rel.kind != "class" or n_grades != 2:
+        return False
+    entry = getattr(_LAST, "by_class", None)
+    return len(q) >= CLASS_SORT_MIN_QUERIES or (entry is not None and entry[0][0] is g.words)
 
 
 def hist_pass(q: PackedCodes, g: PackedCodes, rel: Relevance, n_grades: int) -> np.ndarray:
     "(Q, K+1, n_grades) int64: items at each (distance, grade) for every query."
     hist = np.zeros((len(q), q.nbits + 1, n_grades), dtype=np.int64)
-    _hist_kernel(*_operands(q, g, rel, n_grades), hist, _width(q.words.shape[1]))
+    if _by_class(q, g, rel, n_grades):
+        by_class = _gallery_by_class(g, rel.gallery_labels)
+        _class_hist_kernel(q.words, by_class["words"], len(g), *_class_ranges(by_class, rel.query_labels), hist,
+                           _width(q.words.shape[1]))
+    else:
+        qw, gw, qr, gr, n = _operands(q, g, rel, n_grades)
+        _hist_kernel(qw, gw, qr, gr, n, hist, _width(q.words.shape[1]))
     return hist
 
 
@@ -445,13 +626,26 @@ def sums_pass(q: PackedCodes, g: PackedCodes, rel: Relevance, n_grades: int, bef
 
 
 def hist_sums_pass(q: PackedCodes, g: PackedCodes, rel: Relevance, n_grades: int) -> tuple:
-    "(hist, ap, dcg, hits): `hist_pass` and `sums_pass` of the whole gallery in one walk."
+    """(hist, ap, dcg, hits): `hist_pass` and `sums_pass` of the whole gallery in one walk (in two passes when the
+    gallery is too large for the general walk's records: 2**24 items or more for 64-bit codes, not for class ids)."""
     hist = np.zeros((len(q), q.nbits + 1, n_grades), dtype=np.int64)
     ap, dcg = np.zeros((len(q), 2)), np.zeros((len(q), n_grades, 2))
     hits = np.zeros(len(q), dtype=np.int64)
     n_blocks = max(1, min(len(q), 4 * numba.get_num_threads()))
-    _hist_sums_kernel(*_operands(q, g, rel, n_grades), discount_table(len(g)), n_blocks, n_grades == 2, hist, ap, dcg,
-                      hits, _width(q.words.shape[1]))
+    dbits, pbits = _record_layout(q.nbits)
+    if _by_class(q, g, rel, n_grades):
+        by_class = _gallery_by_class(g, rel.gallery_labels)
+        _class_hist_sums_kernel(q.words, _gallery_words(g.words), len(g), by_class["order"],
+                                *_class_ranges(by_class, rel.query_labels), discount_table(len(g)), n_blocks, dbits,
+                                hist, ap, dcg, hits, _width(q.words.shape[1]))
+    elif len(g) < 1 << pbits:
+        _hist_sums_kernel(*_operands(q, g, rel, n_grades), discount_table(len(g)), n_blocks, n_grades <= 2, dbits,
+                          pbits, hist, ap, dcg, hits, _width(q.words.shape[1]))
+    else:
+        hist = hist_pass(q, g, rel, n_grades)
+        rh = hist[:, :, 1:].sum(-1)
+        ap, dcg, hits = sums_pass(q, g, rel, n_grades, exclusive_cumsum(hist.sum(-1)), exclusive_cumsum(rh),
+                                  rh.sum(-1), len(g))
     return hist, ap, dcg, hits
 
 # %% ../nbs/60_engine.ipynb #c2ae88c2

@@ -98,6 +98,12 @@ def check_codes(codes, name: str) -> np.ndarray:
     a = check_finite(check_nonempty(check_ndim(as_numeric_array(codes, name), name, 2, "items x bits"), name), name)
     if a.dtype == bool:
         return a.astype(np.uint8)
+    if a.dtype.kind in "iu":                # integers: the range decides, without sorting every value (np.unique)
+        lo, hi = a.min(), a.max()
+        if lo >= 0 and hi <= 1:
+            return a.astype(np.uint8)
+        if lo == -1 and hi <= 1 and not (a == 0).any():
+            return (a > 0).astype(np.uint8)
     values = np.unique(a)
     if np.isin(values, (0, 1)).all():
         return a.astype(np.uint8)
