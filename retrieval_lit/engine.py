@@ -18,14 +18,14 @@ from .hamming import PackedCodes, pack_codes
 from .average_precision import ap_from_sums
 from .dcg import dcg_from_sums
 from .precision import r_precision_from_sums
-from .ranking import IndexSums, Progress, RankSummary, progress_wanted, resolve_top
-from .relevance import Relevance, check_relevance
+from .ranking import IndexSums, Progress, RankSummary, check_ignore, progress_wanted, resolve_top
+from .relevance import IgnoreSets, Relevance, check_relevance
 from .validate import check_bool, check_choice, check_int, check_same_nbits, fail
 
 # %% auto #0
 __all__ = ['CLASS_IDS', 'LABEL_WORDS', 'GRADE_BLOCK', 'CLASS_SORT_MIN_QUERIES', 'SECONDS_PER_PAIR', 'exclusive_cumsum',
-           'discount_table', 'merge_pairs', 'distinct_codes', 'code_max_pass', 'hist_pass', 'top_pass', 'sums_pass',
-           'hist_sums_pass', 'default_chunk', 'Scan', 'scan', 'summarize']
+           'discount_table', 'merge_pairs', 'distinct_codes', 'code_ids', 'code_max_pass', 'hist_pass', 'top_pass',
+           'sums_pass', 'hist_sums_pass', 'default_chunk', 'Scan', 'scan', 'summarize']
 
 # %% ../nbs/60_engine.ipynb #41f6eeca
 import llvmlite.ir as llvm_ir
@@ -94,13 +94,17 @@ def _distance_typed(qv, gw, j):
     if n == 4:
         return lambda qv, gw, j: ((_popcount64(qv[0] ^ gw[4 * j]) + _popcount64(qv[1] ^ gw[4 * j + 1]))
                                   + (_popcount64(qv[2] ^ gw[4 * j + 2]) + _popcount64(qv[3] ^ gw[4 * j + 3])))
+    return lambda qv, gw, j: _distance_words(qv, gw, j)
 
-    def any_length(qv, gw, j):
-        d = np.uint64(0)
-        for w in range(qv.shape[0]):
-            d += _popcount64(qv[w] ^ gw[j, w])
-        return d
-    return any_length
+
+@njit
+def _distance_words(qv, gw, j):
+    """The distance for codes of any number of words: a loop, in a function of its own (numba inlines only the
+    loop-free overloads into the kernels' IR; LLVM still inlines this one where it pays)."""
+    d = np.uint64(0)
+    for w in range(qv.shape[0]):
+        d += _popcount64(qv[w] ^ gw[j, w])
+    return d
 
 # %% ../nbs/60_engine.ipynb #11a60a4d
 _NO_LABELS = np.zeros((1, 1), dtype=np.uint8)
@@ -137,18 +141,21 @@ def _load_rel_typed(qr, i):
 @overload(_grade, inline="always")
 def _grade_typed(rv, gr, j):
     if isinstance(rv, types.Integer) and rv.signed:           # class ids: same class 1, else 0
-        return lambda rv, gr, j: np.uint64(1) if gr[j] == rv else np.uint64(0)
+        return lambda rv, gr, j: np.uint64(gr[j] == rv)     # no branch (and no phi node for numba's SSA check)
     if isinstance(rv, types.Integer):                          # one word of labels: shared labels
         return lambda rv, gr, j: _popcount64(rv & gr[j])
     if rv.dtype == types.uint64:                               # several words of labels
-
-        def shared(rv, gr, j):
-            c = np.uint64(0)
-            for w in range(rv.shape[0]):
-                c += _popcount64(rv[w] & gr[j, w])
-            return c
-        return shared
+        return lambda rv, gr, j: _shared_label_words(rv, gr, j)
     return lambda rv, gr, j: np.uint64(rv[j])                  # a row of the given grade matrix
+
+
+@njit
+def _shared_label_words(rv, gr, j):
+    "Labels shared by the query and gallery item j, over several words (a loop: kept out of the inlined IR)."
+    c = np.uint64(0)
+    for w in range(rv.shape[0]):
+        c += _popcount64(rv[w] & gr[j, w])
+    return c
 
 # %% ../nbs/60_engine.ipynb #d26947bc
 _LANES = 8      # interleaved sub-histograms of the class-id pass (4 in the general pass, whose rows are G times wider)
@@ -207,7 +214,26 @@ def _hist_kernel(qw, gw, qr, gr, n, hist, width):
         for k in range(nd * n_grades):
             out[k] += h[0, k] + h[1, k] + h[2, k] + h[3, k]
 
+
+@njit(parallel=True, cache=True)
+def _unhist_kernel(qw, gw, qr, gr, ig_ptr, ig_idx, hist, width):
+    """hist[i, d, g] -= 1 for every item that query i ignores (ig_idx[ig_ptr[i]:ig_ptr[i + 1]]): the histogram of
+    the items left in its ranking, at the cost of one distance per removed item."""
+    for i in prange(qw.shape[0]):
+        qv, rv = _load_code(qw, i, width), _load_rel(qr, i)
+        for p in range(ig_ptr[i], ig_ptr[i + 1]):
+            j = ig_idx[p]
+            hist[i, _distance(qv, gw, j), _grade(rv, gr, j)] -= 1
+
 # %% ../nbs/60_engine.ipynb #acc6340d
+@njit(inline="always")
+def _kept_run(ig_idx, p, last, n):
+    """Where the current stretch of kept gallery items ends: at the next item the query ignores (ig_idx[p], while
+    p < last), else at n. A kernel walks `j in range(a, b)`, then resumes at a = b + 1; a > n ends the walk.
+    Without ignored items there is one stretch, 0..n-1, and the inner loop is the plain one."""
+    return ig_idx[p] if p < last else n
+
+
 def exclusive_cumsum(counts: np.ndarray) -> np.ndarray:
     "before[..., d] = sum of counts[..., :d] (int64): the rank of the first item at each distance."
     c = np.asarray(counts, dtype=np.int64)
@@ -215,10 +241,11 @@ def exclusive_cumsum(counts: np.ndarray) -> np.ndarray:
 
 
 @njit(parallel=True, cache=True)
-def _top_kernel(qw, gw, qr, gr, n, before, top, width):
+def _top_kernel(qw, gw, qr, gr, n, before, top, width, ig_ptr, ig_idx):
     """Index order without sorting: an item at distance d takes rank before[i, d] + (items at distance d
     seen so far in gallery order); its grade goes to top[i, rank] if that rank is below top.shape[1].
-    Distances whose first rank is already past the top (before[i, d] >= t) are skipped at once."""
+    Distances whose first rank is already past the top (before[i, d] >= t) are skipped at once. The items
+    query i ignores are stepped over: the walk runs over the stretches of gallery between them (`_kept_run`)."""
     t, nd = top.shape[1], before.shape[1]
     for i in prange(qw.shape[0]):
         nxt = before[i].copy()
@@ -227,13 +254,18 @@ def _top_kernel(qw, gw, qr, gr, n, before, top, width):
             cut += 1
         ucut = np.uint64(cut)
         qv, rv = _load_code(qw, i, width), _load_rel(qr, i)
-        for j in range(n):
-            d = _distance(qv, gw, j)
-            if d < ucut:
-                r = nxt[d]
-                if r < t:
-                    top[i, r] = _grade(rv, gr, j)
-                nxt[d] = r + 1
+        p, last = ig_ptr[i], ig_ptr[i + 1]
+        a = 0
+        while a <= n:
+            b = _kept_run(ig_idx, p, last, n)
+            for j in range(a, b):
+                d = _distance(qv, gw, j)
+                if d < ucut:
+                    r = nxt[d]
+                    if r < t:
+                        top[i, r] = _grade(rv, gr, j)
+                    nxt[d] = r + 1
+            a, p = b + 1, p + 1
 
 # %% ../nbs/60_engine.ipynb #d1a3b4ef
 @njit(cache=True)
@@ -264,12 +296,11 @@ def _record_layout(nbits: int) -> tuple:
 
 
 @njit(inline="always")
-def _walk_binary(qv, rv, gw, gr, n, counter, buf, one_item, one_rel):
-    """One query's walk for grades 0/1: counter[d] (initialised to d) counts items and relevant items at distance d
-    in its two fields; each item's updated counter is written to buf[m], and m advances only for relevant items
-    (no unpredictable branch in the long loop). Returns m, the number of relevant items."""
-    m = 0
-    for j in range(n):
+def _walk_binary(qv, rv, gw, gr, a, b, m, counter, buf, one_item, one_rel):
+    """One query's walk over gallery items a..b-1 for grades 0/1: counter[d] (initialised to d) counts items and
+    relevant items at distance d in its two fields; each item's updated counter is written to buf[m], and m
+    advances only for relevant items (no unpredictable branch in the long loop). Returns the new m."""
+    for j in range(a, b):
         d = _distance(qv, gw, j)
         rel = np.int64(_grade(rv, gr, j) > 0)
         c = counter[d] + (one_item + rel * one_rel)
@@ -280,10 +311,9 @@ def _walk_binary(qv, rv, gw, gr, n, counter, buf, one_item, one_rel):
 
 
 @njit(inline="always")
-def _walk_graded(qv, rv, gw, gr, n, counter, buf, one_item, one_rel, h, n_grades):
+def _walk_graded(qv, rv, gw, gr, a, b, m, counter, buf, one_item, one_rel, h, n_grades):
     "`_walk_binary` for any grades: also counts h[d * G + g] and keeps the grade in the record's top byte."
-    m = 0
-    for j in range(n):
+    for j in range(a, b):
         d = _distance(qv, gw, j)
         g = _grade(rv, gr, j)
         h[d * n_grades + g] += 1
@@ -296,7 +326,8 @@ def _walk_graded(qv, rv, gw, gr, n, counter, buf, one_item, one_rel, h, n_grades
 
 
 @njit(parallel=True, cache=True)
-def _hist_sums_kernel(qw, gw, qr, gr, n, discount, n_blocks, binary, dbits, pbits, hist, ap, dcg, hits, width):
+def _hist_sums_kernel(qw, gw, qr, gr, n, discount, n_blocks, binary, dbits, pbits, hist, ap, dcg, hits, width,
+                      ig_ptr, ig_idx):
     """The histogram pass and the index sums in ONE walk over the gallery (single process, whole gallery, fewer
     than 2**pbits items). The walk keeps one int64 counter per distance (see `_record_layout`) and writes, for each
     relevant item, a record of its distance and its places among all / relevant items at that distance. Once the
@@ -318,11 +349,15 @@ def _hist_sums_kernel(qw, gw, qr, gr, n, discount, n_blocks, binary, dbits, pbit
             qv, rv = _load_code(qw, i, width), _load_rel(qr, i)
             for d in range(nd):
                 counter[d] = d
-            if binary:
-                m = _walk_binary(qv, rv, gw, gr, n, counter, buf, one_item, one_rel)
-            else:
-                m = _walk_graded(qv, rv, gw, gr, n, counter, buf, one_item, one_rel, hist[i].ravel(),
-                                 np.uint64(n_grades))
+            m, a, p, last = 0, 0, ig_ptr[i], ig_ptr[i + 1]
+            while a <= n:                          # the stretches of kept items (one, 0..n-1, without ignore)
+                e = _kept_run(ig_idx, p, last, n)
+                if binary:
+                    m = _walk_binary(qv, rv, gw, gr, a, e, m, counter, buf, one_item, one_rel)
+                else:
+                    m = _walk_graded(qv, rv, gw, gr, a, e, m, counter, buf, one_item, one_rel, hist[i].ravel(),
+                                     np.uint64(n_grades))
+                a, p = e + 1, p + 1
             tot, rtot = 0, 0
             for d in range(nd):
                 items, rel_items = (counter[d] >> dbits) & pmask, (counter[d] >> (dbits + pbits)) & pmask
@@ -360,12 +395,14 @@ def _hist_sums_kernel(qw, gw, qr, gr, n, discount, n_blocks, binary, dbits, pbit
 
 
 @njit(parallel=True, cache=True)
-def _class_hist_sums_kernel(qw, gw, n, order, start, stop, discount, n_blocks, dbits, hist, ap, dcg, hits, width):
+def _class_hist_sums_kernel(qw, gw, n, order, start, stop, discount, n_blocks, dbits, hist, ap, dcg, hits, width,
+                            ig_ptr, ig_idx):
     """`_hist_sums_kernel` for class ids. Query i's relevant items are known without reading a label: the gallery
     indices order[start[i]:stop[i]] (increasing). So the walk over the gallery only counts, per distance, and
     writes every item's running count (its place among the items at its distance, distance in the low dbits bits)
     to pbuf[j]; then the relevant items are visited in gallery order, twice: once to count them per distance (the
-    histogram's grade-1 column and the offsets), once to add their terms, exactly as the general kernel does."""
+    histogram's grade-1 column and the offsets), once to add their terms, exactly as the general kernel does.
+    An item the query ignores is not counted and its pbuf entry is -1, so the relevant-item loops step over it."""
     nq, nd = qw.shape[0], hist.shape[1]
     per = (nq + n_blocks - 1) // n_blocks
     dmask, one_item = (np.int64(1) << dbits) - 1, np.int64(1) << dbits
@@ -378,15 +415,23 @@ def _class_hist_sums_kernel(qw, gw, n, order, start, stop, discount, n_blocks, d
             qv = _load_code(qw, i, width)
             for d in range(nd):
                 counter[d] = d
-            for j in range(n):
-                d = _distance(qv, gw, j)
-                c = counter[d] + one_item
-                counter[d] = c
-                pbuf[j] = c
+            a, p, last = 0, ig_ptr[i], ig_ptr[i + 1]
+            while a <= n:
+                e = _kept_run(ig_idx, p, last, n)
+                for j in range(a, e):
+                    d = _distance(qv, gw, j)
+                    c = counter[d] + one_item
+                    counter[d] = c
+                    pbuf[j] = c
+                if e < n:
+                    pbuf[e] = -1
+                a, p = e + 1, p + 1
             first, end = start[i], stop[i]
             rplace[:] = 0
             for u in range(first, end):
-                rplace[pbuf[order[u]] & dmask] += 1
+                c = pbuf[order[u]]
+                if c >= 0:
+                    rplace[c & dmask] += 1
             tot, rtot = 0, 0
             for d in range(nd):
                 items, rel_items = counter[d] >> dbits, rplace[d]
@@ -400,6 +445,8 @@ def _class_hist_sums_kernel(qw, gw, n, order, start, stop, discount, n_blocks, d
             h_i = hits[i]
             for u in range(first, end):
                 c = pbuf[order[u]]
+                if c < 0:
+                    continue
                 d = c & dmask
                 rank = before[d] + (c >> dbits)
                 k = rplace[d] + 1
@@ -457,7 +504,7 @@ def _quotient(k, r):
 
 
 @njit(parallel=True, cache=True)
-def _sums_kernel(qw, gw, qr, gr, n, before, rel_before, n_rel, discount, ap, dcg, hits, width):
+def _sums_kernel(qw, gw, qr, gr, n, before, rel_before, n_rel, discount, ap, dcg, hits, width, ig_ptr, ig_idx):
     """Whole-ranking index-order sums, streamed in gallery order from given offsets (see `IndexSums`);
     ap (Q, 2) and dcg (Q, G, 2) are double-double accumulators (hi, lo), hits (Q,) counts;
     discount[r] = 1/log2(r + 1). One int64 counter per distance holds both running counts: items (low
@@ -468,37 +515,47 @@ def _sums_kernel(qw, gw, qr, gr, n, before, rel_before, n_rel, discount, ap, dcg
         ah, al = ap[i, 0], ap[i, 1]
         big_r = n_rel[i]
         h_i = hits[i]
-        for j in range(n):
-            d = _distance(qv, gw, j)
-            g = _grade(rv, gr, j)
-            rel = 1 if g > 0 else 0
-            c = counter[d] + (1 + (rel << 32))
-            counter[d] = c
-            if rel:
-                rank = c & 0xFFFFFFFF                  # 1-based rank of item j in the stable order
-                k = c >> 32                            # relevant items ranked at or before item j
-                qh, qlo = _quotient(float(k), float(rank))
-                ah, e = _two_sum(ah, qh)
-                al += e + qlo
-                if rank <= big_r:
-                    h_i += 1
-                s, e = _two_sum(dcg[i, g, 0], discount[rank])
-                dcg[i, g, 0] = s
-                dcg[i, g, 1] += e
+        a, p, last = 0, ig_ptr[i], ig_ptr[i + 1]
+        while a <= n:
+            b = _kept_run(ig_idx, p, last, n)
+            for j in range(a, b):
+                d = _distance(qv, gw, j)
+                g = _grade(rv, gr, j)
+                rel = 1 if g > 0 else 0
+                c = counter[d] + (1 + (rel << 32))
+                counter[d] = c
+                if rel:
+                    rank = c & 0xFFFFFFFF              # 1-based rank of item j in the stable order
+                    k = c >> 32                        # relevant items ranked at or before item j
+                    qh, qlo = _quotient(float(k), float(rank))
+                    ah, e = _two_sum(ah, qh)
+                    al += e + qlo
+                    if rank <= big_r:
+                        h_i += 1
+                    s, e = _two_sum(dcg[i, g, 0], discount[rank])
+                    dcg[i, g, 0] = s
+                    dcg[i, g, 1] += e
+            a, p = b + 1, p + 1
         ap[i, 0], ap[i, 1] = ah, al
         hits[i] = h_i
 
 # %% ../nbs/60_engine.ipynb #291a8f30
 @njit(parallel=True, cache=True)
-def _code_max_kernel(qw, uw, n, counts, cmax, width):
-    "cmax[i, d] = the largest multiplicity counts[u] among distinct gallery codes u at distance d."
+def _code_max_kernel(qw, uw, n, counts, cmax, width, dec_ptr, dec_idx):
+    """cmax[i, d] = the largest multiplicity counts[u] among distinct gallery codes u at distance d, after taking
+    one off code dec_idx[p] for each p in dec_ptr[i]..dec_ptr[i + 1]-1 (the codes of the items query i ignores)."""
     for i in prange(qw.shape[0]):
         c = cmax[i]
         qv = _load_code(qw, i, width)
+        left = counts
+        if dec_ptr[i + 1] > dec_ptr[i]:
+            left = counts.copy()
+            for p in range(dec_ptr[i], dec_ptr[i + 1]):
+                left[dec_idx[p]] -= 1
         for u in range(n):
             d = _distance(qv, uw, u)
-            if counts[u] > c[d]:
-                c[d] = counts[u]
+            if left[u] > c[d]:
+                c[d] = left[u]
 
 
 _LAST = threading.local()   # per thread: what was prepared for the last gallery seen, so concurrent calls never mix
@@ -556,13 +613,27 @@ def distinct_codes(gallery_codes) -> tuple:
     return _remembered("distinct", (g.words,), make)
 
 
-def code_max_pass(query_codes, words: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    "(Q, K+1) int64 code_max of the queries over distinct codes `words` (uint64) with multiplicities `counts`."
+def code_ids(words: np.ndarray, items: np.ndarray) -> np.ndarray:
+    """The row of the distinct-code table `words` (sorted rows of uint64, as `np.unique(axis=0)` gives them) that
+    holds each packed code of `items` (rows of the same width, every one in the table)."""
+    row = np.dtype([(f"w{k}", np.uint64) for k in range(words.shape[1])])
+    table = np.ascontiguousarray(words, dtype=np.uint64).view(row).ravel()
+    return np.searchsorted(table, np.ascontiguousarray(items, dtype=np.uint64).view(row).ravel()).astype(np.int64)
+
+
+def code_max_pass(query_codes, words: np.ndarray, counts: np.ndarray, ignored: tuple | None = None) -> np.ndarray:
+    """(Q, K+1) int64 code_max of the queries over distinct codes `words` (uint64) with multiplicities `counts`.
+    `ignored`: (indptr, item_words), the packed codes of the items each query ignores (CSR rows, one per query),
+    each taken off its code's multiplicity for that query."""
     q = pack_codes(query_codes, "query_codes")
     cmax = np.zeros((len(q), q.nbits + 1), dtype=np.int64)
     words = np.ascontiguousarray(words, dtype=np.uint64)
+    if ignored is None:
+        dec_ptr, dec_idx = np.zeros(len(q) + 1, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    else:
+        dec_ptr, dec_idx = np.ascontiguousarray(ignored[0], dtype=np.int64), code_ids(words, ignored[1])
     _code_max_kernel(q.words, _gallery_words(words), len(words), np.ascontiguousarray(counts, dtype=np.int64), cmax,
-                     _width(q.words.shape[1]))
+                     _width(q.words.shape[1]), dec_ptr, dec_idx)
     return cmax
 
 # %% ../nbs/60_engine.ipynb #3322731f
@@ -592,8 +663,17 @@ def _by_class(q: PackedCodes, g: PackedCodes, rel: Relevance, n_grades: int) -> 
     return len(q) >= CLASS_SORT_MIN_QUERIES or (entry is not None and entry[0][0] is g.words)
 
 
-def hist_pass(q: PackedCodes, g: PackedCodes, rel: Relevance, n_grades: int) -> np.ndarray:
-    "(Q, K+1, n_grades) int64: items at each (distance, grade) for every query."
+def _ignore_operands(ignore: IgnoreSets | None, n_queries: int) -> tuple:
+    """(ig_ptr, ig_idx): the kernels' view of the items each query ignores (CSR rows of sorted gallery indices,
+    int64); rows with nothing in them when `ignore` is None, so every kernel has one signature."""
+    if ignore is None:
+        return np.zeros(n_queries + 1, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    return np.ascontiguousarray(ignore.indptr, dtype=np.int64), np.ascontiguousarray(ignore.indices, dtype=np.int64)
+
+
+def hist_pass(q: PackedCodes, g: PackedCodes, rel: Relevance, n_grades: int, ignore: IgnoreSets | None = None) -> np.ndarray:
+    """(Q, K+1, n_grades) int64: items at each (distance, grade) for every query; the items in `ignore` (IgnoreSets
+    over this gallery) are counted by the fast pass and then taken off, one distance each."""
     hist = np.zeros((len(q), q.nbits + 1, n_grades), dtype=np.int64)
     if _by_class(q, g, rel, n_grades):
         by_class = _gallery_by_class(g, rel.gallery_labels)
@@ -602,32 +682,39 @@ def hist_pass(q: PackedCodes, g: PackedCodes, rel: Relevance, n_grades: int) -> 
     else:
         qw, gw, qr, gr, n = _operands(q, g, rel, n_grades)
         _hist_kernel(qw, gw, qr, gr, n, hist, _width(q.words.shape[1]))
+    if ignore is not None and len(ignore.indices):
+        qw, gw, qr, gr, _ = _operands(q, g, rel, n_grades)
+        _unhist_kernel(qw, gw, qr, gr, *_ignore_operands(ignore, len(q)), hist, _width(q.words.shape[1]))
     return hist
 
 
-def top_pass(q: PackedCodes, g: PackedCodes, rel: Relevance, n_grades: int, before: np.ndarray, t: int) -> np.ndarray:
-    "(Q, t) uint8: grades at ranks before[i, d] + (place among this gallery's items at distance d), if below t."
+def top_pass(q: PackedCodes, g: PackedCodes, rel: Relevance, n_grades: int, before: np.ndarray, t: int,
+             ignore: IgnoreSets | None = None) -> np.ndarray:
+    """(Q, t) uint8: grades at ranks before[i, d] + (place among this gallery's kept items at distance d), if
+    below t; the items in `ignore` take no rank."""
     top = np.zeros((len(q), t), dtype=np.uint8)
     _top_kernel(*_operands(q, g, rel, n_grades), np.ascontiguousarray(before, dtype=np.int64), top,
-                _width(q.words.shape[1]))
+                _width(q.words.shape[1]), *_ignore_operands(ignore, len(q)))
     return top
 
 
 def sums_pass(q: PackedCodes, g: PackedCodes, rel: Relevance, n_grades: int, before: np.ndarray,
-              rel_before: np.ndarray, n_relevant: np.ndarray, n_ranks: int) -> tuple:
+              rel_before: np.ndarray, n_relevant: np.ndarray, n_ranks: int, ignore: IgnoreSets | None = None) -> tuple:
     """(ap, dcg, hits): the double-double accumulators (Q, 2), (Q, G, 2) and counts (Q,) of `IndexSums` over
-    this gallery's items, ranked from the offsets `before` / `rel_before` in a ranking of n_ranks items."""
+    this gallery's kept items, ranked from the offsets `before` / `rel_before` in a ranking of n_ranks items."""
     ap, dcg = np.zeros((len(q), 2)), np.zeros((len(q), n_grades, 2))
     hits = np.zeros(len(q), dtype=np.int64)
     _sums_kernel(*_operands(q, g, rel, n_grades), np.ascontiguousarray(before, dtype=np.int64),
                  np.ascontiguousarray(rel_before, dtype=np.int64), np.ascontiguousarray(n_relevant, dtype=np.int64),
-                 discount_table(n_ranks), ap, dcg, hits, _width(q.words.shape[1]))
+                 discount_table(n_ranks), ap, dcg, hits, _width(q.words.shape[1]), *_ignore_operands(ignore, len(q)))
     return ap, dcg, hits
 
 
-def hist_sums_pass(q: PackedCodes, g: PackedCodes, rel: Relevance, n_grades: int) -> tuple:
+def hist_sums_pass(q: PackedCodes, g: PackedCodes, rel: Relevance, n_grades: int,
+                   ignore: IgnoreSets | None = None) -> tuple:
     """(hist, ap, dcg, hits): `hist_pass` and `sums_pass` of the whole gallery in one walk (in two passes when the
-    gallery is too large for the general walk's records: 2**24 items or more for 64-bit codes, not for class ids)."""
+    gallery is too large for the general walk's records: 2**24 items or more for 64-bit codes, not for class ids);
+    the items in `ignore` are stepped over."""
     hist = np.zeros((len(q), q.nbits + 1, n_grades), dtype=np.int64)
     ap, dcg = np.zeros((len(q), 2)), np.zeros((len(q), n_grades, 2))
     hits = np.zeros(len(q), dtype=np.int64)
@@ -637,15 +724,15 @@ def hist_sums_pass(q: PackedCodes, g: PackedCodes, rel: Relevance, n_grades: int
         by_class = _gallery_by_class(g, rel.gallery_labels)
         _class_hist_sums_kernel(q.words, _gallery_words(g.words), len(g), by_class["order"],
                                 *_class_ranges(by_class, rel.query_labels), discount_table(len(g)), n_blocks, dbits,
-                                hist, ap, dcg, hits, _width(q.words.shape[1]))
+                                hist, ap, dcg, hits, _width(q.words.shape[1]), *_ignore_operands(ignore, len(q)))
     elif len(g) < 1 << pbits:
         _hist_sums_kernel(*_operands(q, g, rel, n_grades), discount_table(len(g)), n_blocks, n_grades <= 2, dbits,
-                          pbits, hist, ap, dcg, hits, _width(q.words.shape[1]))
+                          pbits, hist, ap, dcg, hits, _width(q.words.shape[1]), *_ignore_operands(ignore, len(q)))
     else:
-        hist = hist_pass(q, g, rel, n_grades)
+        hist = hist_pass(q, g, rel, n_grades, ignore)
         rh = hist[:, :, 1:].sum(-1)
         ap, dcg, hits = sums_pass(q, g, rel, n_grades, exclusive_cumsum(hist.sum(-1)), exclusive_cumsum(rh),
-                                  rh.sum(-1), len(g))
+                                  rh.sum(-1), len(g), ignore)
     return hist, ap, dcg, hits
 
 # %% ../nbs/60_engine.ipynb #c2ae88c2
@@ -693,13 +780,15 @@ class Scan:
 
 def scan(query_codes, gallery_codes, relevance: Relevance, top: int = 0, code_max: bool = False,
          index_sums: bool = False, *, chunk: int | None = None, threads: int | None = None,
-         progress: bool | None = None, max_block_bytes: int = 1 << 26) -> Scan:
+         progress: bool | None = None, max_block_bytes: int = 1 << 26, ignore: IgnoreSets | None = None) -> Scan:
     """Fill the ranking summary (and, with `index_sums=True`, the whole-ranking index-order sums) in
     fused compiled passes over the gallery. Arguments as `ranking.summarize`; `chunk`: queries per chunk
-    (default: `default_chunk`); `threads`: numba threads; `progress`: None (auto), True, False."""
+    (default: `default_chunk`); `threads`: numba threads; `progress`: None (auto), True, False; `ignore`
+    (IgnoreSets): items removed from each query's ranking, as in `ranking.summarize`."""
     q, g = pack_codes(query_codes, "query_codes"), pack_codes(gallery_codes, "gallery_codes")
     nbits = check_same_nbits(q.nbits, g.nbits, "query_codes", "gallery_codes")
     rel = check_relevance(relevance, len(q), len(g))
+    check_ignore(ignore, len(q), len(g))
     t = resolve_top(top, len(g))
     if index_sums and len(g) >= 1 << 31:
         fail("gallery_codes", f"has {len(g)} items; index_sums counts ranks in 32 bits (fewer than 2**31 items)")
@@ -717,15 +806,16 @@ def scan(query_codes, gallery_codes, relevance: Relevance, top: int = 0, code_ma
         bar = _progress_bar(progress, len(q), (1 + bool(t)) * len(q) * len(g))
         for a in range(0, len(q), step):
             b = min(a + step, len(q))
-            qc, rc = q[a:b], rel.rows(a, b)
+            qc, rc, ic = q[a:b], rel.rows(a, b), None if ignore is None else ignore.rows(a, b)
             if index_sums:
-                hist[a:b], ap[a:b], dcg[a:b], hits[a:b] = hist_sums_pass(qc, g, rc, n_grades)
+                hist[a:b], ap[a:b], dcg[a:b], hits[a:b] = hist_sums_pass(qc, g, rc, n_grades, ic)
             else:
-                hist[a:b] = hist_pass(qc, g, rc, n_grades)
+                hist[a:b] = hist_pass(qc, g, rc, n_grades, ic)
             if t:
-                top_grades[a:b] = top_pass(qc, g, rc, n_grades, exclusive_cumsum(hist[a:b].sum(-1)), t)
+                top_grades[a:b] = top_pass(qc, g, rc, n_grades, exclusive_cumsum(hist[a:b].sum(-1)), t, ic)
             if code_max:
-                cmax[a:b] = code_max_pass(qc, *distinct)
+                removed = None if ic is None else (ic.indptr, g.words[ic.indices])
+                cmax[a:b] = code_max_pass(qc, *distinct, removed)
             bar.update(b - a)
     sums = IndexSums(_finish_pairs(ap), _finish_pairs(dcg), hits) if index_sums else None
     return Scan(RankSummary(nbits, len(g), hist, top_grades, cmax, sums), sums)

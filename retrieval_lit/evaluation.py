@@ -154,16 +154,17 @@ def _numpy_summarize(query_codes, gallery_codes, relevance, top=0, code_max=Fals
     return summarize(query_codes, gallery_codes, relevance, top=top, code_max=code_max, ignore=ignore)
 
 
-def _numba_summarize(query_codes, gallery_codes, relevance, top=0, code_max=False, progress=None, index_sums=False):
+def _numba_summarize(query_codes, gallery_codes, relevance, top=0, code_max=False, progress=None, index_sums=False,
+                     ignore=None):
     "The compiled engine (chapter 60), imported on first use."
     from retrieval_lit.engine import summarize as engine_summarize
     return engine_summarize(query_codes, gallery_codes, relevance, top, code_max, progress=progress,
-                            index_sums=index_sums)
+                            index_sums=index_sums, ignore=ignore)
 
 
 ENGINES = {"numpy": _numpy_summarize, "numba": _numba_summarize}
 STREAMS_INDEX_SUMS = {"numba"}   # engines that accept index_sums=True
-READS_IGNORE = {"numpy"}         # engines that take ignore=IgnoreSets (the others hand such runs to the numpy one)
+READS_IGNORE = {"numpy", "numba"}   # engines that take ignore=IgnoreSets (others hand such runs to the numpy one)
 ADVANCES_PROGRESS = {"numba"}    # engines that advance a given ranking.Progress chunk by chunk
 SECONDS_PER_PAIR = {"numpy": 2e-8, "numba": 1e-9}   # rough cost per (query, item, 64-bit word): when to show a bar
 
@@ -280,7 +281,7 @@ def evaluate(query_codes=None, gallery_codes=None, query_labels=None, gallery_la
                             "has none: use it with query_codes and gallery_codes")
         parsed.setdefault(m.name, m)
     if src.kind == "hamming" and ig is not None and engine not in READS_IGNORE:
-        engine = "numpy"                   # the compiled engine does not read ignore sets yet: the reference does
+        engine = "numpy"                   # a registered engine that does not read ignore sets: the reference does
     n_q, n_g = src.n_queries, src.n_gallery
 
     # whole-ranking metrics under ties="index" read streamed sums instead of N ranked grades, where the engine can

@@ -12,7 +12,7 @@ from hypothesis.extra.numpy import arrays
 from retrieval_lit import engine, ranking
 from retrieval_lit.average_precision import ap_from_summary
 from retrieval_lit.metrics import Conventions, known_metrics, parse_metric
-from retrieval_lit.relevance import relevance_from_labels, relevance_from_matrix, relevance_from_types
+from retrieval_lit.relevance import make_ignore, relevance_from_labels, relevance_from_matrix, relevance_from_types
 from retrieval_lit.validate import RetrievalInputError
 
 TIES = ("expected", "optimistic", "pessimistic", "index")
@@ -403,3 +403,83 @@ def test_evaluate_blocks_bound_the_histogram_memory():
     assert max(calls) <= 10 and sum(calls) == 50
     ref = evaluation.evaluate(q, g, relevance=grades, metrics=["map", "ndcg"], engine="numpy")
     assert all(np.array_equal(r.per_query[n], ref.per_query[n]) for n in r)
+
+
+@st.composite
+def problems_with_ignore(draw):
+    "A problem with junk items removed per query (a random mask) and, half the time, each query's own item."
+    qb, gb, rel = draw(problems())
+    nq, ng = len(qb), len(gb)
+    junk = draw(arrays(np.bool_, (nq, ng), elements=st.booleans()))
+    own = draw(arrays(np.int64, nq, elements=st.integers(-1, ng - 1))) if draw(st.booleans()) else None
+    return qb, gb, rel, make_ignore(nq, ng, junk, own)
+
+
+@given(problems_with_ignore(), st.sampled_from([0, 1, 5, -1]), st.booleans(), st.integers(1, 9))
+@settings(max_examples=250, deadline=None)
+def test_engine_with_ignore_identical_to_reference(prob, top, code_max, chunk):
+    "Junk and self-exclusion inside the kernels: the same summary as the numpy reference's mask."
+    qb, gb, rel, ig = prob
+    ref = ranking.summarize(qb, gb, rel, top=top, code_max=code_max, ignore=ig)
+    assert_same(engine.summarize(qb, gb, rel, top=top, code_max=code_max, chunk=chunk, ignore=ig), ref)
+    assert_same(engine.scan(qb, gb, rel, top=top, code_max=code_max, index_sums=True, ignore=ig).summary, ref)
+
+
+@given(problems_with_ignore())
+@settings(max_examples=150, deadline=None)
+def test_index_sums_exact_with_ignore(prob):
+    "The streamed sums skip removed items: exact against the reference's ranked grades of the kept items."
+    qb, gb, rel, ig = prob
+    res = engine.scan(qb, gb, rel, index_sums=True, chunk=2, ignore=ig)
+    full = ranking.summarize(qb, gb, rel, top=-1, ignore=ig).top
+    for i in range(len(qb)):
+        kept = full[i, : len(gb) - ig.counts[i]]
+        ranks = np.flatnonzero(kept > 0) + 1
+        exact = sum((Fraction(k, int(r)) for k, r in enumerate(ranks, start=1)), Fraction(0))
+        assert float(exact) == res.sums.precision_sum[i]
+        assert res.sums.r_hits[i] == int((kept[: len(ranks)] > 0).sum())
+
+
+@pytest.mark.parametrize("kind", ["class", "multihot", "matrix"])
+def test_class_sorted_kernels_with_ignore(kind):
+    "40 queries take the class-id kernels over the gallery grouped by class; removed items still hold no rank."
+    rng = np.random.default_rng(3)
+    nq, ng = 40, 500
+    qb, gb = rng.integers(0, 2, (nq, 16)), rng.integers(0, 2, (ng, 16))
+    gb[rng.integers(0, ng, 200)] = gb[0]
+    if kind == "class":
+        rel = relevance_from_labels(rng.integers(0, 4, nq), rng.integers(0, 4, ng), nq, ng)
+    elif kind == "multihot":
+        rel = relevance_from_labels(rng.integers(0, 2, (nq, 3)), rng.integers(0, 2, (ng, 3)), nq, ng)
+    else:
+        rel = relevance_from_matrix(rng.integers(0, 3, (nq, ng)), nq, ng)
+    ig = make_ignore(nq, ng, rng.random((nq, ng)) < 0.3, rng.integers(-1, ng, nq))
+    ref = ranking.summarize(qb, gb, rel, top=-1, code_max=True, ignore=ig)
+    got = engine.scan(qb, gb, rel, top=-1, code_max=True, index_sums=True, ignore=ig)
+    assert_same(got.summary, ref)
+    plain = engine.scan(qb, gb, rel, index_sums=True, ignore=ig)
+    assert np.array_equal(plain.sums.precision_sum, got.sums.precision_sum)
+    assert np.array_equal(got.summary.hist.sum((1, 2)), ng - ig.counts)
+
+
+@pytest.mark.parametrize("ties", TIES)
+def test_evaluate_with_ignore_engine_equals_numpy(ties):
+    "evaluate(ignore=, self_index=) on codes: the compiled engine reads the ignore sets itself, same report."
+    from retrieval_lit import evaluation
+    rng = np.random.default_rng(5)
+    nq, ng = 36, 600
+    qb, gb = rng.integers(0, 2, (nq, 24)), rng.integers(0, 2, (ng, 24))
+    gb[rng.integers(0, ng, 150)] = gb[1]
+    ql, gl = rng.integers(0, 5, nq), rng.integers(0, 5, ng)
+    junk = [np.flatnonzero(rng.random(ng) < 0.1) for _ in range(nq)]
+    own = rng.integers(-1, ng, nq)
+    names = _metric_names()
+    a = evaluation.evaluate(qb, gb, ql, gl, names, ties=ties, bounds=True, engine="numpy", ignore=junk,
+                            self_index=own)
+    b = evaluation.evaluate(qb, gb, ql, gl, names, ties=ties, bounds=ties != "index", engine="numba", ignore=junk,
+                            self_index=own)
+    for n in a:
+        np.testing.assert_allclose(a.per_query[n], b.per_query[n], rtol=1e-15, atol=0, err_msg=n)
+        if n in b.bounds:
+            np.testing.assert_array_equal(np.array(a.bounds[n]), np.array(b.bounds[n]))
+    assert "numba" in evaluation.READS_IGNORE
