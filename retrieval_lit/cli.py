@@ -258,6 +258,8 @@ def build_parser() -> argparse.ArgumentParser:
                     ".npy, or an integer .npy of (query, item) pairs, shape (M, 2)")
     ev.add_argument("--self-index", metavar="FILE", help="a .npy of each query's own gallery index (-1: none), "
                     "removed from its ranking")
+    ev.add_argument("--dask", metavar="ADDRESS", help="rank codes on the Dask cluster whose scheduler listens at "
+                    "ADDRESS (e.g. tcp://host:8786): the gallery is sent once, one shard per worker")
     _add_conventions(ev)
     sub.add_parser("metrics", help="list the metric names")
     _add_trec_eval(sub)
@@ -368,7 +370,7 @@ def run_evaluate(args, out):
             if pairs.size and (pairs[:, 0].min() < 0 or pairs[:, 0].max() >= n_q):
                 fail("ignore", f"holds a query index outside 0..{n_q - 1}")
             arrays["ignore"] = [pairs[pairs[:, 0] == i, 1] for i in range(n_q)]
-    r = evaluate(metrics=args.metrics, similarity=args.similarity, **arrays, **_conventions(args))
+    r = evaluate(metrics=args.metrics, similarity=args.similarity, client=args.dask, **arrays, **_conventions(args))
     what = f"{r.nbits} bits" if r.nbits else "ranked by scores"
     _emit({f"{r.n_queries} queries x {r.n_gallery} gallery items, {what}, {_described(args)}": r}, args, out)
     return r

@@ -12,7 +12,7 @@ from typing import Callable
 
 import numpy as np
 
-from .hamming import n_words, pack_codes
+from .hamming import PackedCodes, n_words, pack_codes
 from .metrics import Conventions, metric_names, parse_metric, tie_range
 from .ranking import (Progress, check_scores, progress_wanted, resolve_top, similarity_rows, summarize,
                                    summarize_scores)
@@ -229,6 +229,15 @@ def _ranking_source(query_codes, gallery_codes, scores, query_embeddings, galler
     return _Source("hamming", len(q), len(g), check_same_nbits(q.nbits, g.nbits, "query_codes", "gallery_codes"), (q, g))
 
 
+def _gallery_on(client, gallery: PackedCodes, rel):
+    "The gallery (and its labels, unless the relevance is a grade matrix) sent to a Dask cluster once (chapter 61)."
+    try:
+        from retrieval_lit.sharded import scatter_gallery
+    except ImportError:
+        fail("client", "needs dask.distributed, which is not installed: pip install 'retrieval_lit[dask]'")
+    return scatter_gallery(gallery, None if rel.kind == "matrix" else rel.gallery_labels, client=client)
+
+
 def evaluate(query_codes=None, gallery_codes=None, query_labels=None, gallery_labels=None, metrics=("map",), *,
              scores=None,                   # Q x N similarities (higher = nearer), instead of codes
              query_embeddings=None,         # real-valued descriptors, compared by `similarity`, instead of codes
@@ -246,6 +255,7 @@ def evaluate(query_codes=None, gallery_codes=None, query_labels=None, gallery_la
              ap_interpolation: str = "step",  # "step" (the papers) | "trapezoid" (Oxford/Paris/Holidays)
              bounds: bool = False,          # also the range over every tie order, and the two fixed orders
              engine: str = "auto",          # Hamming ranking: "auto" | "numpy" | "numba"
+             client=None,                   # Hamming ranking on a Dask cluster: a Client or a scheduler address
              max_block_bytes: int = 1 << 28,  # memory bound of one query block
              progress: bool | None = None) -> Report:
     """Evaluate a retrieval ranking: the mean (and per-query values) of every metric named in `metrics`.
@@ -257,6 +267,8 @@ def evaluate(query_codes=None, gallery_codes=None, query_labels=None, gallery_la
     remove items from a query's ranking before anything is computed (they count neither as relevant nor as
     irrelevant). `bounds=True` adds, for every metric that claims it, the range over all tie orders
     (`report.bounds`) and the values under the relevant-last / relevant-first orders (`report.orders`).
+    `client` (a `dask.distributed.Client` or a scheduler address such as "tcp://host:8786") ranks codes on that
+    cluster: the gallery is sent once, in one shard per worker, and every value is the single-process one.
 
     >>> r = evaluate(scores=[[0.9, 0.5, 0.5, 0.1]], relevance=[[0, 1, 0, 1]], metrics=["map", "p@2"], bounds=True)
     >>> round(r["map"], 4), r.bounds["p@2"]        # the tie at 0.5 holds one relevant item of two
@@ -282,11 +294,16 @@ def evaluate(query_codes=None, gallery_codes=None, query_labels=None, gallery_la
         parsed.setdefault(m.name, m)
     if src.kind == "hamming" and ig is not None and engine not in READS_IGNORE:
         engine = "numpy"                   # a registered engine that does not read ignore sets: the reference does
+    if client is not None:
+        if src.kind != "hamming":
+            fail("client", "shards a ranking of codes (query_codes with gallery_codes); a ranking by scores or "
+                           "embeddings runs in this process: leave client=None")
+        engine = "dask"
     n_q, n_g = src.n_queries, src.n_gallery
 
     # whole-ranking metrics under ties="index" read streamed sums instead of N ranked grades, where the engine can
-    streamed = (conv.ties == "index" and not bounds and src.kind == "hamming" and engine in STREAMS_INDEX_SUMS
-                and conv.ap_interpolation == "step")
+    streamed = (conv.ties == "index" and not bounds and src.kind == "hamming"
+                and engine in STREAMS_INDEX_SUMS | {"dask"} and conv.ap_interpolation == "step")
     sums = streamed and any(m.index_sums for m in parsed.values())
     ordered = conv.ties != "expected" or bounds            # modes that read grades in ranked order
     t_read = max((0 if streamed and m.index_sums else resolve_top(m.top, n_g) for m in parsed.values()),
@@ -300,7 +317,8 @@ def evaluate(query_codes=None, gallery_codes=None, query_labels=None, gallery_la
     # finishers' float temporaries over its groups (about 16 per group)
     query_bytes = groups * (rel.max_grade + 1 + need_code_max + 16) * 8 + t_read * 10
     step = max(1, max_block_bytes // query_bytes)
-    rate = SECONDS_PER_PAIR[engine if engine in SECONDS_PER_PAIR and src.kind == "hamming" else "numpy"]
+    rate = SECONDS_PER_PAIR[engine if engine in SECONDS_PER_PAIR and src.kind == "hamming" else "numba"
+                            if engine == "dask" else "numpy"]
     seconds = n_q * n_g * (n_words(src.nbits) if src.nbits else 4) * rate
     bar = Progress(n_q, progress_wanted(progress, seconds * (1 + bool(t_read))), "evaluate")
     modes = {"value": conv}
@@ -309,28 +327,37 @@ def evaluate(query_codes=None, gallery_codes=None, query_labels=None, gallery_la
         modes.update(last=conv.with_ties("pessimistic"), first=conv.with_ties("optimistic"))
     out = {mode: {n: [] for n in parsed} for mode in modes}
     ranges = {n: ([], []) for n in ranged}
-    for start in range(0, n_q, step):
-        stop = min(start + step, n_q)
-        ig_rows = None if ig is None else ig.rows(start, stop)
-        if src.kind == "scores":
-            summary = summarize_scores(lambda a, b: src.rows(start + a, start + b), rel.rows(start, stop), top=t,
-                                       ignore=ig_rows, cutoff=cutoff, max_block_bytes=max_block_bytes)
-            bar.update(stop - start)
-        else:
-            extra = {"index_sums": True} if sums else {}
-            if ig_rows is not None:
-                extra["ignore"] = ig_rows
-            q, g = src.codes
-            summary = ENGINES[engine](q[start:stop], g, rel.rows(start, stop), top=t, code_max=need_code_max,
-                                      progress=bar if engine in ADVANCES_PROGRESS else False, **extra)
-            if engine not in ADVANCES_PROGRESS:
+    cluster = _gallery_on(client, src.codes[1], rel) if client is not None else None
+    try:
+        for start in range(0, n_q, step):
+            stop = min(start + step, n_q)
+            ig_rows = None if ig is None else ig.rows(start, stop)
+            if src.kind == "scores":
+                summary = summarize_scores(lambda a, b: src.rows(start + a, start + b), rel.rows(start, stop), top=t,
+                                           ignore=ig_rows, cutoff=cutoff, max_block_bytes=max_block_bytes)
                 bar.update(stop - start)
-        for mode, c in modes.items():
-            for n, m in parsed.items():
-                out[mode][n].append(np.asarray(m.compute(summary, c), dtype=np.float64))
-        for n in ranged:
-            for acc, v in zip(ranges[n], tie_range(parsed[n], summary, conv)):
-                acc.append(np.asarray(v, dtype=np.float64))
+            elif cluster is not None:
+                summary = cluster.scan(src.codes[0][start:stop], rel.rows(start, stop), top=t, code_max=need_code_max,
+                                       index_sums=sums, ignore=ig_rows).summary
+                bar.update(stop - start)
+            else:
+                extra = {"index_sums": True} if sums else {}
+                if ig_rows is not None:
+                    extra["ignore"] = ig_rows
+                q, g = src.codes
+                summary = ENGINES[engine](q[start:stop], g, rel.rows(start, stop), top=t, code_max=need_code_max,
+                                          progress=bar if engine in ADVANCES_PROGRESS else False, **extra)
+                if engine not in ADVANCES_PROGRESS:
+                    bar.update(stop - start)
+            for mode, c in modes.items():
+                for n, m in parsed.items():
+                    out[mode][n].append(np.asarray(m.compute(summary, c), dtype=np.float64))
+            for n in ranged:
+                for acc, v in zip(ranges[n], tie_range(parsed[n], summary, conv)):
+                    acc.append(np.asarray(v, dtype=np.float64))
+    finally:
+        if cluster is not None and isinstance(client, str):
+            cluster.client.close()                 # a client evaluate opened itself, for an address
     per_query = {n: np.concatenate(v) for n, v in out["value"].items()}
     means = {n: mean_over_queries(v) for n, v in per_query.items()}
     skipped = {n: int(np.isnan(v).sum()) for n, v in per_query.items()}

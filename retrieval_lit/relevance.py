@@ -134,6 +134,13 @@ class IgnoreSets:
         out[np.repeat(np.arange(stop - start), np.diff(sub.indptr)), sub.indices] = True
         return out
 
+    def columns(self, start: int, stop: int) -> "IgnoreSets":
+        """The ignore sets seen by a slice of the gallery, items start..stop-1, renumbered from 0 (what one gallery
+        shard of a sharded run needs)."""
+        inside = (self.indices >= start) & (self.indices < stop)
+        kept_before = np.concatenate([[0], np.cumsum(inside)]).astype(np.int64)
+        return IgnoreSets(self.n_queries, stop - start, kept_before[self.indptr], self.indices[inside] - start)
+
     @property
     def counts(self) -> np.ndarray:
         "(Q,) int64: how many items each query ignores."

@@ -5,16 +5,18 @@
 # %% ../nbs/61_sharded.ipynb #43d8339d
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from . import engine
 from .hamming import PackedCodes, pack_codes
-from .ranking import RankSummary, resolve_top
-from .relevance import relevance_from_labels, relevance_from_matrix
-from .validate import fail
+from .ranking import RankSummary, check_ignore, resolve_top
+from .relevance import IgnoreSets, Relevance, make_ignore, relevance_from_labels, relevance_from_matrix
+from .validate import check_int, fail
 
 # %% auto #0
-__all__ = ['shard_offsets', 'merge_distinct', 'sharded_scan', 'sharded_summarize']
+__all__ = ['shard_offsets', 'merge_distinct', 'ShardedGallery', 'scatter_gallery', 'sharded_scan', 'sharded_summarize']
 
 # %% ../nbs/61_sharded.ipynb #1886d79f
 def _pack(codes, name: str) -> PackedCodes:
@@ -28,20 +30,20 @@ def _relevance(q: PackedCodes, g: PackedCodes, qlab, glab, grades):
     return relevance_from_labels(np.asarray(qlab), np.asarray(glab), len(q), len(g))
 
 
-def _task_hist(q, g, qlab, glab, grades, n_grades):
-    "Round 1: the shard's histogram for the query block."
-    return engine.hist_pass(q, g, _relevance(q, g, qlab, glab, grades), n_grades)
+def _task_hist(q, g, qlab, glab, grades, n_grades, ignore=None):
+    "Round 1: the shard's histogram for the query block (without the items `ignore` removes, shard-numbered)."
+    return engine.hist_pass(q, g, _relevance(q, g, qlab, glab, grades), n_grades, ignore)
 
 
-def _task_top(q, g, qlab, glab, grades, n_grades, before, t):
+def _task_top(q, g, qlab, glab, grades, n_grades, before, t, ignore=None):
     "Round 2: the shard's grades in its slots of the global top t."
-    return engine.top_pass(q, g, _relevance(q, g, qlab, glab, grades), n_grades, before, t)
+    return engine.top_pass(q, g, _relevance(q, g, qlab, glab, grades), n_grades, before, t, ignore)
 
 
-def _task_sums(q, g, qlab, glab, grades, n_grades, before, rel_before, n_relevant, n_ranks):
+def _task_sums(q, g, qlab, glab, grades, n_grades, before, rel_before, n_relevant, n_ranks, ignore=None):
     "Round 2: the shard's part of the whole-ranking index sums (double-double accumulators)."
     return engine.sums_pass(q, g, _relevance(q, g, qlab, glab, grades), n_grades, before, rel_before,
-                            n_relevant, n_ranks)
+                            n_relevant, n_ranks, ignore)
 
 
 def _task_max_grade(grades) -> int:
@@ -52,8 +54,13 @@ def _task_distinct(g: PackedCodes):
     return engine.distinct_codes(g)
 
 
-def _task_code_max(q, words, counts):
-    return engine.code_max_pass(q, words, counts)
+def _task_removed_words(g: PackedCodes, ignore: IgnoreSets) -> np.ndarray:
+    "The packed codes of the shard's items that the block's queries ignore, in the ignore sets' order."
+    return g.words[ignore.indices]
+
+
+def _task_code_max(q, words, counts, removed=None):
+    return engine.code_max_pass(q, words, counts, removed)
 
 # %% ../nbs/61_sharded.ipynb #121210ef
 def shard_offsets(hists: list) -> tuple:
@@ -120,7 +127,10 @@ def _grade_blocks(relevance, q_chunks, g_chunks, n_qb: int, n_gs: int) -> list:
 
 # %% ../nbs/61_sharded.ipynb #1ac909ed
 def _client(client):
-    from distributed import get_client
+    "The Dask client to use: the one given, a new one for a scheduler address (str), or the default client."
+    from distributed import Client, get_client
+    if isinstance(client, str):
+        return Client(client)
     if client is not None:
         return client
     try:
@@ -142,11 +152,123 @@ def _to_futures(client, blocks: list) -> list:
     return [next(computed) if _is_dask(b) else next(scattered) for b in blocks]
 
 
+@dataclass
+class ShardedGallery:
+    """A gallery split into consecutive shards that live on a Dask cluster, with their labels: sent once, then
+    met by any number of query blocks (`scan`). `evaluate(..., client=...)` makes one per call."""
+    client: object               # the dask.distributed.Client the futures belong to
+    shards: list                 # futures of PackedCodes, one per shard, in gallery order
+    labels: list                 # futures of each shard's labels; None per shard when relevance is a grade matrix
+    sizes: list                  # items per shard
+    nbits: int                   # code length
+
+    @property
+    def n_items(self) -> int:
+        return int(sum(self.sizes))
+
+    @property
+    def bounds(self) -> list:
+        "(start, stop) gallery indices of each shard."
+        ends = np.cumsum(self.sizes).tolist()
+        return list(zip([0] + ends[:-1], ends))
+
+    def scan(self, query_codes, relevance: Relevance, top: int = 0, code_max: bool = False,
+             index_sums: bool = False, ignore: IgnoreSets | None = None) -> engine.Scan:
+        """`engine.scan` of one block of queries (local codes) against the sharded gallery. `relevance`: a
+        `Relevance` over these queries and the whole gallery (labels: the gallery's own were sent with it)."""
+        q = pack_codes(query_codes, "query_codes")
+        if q.nbits != self.nbits:
+            fail("query_codes", f"have {q.nbits} bits but the sharded gallery has {self.nbits}-bit codes")
+        check_ignore(ignore, len(q), self.n_items)
+        if (relevance.kind == "matrix") != (self.labels[0] is None):
+            fail("relevance", f"is a {relevance.kind} relevance but the gallery was sent "
+                              f"{'without' if self.labels[0] is None else 'with'} labels")
+        qf = self.client.scatter(q)
+        qlab = None if relevance.kind == "matrix" else relevance.query_labels
+        grades = ([relevance.matrix[:, a:b] for a, b in self.bounds] if relevance.kind == "matrix"
+                  else [None] * len(self.shards))
+        return _scan_block(self, qf, len(q), qlab, grades, relevance.max_grade + 1, resolve_top(top, self.n_items),
+                           index_sums, code_max, ignore)
+
+
+def _gallery_on_cluster(client, g_blocks: list, gl_blocks: list | None) -> ShardedGallery:
+    "Send the gallery's shards (and their labels) to the cluster, pack them there, check their code lengths."
+    gf = [client.submit(_pack, f, "gallery_codes") for f in _to_futures(client, g_blocks)]
+    glf = _to_futures(client, gl_blocks) if gl_blocks is not None else [None] * len(gf)
+    sizes = client.gather([client.submit(len, f) for f in gf])
+    bits = client.gather([client.submit(lambda p: p.nbits, f) for f in gf])
+    for s, b in enumerate(bits):
+        if b != bits[0]:
+            fail("gallery_codes", f"shard {s} has {b}-bit codes but shard 0 has {bits[0]}-bit codes: the lengths must match")
+    return ShardedGallery(client, gf, glf, [int(x) for x in sizes], int(bits[0]))
+
+
+def scatter_gallery(gallery_codes, gallery_labels=None, *, shards: int | None = None, client=None) -> ShardedGallery:
+    """Send a gallery to a Dask cluster once, as `shards` consecutive pieces (default: one per worker). The codes:
+    an array (items x bits, either alphabet), `PackedCodes`, a Dask array (its chunks are the shards) or a list of
+    shards; `gallery_labels` split the same way (None when the relevance will be a grade matrix)."""
+    client = _client(client)
+    if _is_dask(gallery_codes) or isinstance(gallery_codes, (list, tuple)):
+        g_blocks = _row_blocks(gallery_codes, "gallery_codes")
+        gl_blocks = None if gallery_labels is None else _row_blocks(gallery_labels, "gallery_labels",
+                                                                     _row_chunks(gallery_codes))
+    else:
+        g = _pack(gallery_codes, "gallery_codes")
+        n = check_int(shards, "shards", 1) if shards is not None else max(1, len(client.scheduler_info()["workers"]))
+        cuts = np.linspace(0, len(g), min(n, max(1, len(g))) + 1).astype(int)
+        g_blocks = [g[a:b] for a, b in zip(cuts[:-1], cuts[1:])]
+        gl_blocks = None if gallery_labels is None else [np.asarray(gallery_labels)[a:b]
+                                                         for a, b in zip(cuts[:-1], cuts[1:])]
+    if gl_blocks is not None and len(gl_blocks) != len(g_blocks):
+        fail("gallery_labels", f"come in {len(gl_blocks)} shards but `gallery_codes` in {len(g_blocks)}")
+    return _gallery_on_cluster(client, g_blocks, gl_blocks)
+
+
+def _scan_block(gal: ShardedGallery, qf, n_q: int, qlf, grades: list, n_grades: int, t: int, index_sums: bool,
+                code_max: bool, ignore: IgnoreSets | None) -> engine.Scan:
+    """One block of queries (future `qf`, labels `qlf`, per-shard grade blocks `grades`) against every shard:
+    round 1 the histograms, round 2 the order-dependent passes from each shard's offsets, then code_max."""
+    client, S = gal.client, len(gal.shards)
+    if index_sums and gal.n_items >= 1 << 31:
+        fail("gallery_codes", f"has {gal.n_items} items; index_sums counts ranks in 32 bits")
+    ig = [None if ignore is None else ignore.columns(a, b) for a, b in gal.bounds]
+    args = [(qf, gal.shards[s], qlf, gal.labels[s], grades[s], n_grades) for s in range(S)]
+    hists = client.gather([client.submit(_task_hist, *args[s], ig[s]) for s in range(S)])
+    hist = np.sum(hists, axis=0)
+    top_grades, sums = None, None
+    if t or index_sums:
+        offsets = shard_offsets(hists)
+        if t:
+            top_grades = client.submit(_sum_arrays, [client.submit(_task_top, *args[s], offsets[s][0], t, ig[s])
+                                                     for s in range(S)]).result()
+        if index_sums:
+            n_rel = hist[:, :, 1:].sum((1, 2))
+            parts = client.gather([client.submit(_task_sums, *args[s], *offsets[s], n_rel, gal.n_items, ig[s])
+                                   for s in range(S)])
+            sums = engine.IndexSums(*_merge_sums(parts))
+    cmax = None
+    if code_max:
+        table = client.gather(client.submit(merge_distinct, [client.submit(_task_distinct, f) for f in gal.shards]))
+        removed = None
+        if ignore is not None:
+            removed_words = np.zeros((len(ignore.indices), table[0].shape[1]), dtype=np.uint64)
+            shard_of = np.searchsorted(np.cumsum(gal.sizes), ignore.indices, side="right")
+            for s, words in enumerate(client.gather([client.submit(_task_removed_words, gal.shards[s], ig[s])
+                                                     for s in range(S)])):
+                removed_words[shard_of == s] = words     # each query's removed items, shard by shard, in order
+            removed = (ignore.indptr, removed_words)
+        cmax = client.submit(_task_code_max, qf, *table, removed).result()
+    return engine.Scan(RankSummary(gal.nbits, gal.n_items, hist, top_grades, cmax, index_sums=sums), sums)
+
+
 def sharded_scan(query_codes, gallery_codes, query_labels=None, gallery_labels=None, *, relevance=None,
-                 top: int = 0, code_max: bool = False, index_sums: bool = False, client=None) -> engine.Scan:
+                 top: int = 0, code_max: bool = False, index_sums: bool = False, ignore=None, self_index=None,
+                 client=None) -> engine.Scan:
     """`engine.scan` with the gallery (and optionally the queries) split into shards evaluated on a Dask
     cluster. Relevance: class ids or multi-hot labels (query_labels, gallery_labels) or a grade matrix
-    (`relevance`). Returns an `engine.Scan` equal to the single-process one."""
+    (`relevance`). `ignore` / `self_index`: items removed from each query's ranking, as in `evaluate` (or
+    `relevance.IgnoreSets` over all queries and the whole gallery). Returns an `engine.Scan` equal to the
+    single-process one."""
     client = _client(client)
     if (relevance is None) == (query_labels is None or gallery_labels is None):
         fail("relevance", "needs exactly one source: query_labels with gallery_labels, or a grade matrix")
@@ -154,77 +276,55 @@ def sharded_scan(query_codes, gallery_codes, query_labels=None, gallery_labels=N
     q_blocks = _row_blocks(query_codes, "query_codes")
     g_shards = _row_blocks(gallery_codes, "gallery_codes")
     ql_blocks = _row_blocks(query_labels, "query_labels", gq) if relevance is None else [None] * len(q_blocks)
-    gl_shards = _row_blocks(gallery_labels, "gallery_labels", gg) if relevance is None else [None] * len(g_shards)
+    gl_shards = _row_blocks(gallery_labels, "gallery_labels", gg) if relevance is None else None
     if len(ql_blocks) != len(q_blocks):
         fail("query_labels", f"come in {len(ql_blocks)} blocks but `query_codes` in {len(q_blocks)}")
-    if len(gl_shards) != len(g_shards):
+    if gl_shards is not None and len(gl_shards) != len(g_shards):
         fail("gallery_labels", f"come in {len(gl_shards)} shards but `gallery_codes` in {len(g_shards)}")
     grades = _grade_blocks(relevance, gq, gg, len(q_blocks), len(g_shards)) if relevance is not None else None
 
     # the data, on the cluster once; codes packed there
+    gal = _gallery_on_cluster(client, g_shards, gl_shards)
     qf = [client.submit(_pack, f, "query_codes") for f in _to_futures(client, q_blocks)]
-    gf = [client.submit(_pack, f, "gallery_codes") for f in _to_futures(client, g_shards)]
     qlf = _to_futures(client, ql_blocks) if relevance is None else ql_blocks
-    glf = _to_futures(client, gl_shards) if relevance is None else gl_shards
     grf = [_to_futures(client, row) for row in grades] if grades is not None else None
-    gr = (lambda i, s: grf[i][s]) if grf is not None else (lambda i, s: None)
-
-    q_sizes = client.gather([client.submit(len, f) for f in qf])
-    g_sizes = client.gather([client.submit(len, f) for f in gf])
-    nb_q = client.gather([client.submit(lambda p: p.nbits, f) for f in qf])
-    nb_g = client.gather([client.submit(lambda p: p.nbits, f) for f in gf])
-    nbits = nb_q[0]
-    for name, bits in (("query_codes", nb_q), ("gallery_codes", nb_g)):
-        for i, b in enumerate(bits):
-            if b != nbits:
-                fail(name, f"block {i} has {b}-bit codes but query block 0 has {nbits}-bit codes: the lengths must match")
-    n_gallery = int(sum(g_sizes))
-    t = resolve_top(top, n_gallery)
-    if index_sums and n_gallery >= 1 << 31:
-        fail("gallery_codes", f"has {n_gallery} items; index_sums counts ranks in 32 bits")
+    q_sizes = [int(x) for x in client.gather([client.submit(len, f) for f in qf])]
+    for i, b in enumerate(client.gather([client.submit(lambda p: p.nbits, f) for f in qf])):
+        if b != gal.nbits:
+            fail("query_codes", f"block {i} has {b}-bit codes but the gallery has {gal.nbits}-bit codes: the lengths must match")
+    n_queries = sum(q_sizes)
+    if isinstance(ignore, IgnoreSets):
+        ig = check_ignore(ignore, n_queries, gal.n_items)
+    else:
+        ig = make_ignore(n_queries, gal.n_items, ignore, self_index)
+    t = resolve_top(top, gal.n_items)
 
     # how many grades: class ids 2, multi-hot 1 + label columns, a matrix 1 + its largest grade
     if grades is not None:
-        n_grades = 1 + max(client.gather([client.submit(_task_max_grade, gr(i, s))
-                                          for i in range(len(qf)) for s in range(len(gf))]))
+        n_grades = 1 + max(client.gather([client.submit(_task_max_grade, f) for row in grf for f in row]))
     else:
         probe = client.gather(client.submit(lambda a: np.asarray(a).shape[1:], qlf[0]))
         n_grades = 2 if len(probe) == 0 else 1 + int(probe[0])
 
-    # round 1: histograms
-    hist_f = [[client.submit(_task_hist, qf[i], gf[s], qlf[i], glf[s], gr(i, s), n_grades)
-               for s in range(len(gf))] for i in range(len(qf))]
-    hists = [client.gather(row) for row in hist_f]
-    hist = np.concatenate([np.sum(row, axis=0) for row in hists])
+    starts = np.cumsum([0] + q_sizes).tolist()
+    scans = [_scan_block(gal, qf[i], q_sizes[i], qlf[i], grf[i] if grf is not None else [None] * len(gal.shards),
+                         n_grades, t, index_sums, code_max, None if ig is None else ig.rows(starts[i], starts[i + 1]))
+             for i in range(len(qf))]
+    return _concat_scans(scans)
 
-    # round 2: order-dependent passes, from each shard's offsets
-    top_grades = np.zeros((hist.shape[0], t), dtype=np.uint8) if t else None
+
+def _concat_scans(scans: list) -> engine.Scan:
+    "One Scan from the Scans of consecutive query blocks."
+    s0 = scans[0].summary
+    cat = lambda xs: None if xs[0] is None else np.concatenate(xs)
     sums = None
-    if t or index_sums:
-        tops, parts = [], []
-        for i in range(len(qf)):
-            offsets = shard_offsets(hists[i])
-            n_rel = hist[sum(q_sizes[:i]):sum(q_sizes[:i + 1]), :, 1:].sum((1, 2))
-            if t:
-                tops.append(client.submit(_sum_arrays, [
-                    client.submit(_task_top, qf[i], gf[s], qlf[i], glf[s], gr(i, s), n_grades, offsets[s][0], t)
-                    for s in range(len(gf))]))
-            if index_sums:
-                parts.append([client.submit(_task_sums, qf[i], gf[s], qlf[i], glf[s], gr(i, s), n_grades,
-                                            offsets[s][0], offsets[s][1], n_rel, n_gallery)
-                              for s in range(len(gf))])
-        if t:
-            top_grades = np.concatenate(client.gather(tops))
-        if index_sums:
-            sums = engine.IndexSums(*map(np.concatenate, zip(*(_merge_sums(client.gather(row)) for row in parts))))
-
-    cmax = None
-    if code_max:
-        table = merge_distinct(client.gather([client.submit(_task_distinct, f) for f in gf]))
-        tf = client.scatter(table, broadcast=True)
-        cmax = np.concatenate(client.gather([client.submit(lambda q, tb: _task_code_max(q, *tb), f, tf)
-                                             for f in qf]))
-    return engine.Scan(RankSummary(nbits, n_gallery, hist, top_grades, cmax, index_sums=sums), sums)
+    if scans[0].sums is not None:
+        sums = engine.IndexSums(*(np.concatenate([getattr(s.sums, f) for s in scans])
+                                  for f in ("precision_sum", "discount_sum", "r_hits")))
+    summary = RankSummary(s0.nbits, s0.n_gallery, np.concatenate([s.summary.hist for s in scans]),
+                          cat([s.summary.top for s in scans]), cat([s.summary.code_max for s in scans]),
+                          index_sums=sums)
+    return engine.Scan(summary, sums)
 
 
 def _sum_arrays(arrays: list) -> np.ndarray:
@@ -244,7 +344,7 @@ def _merge_sums(parts: list) -> tuple:
 
 
 def sharded_summarize(query_codes, gallery_codes, query_labels=None, gallery_labels=None, *, relevance=None,
-                      top: int = 0, code_max: bool = False, client=None) -> RankSummary:
+                      top: int = 0, code_max: bool = False, ignore=None, self_index=None, client=None) -> RankSummary:
     "The `RankSummary` of `ranking.summarize`, computed shard by shard on a Dask cluster (see `sharded_scan`)."
     return sharded_scan(query_codes, gallery_codes, query_labels, gallery_labels, relevance=relevance,
-                        top=top, code_max=code_max, client=client).summary
+                        top=top, code_max=code_max, ignore=ignore, self_index=self_index, client=client).summary

@@ -132,7 +132,85 @@ def test_bad_input(client):
         sharded_scan(qb, [gb], np.zeros(3, int), None, client=client)
     with pytest.raises(RetrievalInputError, match="`gallery_labels`"):
         sharded_scan(qb, [gb[:5], gb[5:]], np.zeros(3, int), [np.zeros(10, int)], client=client)
-    with pytest.raises(RetrievalInputError, match="`gallery_codes`"):
+    with pytest.raises(RetrievalInputError, match="`query_codes` block 0 has 8-bit codes but the gallery has 7-bit"):
         sharded_scan(qb, [gb[:, :7]], np.zeros(3, int), [np.zeros(10, int)], client=client)
+    with pytest.raises(RetrievalInputError, match="`gallery_codes` shard 1 has 7-bit codes but shard 0 has 8-bit"):
+        sharded_scan(qb, [gb[:5], gb[5:, :7]], np.zeros(3, int), [np.zeros(5, int), np.zeros(5, int)], client=client)
     with pytest.raises(RetrievalInputError, match="`relevance`"):
         sharded_scan([qb[:1], qb[1:]], [gb], relevance=np.zeros((3, 10)), client=client)
+
+
+def _names():
+    from retrieval_lit.metrics import known_metrics
+    return [example for example, _ in known_metrics()] + ["map", "ndcg", "mrr", "rbp"]
+
+
+@pytest.mark.parametrize("ties", ["expected", "optimistic", "pessimistic", "index"])
+@pytest.mark.parametrize("kind", ["class", "multihot", "matrix"])
+def test_evaluate_on_a_cluster_equals_one_process(client, ties, kind):
+    "evaluate(client=...): every metric, tie mode, bounds, junk and self-exclusion, as in one process."
+    from retrieval_lit.evaluation import evaluate
+    rng = np.random.default_rng(hash((ties, kind)) % 2**32)
+    qb, gb, lab, _ = case(rng, kind, 24)
+    nq, ng = len(qb), len(gb)
+    rel = dict(query_labels=lab["ql"], gallery_labels=lab["gl"]) if kind != "matrix" else dict(relevance=lab["m"])
+    junk = rng.random((nq, ng)) < 0.15
+    own = rng.integers(-1, ng, nq)
+    for extra in ({}, dict(ignore=junk, self_index=own)):
+        for bounds in ((False, True) if ties != "index" else (False,)):
+            a = evaluate(qb, gb, metrics=_names(), ties=ties, bounds=bounds, engine="numba", **rel, **extra)
+            b = evaluate(qb, gb, metrics=_names(), ties=ties, bounds=bounds, client=client, **rel, **extra)
+            for n in a:
+                np.testing.assert_array_equal(a.per_query[n], b.per_query[n], err_msg=n)
+            assert a.bounds == b.bounds
+
+
+def test_evaluate_client_by_address_and_bad_sources(client):
+    from retrieval_lit.evaluation import evaluate
+    rng = np.random.default_rng(2)
+    qb, gb = rng.integers(0, 2, (5, 16)), rng.integers(0, 2, (300, 16))
+    ql, gl = rng.integers(0, 3, 5), rng.integers(0, 3, 300)
+    a = evaluate(qb, gb, ql, gl, ["map", "map@10"], ties="index", engine="numba")
+    b = evaluate(qb, gb, ql, gl, ["map", "map@10"], ties="index", client=client.scheduler.address)
+    assert a.means == b.means
+    with pytest.raises(RetrievalInputError, match="`client` shards a ranking of codes"):
+        evaluate(scores=rng.random((5, 300)), query_labels=ql, gallery_labels=gl, client=client)
+
+
+def test_sharded_scan_with_ignore_equals_one_process(client):
+    "Junk removed inside each shard's passes, code_max from the removed items' codes gathered across shards."
+    from retrieval_lit.relevance import make_ignore
+    rng = np.random.default_rng(9)
+    for kind in ("class", "multihot", "matrix"):
+        qb, gb, lab, rel = case(rng, kind, 12)
+        nq, ng = len(qb), len(gb)
+        ig = make_ignore(nq, ng, rng.random((nq, ng)) < 0.3, rng.integers(-1, ng, nq))
+        qs, gs = random_split(rng, nq, 3), random_split(rng, ng, 4)
+        args = (dict(query_labels=[lab["ql"][i] for i in qs], gallery_labels=[lab["gl"][i] for i in gs])
+                if kind != "matrix" else dict(relevance=[[lab["m"][np.ix_(i, j)] for j in gs] for i in qs]))
+        got = sharded_scan([qb[i] for i in qs], [gb[i] for i in gs], **args, top=-1, code_max=True,
+                           index_sums=True, ignore=ig, client=client)
+        one = engine.scan(qb, gb, rel, top=-1, code_max=True, index_sums=True, ignore=ig)
+        assert_equal_scans(got, one)
+        ref = ranking.summarize(qb, gb, rel, top=-1, code_max=True, ignore=ig)
+        assert np.array_equal(got.summary.code_max, ref.code_max)
+
+
+def test_command_line_dask_address(client, tmp_path):
+    "retrieval-lit evaluate --dask ADDRESS prints the single-process report."
+    import io
+    import json
+    from retrieval_lit.cli import main
+    rng = np.random.default_rng(4)
+    files = dict(query_codes=rng.integers(0, 2, (6, 32)), gallery_codes=rng.integers(0, 2, (400, 32)),
+                 query_labels=rng.integers(0, 3, 6), gallery_labels=rng.integers(0, 3, 400))
+    args = []
+    for k, v in files.items():
+        np.save(tmp_path / f"{k}.npy", v)
+        args += ["--" + k.replace("_", "-"), str(tmp_path / f"{k}.npy")]
+    outs = []
+    for extra in ([], ["--dask", client.scheduler.address]):
+        buf = io.StringIO()
+        assert main(["evaluate", *args, "--metrics", "map", "p@10", "--json", "-", *extra], out=buf) == 0
+        outs.append(json.loads(buf.getvalue()[buf.getvalue().index("{"):])["metrics"])
+    assert outs[0] == outs[1] and outs[0]["map"] > 0
