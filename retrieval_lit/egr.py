@@ -545,6 +545,142 @@ def egr_tied(grades, tie_sizes=None, n: int | None = None, ties: str = "expected
         r = r[np.lexsort((key, group))]
     return egr(np.concatenate([r[:t], np.zeros(n - t, dtype=r.dtype)]), reading)
 
+# %% ../nbs/30_egr.ipynb #a675b1c7
+from numba import njit, prange
+
+
+@njit(cache=True)
+def _tail_law(a, b, width, law):
+    """law[p] = Pr(the leading run of a random order of a relevant and b irrelevant items is p), p < width,
+    from the tail q_p = prod_{i<p} (a-i)/(a+b-i) (`_run_tail`, `_run_law`); returns the tail q (width,)."""
+    q = np.zeros(width)
+    q[0] = 1.0
+    n = a + b
+    for p in range(1, width):
+        i = p - 1
+        q[p] = q[i] * (max(a - i, 0) / (n - i)) if n - i > 0 else 0.0
+    for p in range(width):
+        law[p] = q[p] - (q[p + 1] if p + 1 < width else 0.0)
+    return q
+
+
+@njit(cache=True)
+def _segment_terms(carry, nc, a, b, law, q, f):
+    """E[f(C + P)] (closing the carried run C ~ carry[:nc] with the leading run P ~ law) + E[inner runs]
+    (`_inner_runs`); f[x] = x log10 x, a table."""
+    s = 0.0
+    for p in range(a + 1):
+        if law[p] != 0.0:
+            e = 0.0
+            for c in range(nc):
+                e += carry[c] * f[c + p]
+            s += law[p] * e
+    inner = 0.0
+    for g in range(1, a + 1):
+        if a + b - g > 0:
+            inner += f[g] * q[g] * (b * (b - 1) / (a + b - g))
+    return s + inner
+
+
+@njit(cache=True)
+def _hypergeometric_row(n, r, j, w):
+    """w[k] = Pr(H = lo + k), H = relevant items among j slots of a group of n holding r, from the mode outwards
+    (as `ranking.hypergeometric_weights`); returns lo."""
+    lo, hi = max(0, j - (n - r)), min(j, r)
+    width = hi - lo + 1
+    mode = min(max((j + 1) * (r + 1) // (n + 2), lo), hi) - lo
+    w[mode] = 1.0
+    for k in range(mode, width - 1):
+        h = lo + k
+        w[k + 1] = w[k] * ((r - h) * (j - h)) / ((h + 1) * (n - r - j + h + 1))
+    for k in range(mode - 1, -1, -1):
+        h = lo + k
+        w[k] = w[k + 1] * ((h + 1) * (n - r - j + h + 1)) / ((r - h) * (j - h))
+    total = 0.0
+    for k in range(width):
+        total += w[k]
+    for k in range(width):
+        w[k] /= total
+    return lo
+
+
+@njit(inline="always")
+def _egr_closed1(n, n_rel, s, class_reading):
+    "`_egr_closed` for one (R, S)."
+    log_n = math.log10(n)
+    if n_rel == 0:
+        return log_n
+    r = float(n_rel)
+    inner = log_n + math.log10(r) - s / r
+    total = (n - n_rel) * log_n + inner if class_reading else inner + (n - n_rel) / r * math.log10(n * r)
+    return total / n
+
+
+@njit(parallel=True, cache=True)
+def _expected_egr_kernel(rel, irr, t, length, class_reading, f, out):
+    "out[i] = `_expected_egr_counts(rel[i], irr[i], t, reading, length)`, every query in parallel; f = `_flogf(0..2t)`."
+    for i in prange(rel.shape[0]):
+        carry = np.zeros(t + 1)
+        spare = np.zeros(t + 1)
+        law = np.zeros(t + 1)
+        carry[0], nc = 1.0, 1
+        s, r_full, left = 0.0, 0, t
+        big_a, big_b, m = -1, 0, 0
+        for d in range(rel.shape[1]):
+            a, b = rel[i, d], irr[i, d]
+            if left == 0:
+                break
+            if a + b == 0:
+                continue
+            if a + b > left:
+                big_a, big_b, m, left = a, b, left, 0
+                break
+            left -= a + b
+            r_full += a
+            if b == 0:                                   # all relevant: the carried run grows by a
+                for c in range(nc - 1, -1, -1):
+                    carry[c + a] = carry[c]
+                for c in range(a):
+                    carry[c] = 0.0
+                nc += a
+                continue
+            q = _tail_law(a, b, a + 1, law)
+            s += _segment_terms(carry, nc, a, b, law, q, f)
+            for p in range(a + 1):                       # the trailing run has the leading run's law
+                carry[p] = law[p]
+            nc = a + 1
+        if big_a < 0:
+            e = 0.0
+            for c in range(nc):
+                e += carry[c] * f[c]
+            out[i] = _egr_closed1(length, r_full, s + e, class_reading)
+            continue
+        w = np.zeros(m + 1)
+        lo = _hypergeometric_row(big_a + big_b, big_a, m, w)
+        total = 0.0
+        for k in range(min(big_a, m) - lo + 1):
+            r = lo + k
+            if r == m:                                   # all m slots relevant: one run C + m, closed at the end
+                e = 0.0
+                for c in range(nc):
+                    e += carry[c] * f[c + m]
+                e_s = s + e
+            else:
+                q = _tail_law(r, m - r, m + 1, spare)
+                e_s = s + _segment_terms(carry, nc, r, m - r, spare, q, f)
+                for p in range(m + 1):
+                    e_s += spare[p] * f[p]
+            total += w[k] * _egr_closed1(length, r_full + r, e_s, class_reading)
+        out[i] = total
+
+
+def _expected_egr_rows(rel: np.ndarray, irr: np.ndarray, t: int, length: int, reading: str) -> np.ndarray:
+    "(Q,) expected EGR of the top t of every query (padded to `length`) from its per-group counts, compiled."
+    out = np.zeros(rel.shape[0])
+    _expected_egr_kernel(np.ascontiguousarray(rel, dtype=np.int64), np.ascontiguousarray(irr, dtype=np.int64),
+                         int(t), int(length), reading == "class", _flogf(np.arange(2 * t + 2)), out)
+    return out
+
 # %% ../nbs/30_egr.ipynb #aba23b81
 def _group_counts(summary: RankSummary) -> tuple:
     "(Q, K+1) relevant (grade > 0) and irrelevant items per tie group."
@@ -560,7 +696,7 @@ def egr_at(summary: RankSummary, n: int, conventions: Conventions = Conventions(
     t = resolve_top(n, summary.n_gallery)
     if conventions.ties == "expected":
         rel, irr = _group_counts(summary)
-        return np.array([_expected_egr_counts(rel[i], irr[i], t, reading, length=n) for i in range(summary.n_queries)])
+        return _expected_egr_rows(rel, irr, t, n, reading)
     r, s = _runsum_rows(ordered_top(summary, t, conventions.ties) > 0)
     return _egr_closed(n, r, s, reading)
 
