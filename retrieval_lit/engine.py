@@ -25,7 +25,7 @@ from .validate import check_bool, check_choice, check_int, check_same_nbits, fai
 # %% auto #0
 __all__ = ['CLASS_IDS', 'LABEL_WORDS', 'GRADE_BLOCK', 'CLASS_SORT_MIN_QUERIES', 'SECONDS_PER_PAIR', 'exclusive_cumsum',
            'discount_table', 'merge_pairs', 'distinct_codes', 'code_ids', 'code_max_pass', 'hist_pass', 'top_pass',
-           'sums_pass', 'hist_sums_pass', 'default_chunk', 'Scan', 'scan', 'summarize']
+           'hist_top_pass', 'sums_pass', 'hist_sums_pass', 'default_chunk', 'Scan', 'scan', 'summarize']
 
 # %% ../nbs/60_engine.ipynb #41f6eeca
 import llvmlite.ir as llvm_ir
@@ -266,6 +266,70 @@ def _top_kernel(qw, gw, qr, gr, n, before, top, width, ig_ptr, ig_idx):
                         top[i, r] = _grade(rv, gr, j)
                     nxt[d] = r + 1
             a, p = b + 1, p + 1
+
+# %% ../nbs/60_engine.ipynb #1a2e0891
+_IGNORED = 0x7FFF           # the buffer's mark of an item the query ignores (above every distance it holds)
+_RELEVANT_BIT = 0x8000      # the buffer's mark of a relevant item
+
+
+@njit(parallel=True, cache=True)
+def _class_hist_top_kernel(qw, gw, n, order, start, stop, n_blocks, hist, top, width, ig_ptr, ig_idx):
+    """The histogram and the top t for class ids from ONE distance computation per pair: the walk keeps each item's
+    distance in a buffer (2 bytes per item, gallery order) and counts it (four interleaved counters); the query's
+    relevant items, order[start[i]:stop[i]], are counted and flagged in the buffer; the top t in stable order is then
+    read off the buffer, not recomputed. Items the query ignores are marked and take no rank."""
+    nq, nd, t = qw.shape[0], hist.shape[1], top.shape[1]
+    per = (nq + n_blocks - 1) // n_blocks
+    for blk in prange(n_blocks):
+        buf = np.empty(n, np.uint16)
+        cnt = np.zeros((4, nd), np.int64)
+        rc = np.zeros(nd, np.int64)
+        nxt = np.zeros(nd, np.int64)
+        for i in range(blk * per, min(nq, (blk + 1) * per)):
+            qv = _load_code(qw, i, width)
+            cnt[:] = 0
+            rc[:] = 0
+            a, p, last = 0, ig_ptr[i], ig_ptr[i + 1]
+            while a <= n:
+                e = _kept_run(ig_idx, p, last, n)
+                j = a
+                while j + 4 <= e:
+                    for u in range(4):
+                        d = _distance(qv, gw, j + u)
+                        buf[j + u] = d
+                        cnt[u, d] += 1
+                    j += 4
+                while j < e:
+                    d = _distance(qv, gw, j)
+                    buf[j] = d
+                    cnt[0, d] += 1
+                    j += 1
+                if e < n:
+                    buf[e] = _IGNORED
+                a, p = e + 1, p + 1
+            for u in range(start[i], stop[i]):
+                j = order[u]
+                d = buf[j]
+                if d != _IGNORED:
+                    rc[d] += 1
+                    buf[j] = d | _RELEVANT_BIT
+            tot, cut = 0, 0
+            for d in range(nd):
+                items = cnt[0, d] + cnt[1, d] + cnt[2, d] + cnt[3, d]
+                hist[i, d, 0] += items - rc[d]
+                hist[i, d, 1] += rc[d]
+                nxt[d] = tot
+                if tot < t:
+                    cut = d + 1                  # distances below cut start inside the top
+                tot += items
+            for j in range(n):
+                v = buf[j]
+                d = v & _IGNORED
+                if d < cut:
+                    r = nxt[d]
+                    if r < t:
+                        top[i, r] = v >> 15
+                    nxt[d] = r + 1
 
 # %% ../nbs/60_engine.ipynb #d1a3b4ef
 @njit(cache=True)
@@ -698,6 +762,22 @@ def top_pass(q: PackedCodes, g: PackedCodes, rel: Relevance, n_grades: int, befo
     return top
 
 
+def hist_top_pass(q: PackedCodes, g: PackedCodes, rel: Relevance, n_grades: int, t: int,
+                  ignore: IgnoreSets | None = None) -> tuple:
+    """(hist, top): `hist_pass` and `top_pass` of the whole gallery, in one walk for class ids over many queries
+    (`_class_hist_top_kernel`), else in the two passes."""
+    if _by_class(q, g, rel, n_grades) and q.nbits < _IGNORED:
+        by_class = _gallery_by_class(g, rel.gallery_labels)
+        hist = np.zeros((len(q), q.nbits + 1, n_grades), dtype=np.int64)
+        top = np.zeros((len(q), t), dtype=np.uint8)
+        _class_hist_top_kernel(q.words, _gallery_words(g.words), len(g), by_class["order"],
+                               *_class_ranges(by_class, rel.query_labels), max(1, min(len(q), 4 * numba.get_num_threads())),
+                               hist, top, _width(q.words.shape[1]), *_ignore_operands(ignore, len(q)))
+        return hist, top
+    hist = hist_pass(q, g, rel, n_grades, ignore)
+    return hist, top_pass(q, g, rel, n_grades, exclusive_cumsum(hist.sum(-1)), t, ignore)
+
+
 def sums_pass(q: PackedCodes, g: PackedCodes, rel: Relevance, n_grades: int, before: np.ndarray,
               rel_before: np.ndarray, n_relevant: np.ndarray, n_ranks: int, ignore: IgnoreSets | None = None) -> tuple:
     """(ap, dcg, hits): the double-double accumulators (Q, 2), (Q, G, 2) and counts (Q,) of `IndexSums` over
@@ -809,9 +889,11 @@ def scan(query_codes, gallery_codes, relevance: Relevance, top: int = 0, code_ma
             qc, rc, ic = q[a:b], rel.rows(a, b), None if ignore is None else ignore.rows(a, b)
             if index_sums:
                 hist[a:b], ap[a:b], dcg[a:b], hits[a:b] = hist_sums_pass(qc, g, rc, n_grades, ic)
+            elif t:
+                hist[a:b], top_grades[a:b] = hist_top_pass(qc, g, rc, n_grades, t, ic)
             else:
                 hist[a:b] = hist_pass(qc, g, rc, n_grades, ic)
-            if t:
+            if t and index_sums:
                 top_grades[a:b] = top_pass(qc, g, rc, n_grades, exclusive_cumsum(hist[a:b].sum(-1)), t, ic)
             if code_max:
                 removed = None if ic is None else (ic.indptr, g.words[ic.indices])

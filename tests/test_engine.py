@@ -459,6 +459,10 @@ def test_class_sorted_kernels_with_ignore(kind):
     assert_same(got.summary, ref)
     plain = engine.scan(qb, gb, rel, index_sums=True, ignore=ig)
     assert np.array_equal(plain.sums.precision_sum, got.sums.precision_sum)
+    for ignored in (ig, None):                  # histogram + top in one walk (class ids), with and without junk
+        for t in (1, 37, -1):
+            want = ranking.summarize(qb, gb, rel, top=t, ignore=ignored)
+            assert_same(engine.scan(qb, gb, rel, top=t, ignore=ignored).summary, want)
     assert np.array_equal(got.summary.hist.sum((1, 2)), ng - ig.counts)
 
 
