@@ -9,9 +9,9 @@ import time
 import numpy as np
 
 from timing import timed  # benchmarks/timing.py: a script's own folder is on sys.path
-from retrieval_lit.bayes import (assign_words, build_index, digit_patches, merge_kway_reference, merge_lists,
-                                 merge_per_descriptor_reference, merge_per_image_reference, merged_scores,
-                                 tfidf_values, train_vocabulary)
+from retrieval_lit.bayes import (build_index, merge_kway_reference, merge_lists, merge_per_descriptor_reference,
+                                 merge_per_image_reference, merged_scores)
+from retrieval_lit.labs.bayes_digits import assign_words, digit_patches, tfidf_values, train_vocabulary
 
 
 def lists(n, seed=0):

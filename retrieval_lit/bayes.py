@@ -18,8 +18,7 @@ from .validate import as_numeric_array, check_finite, check_int, check_ndim, che
 __all__ = ['MAX_LISTS', 'InvertedIndex', 'build_index', 'WalkStep', 'walk_per_image', 'MergeResult', 'merge_per_image_reference',
            'merge_per_descriptor_reference', 'weight_table', 'merge_kway_reference', 'membership_masks', 'merge_lists',
            'WordOverlap', 'word_overlap', 'bayes_weight', 'bayes_weight_tables', 'HammingEmbedding',
-           'train_hamming_embedding', 'merged_scores', 'digit_patches', 'train_vocabulary', 'assign_words',
-           'tfidf_values', 'rank_by_score']
+           'train_hamming_embedding', 'merged_scores']
 
 # %% ../nbs/40_bayes.ipynb #c4ab9205
 MAX_LISTS = 16  # a membership table has 2**K entries
@@ -533,65 +532,3 @@ def merged_scores(indexes, query_words, owner, n_queries: int, w=1.0, *, query_s
         order = np.argsort(f_all, kind="stable")          # (feature, list, entry): the walks' order of additions
         out[q0:q1] = np.bincount(cell[order], weights=add[order], minlength=(q1 - q0) * n_images).reshape(q1 - q0, -1)
     return out
-
-# %% ../nbs/40_bayes.ipynb #addc7f51
-def digit_patches(patch: int = 4, min_ink: float = 0.5) -> tuple:
-    """Local descriptors of scikit-learn's digits: every patch x patch window (stride 1) whose ink is at least
-    min_ink times the mean window ink. Returns (descriptors (M, patch**2) float64, image of each (M,), labels (1797,))."""
-    from sklearn.datasets import load_digits
-    from numpy.lib.stride_tricks import sliding_window_view
-    patch = check_int(patch, "patch", 1, 8)
-    if isinstance(min_ink, (bool, np.bool_)) or not isinstance(min_ink, numbers.Real) or not min_ink >= 0:
-        fail("min_ink", f"must be a real number >= 0, got {min_ink!r}")
-    digits = load_digits()
-    windows = sliding_window_view(digits.images, (patch, patch), axis=(1, 2)).reshape(len(digits.images), -1, patch * patch)
-    ink = windows.sum(axis=2)
-    keep = ink >= min_ink * ink.mean()
-    image = np.repeat(np.arange(len(digits.images)), windows.shape[1]).reshape(keep.shape)[keep]
-    return windows[keep].astype(np.float64), image, digits.target.copy()
-
-
-def train_vocabulary(descriptors, n_words: int, seed: int = 0) -> np.ndarray:
-    "A visual vocabulary: the (n_words, dim) centroids of scikit-learn's MiniBatchKMeans with this seed."
-    from sklearn.cluster import MiniBatchKMeans
-    x = _check_descriptors(descriptors, "descriptors")
-    n_words = check_int(n_words, "n_words", 1, len(x))
-    seed = check_int(seed, "seed", 0)
-    from threadpoolctl import threadpool_limits                  # a dependency of scikit-learn
-    with threadpool_limits(1):      # one thread: faster on data this small, and the same centroids on any core count
-        km = MiniBatchKMeans(n_clusters=n_words, random_state=seed, n_init=1, batch_size=2048).fit(x)
-    return km.cluster_centers_.copy()
-
-
-def assign_words(descriptors, centroids, block: int = 8192) -> np.ndarray:
-    "The nearest centroid of every descriptor (squared Euclidean distance; ties to the lower word index)."
-    c = _check_descriptors(centroids, "centroids")
-    x = _check_descriptors(descriptors, "descriptors", c.shape[1])
-    c2 = (c ** 2).sum(axis=1)
-    out = np.empty(len(x), dtype=np.int64)
-    for a in range(0, len(x), block):
-        xb = x[a:a + block]
-        out[a:a + block] = np.argmin(c2[None, :] - 2 * xb @ c.T, axis=1)
-    return out
-
-
-def tfidf_values(index: InvertedIndex) -> np.ndarray:
-    """Per entry, tf * idf**2 / ||d|| (per image) or idf**2 / ||d|| (per descriptor): the BoW cosine with the
-    query's idf folded in. idf_v = log(n_images / images in word v); ||d||: the image's TF-IDF norm."""
-    word = np.repeat(np.arange(index.n_words), np.diff(index.indptr))
-    key = word * index.n_images + index.images
-    pair, inv = np.unique(key, return_inverse=True)              # (word, image) pairs: one per image entry
-    tf = np.bincount(inv, weights=index.values if index.per_image else None)
-    pair_word, pair_image = pair // index.n_images, pair % index.n_images
-    df = np.bincount(pair_word, minlength=index.n_words)
-    idf = np.log(index.n_images / np.maximum(df, 1))
-    norm = np.sqrt(np.bincount(pair_image, weights=(tf * idf[pair_word]) ** 2, minlength=index.n_images))
-    norm = np.where(norm > 0, norm, 1.0)
-    own = index.values if index.per_image else 1.0
-    return own * idf[word] ** 2 / norm[index.images]
-
-
-def rank_by_score(scores) -> np.ndarray:
-    "Image indices by score, highest first; equal scores in image-index order (a stable sort, any numpy, any CPU)."
-    s = check_finite(check_ndim(as_numeric_array(scores, "scores"), "scores", 1, "images"), "scores")
-    return np.argsort(-s.astype(np.float64), kind="stable")

@@ -237,12 +237,12 @@ def _scan_block(gal: ShardedGallery, qf, n_q: int, qlf, grades: list, n_grades: 
     hist = np.sum(hists, axis=0)
     top_grades, sums = None, None
     if t or index_sums:
-        offsets = shard_offsets(hists)
+        offsets = [client.scatter(list(pair)) for pair in shard_offsets(hists)]   # sent once, not inside each task
         if t:
             top_grades = client.submit(_sum_arrays, [client.submit(_task_top, *args[s], offsets[s][0], t, ig[s])
                                                      for s in range(S)]).result()
         if index_sums:
-            n_rel = hist[:, :, 1:].sum((1, 2))
+            n_rel = client.scatter(hist[:, :, 1:].sum((1, 2)))
             parts = client.gather([client.submit(_task_sums, *args[s], *offsets[s], n_rel, gal.n_items, ig[s])
                                    for s in range(S)])
             sums = engine.IndexSums(*_merge_sums(parts))

@@ -6,9 +6,9 @@ from hypothesis import given, settings, strategies as st
 
 from retrieval_lit.bayes import (
     bayes_weight, bayes_weight_tables, build_index, membership_masks, merge_kway_reference, merge_lists,
-    merge_per_descriptor_reference, merge_per_image_reference, merged_scores, walk_per_image, weight_table, word_overlap,
-    rank_by_score)
+    merge_per_descriptor_reference, merge_per_image_reference, merged_scores, walk_per_image, weight_table, word_overlap)
 from retrieval_lit.hamming import hamming_distances, pack_codes
+from retrieval_lit.labs.bayes_digits import rank_by_score
 from retrieval_lit.validate import RetrievalInputError
 
 N_IMAGES = 15
