@@ -18,12 +18,10 @@ from .validate import (as_numeric_array, check_choice, check_finite, check_int, 
                                      check_nonempty, check_probability, check_tie_sizes, fail)
 
 # %% auto #0
-__all__ = ['READINGS', 'TABLE4', 'PAPER_LEFT_OUT', 'HIGHER_IS_BETTER', 'binary_list', 'relevant_runs', 'egr_contingency',
-           'egr_direct', 'egr_from_groups', 'egr', 'ExactLog', 'egr_exact', 'truncate', 'paper_precision', 'paper_map',
-           'paper_rprecision', 'rbp', 'error_rates', 'extended_precision', 'clustering_entropy', 'purity', 'v_measure',
-           'run_partitions', 'arrangements', 'layout', 'arrangement_name', 'measure_values', 'competition_ranks',
-           'tie_groups', 'paper_table', 'egr_rows', 'expected_egr', 'expected_egr_brute', 'egr_tied', 'egr_at',
-           'grid_components', 'egr_grid', 'rbp_at']
+__all__ = ['READINGS', 'TABLE4', 'binary_list', 'relevant_runs', 'egr_contingency', 'egr_direct', 'egr_from_groups', 'egr',
+           'ExactLog', 'egr_exact', 'truncate', 'paper_precision', 'paper_map', 'paper_rprecision', 'rbp',
+           'error_rates', 'extended_precision', 'clustering_entropy', 'purity', 'v_measure', 'egr_rows', 'expected_egr',
+           'expected_egr_brute', 'egr_tied', 'egr_at', 'grid_components', 'egr_grid', 'rbp_at']
 
 # %% ../nbs/30_egr.ipynb #3ce888e6
 def binary_list(rel, name: str = "rel") -> np.ndarray:
@@ -283,111 +281,6 @@ def v_measure(table, beta: float = 1.0) -> tuple:
     v = 0.0 if h + c == 0 else (1 + beta) * h * c / (beta * h + c)
     return h, c, v
 
-# %% ../nbs/30_egr.ipynb #d373aaaf
-PAPER_LEFT_OUT = {
-    (5, 4, 1): "missing from the paper's own printed list for R = 10",
-    (9, 2): "R = 11 split: the tables show R = 11 only as 11 and (10,1)",
-    (8, 3): "R = 11 split: the tables show R = 11 only as 11 and (10,1)",
-    (7, 4): "R = 11 split: the tables show R = 11 only as 11 and (10,1)",
-    (6, 5): "R = 11 split: the tables show R = 11 only as 11 and (10,1)",
-}  # Gherbi et al. (2023), Section 5.1, for N = 12
-
-
-def run_partitions(n_rel: int, max_runs: int, largest: int | None = None):
-    "Partitions of n_rel into at most max_runs parts, largest part first, in reverse lexicographic order."
-    largest = n_rel if largest is None else largest
-    if n_rel == 0:
-        yield ()
-        return
-    if max_runs == 0:
-        return
-    for first in range(min(n_rel, largest), 0, -1):
-        for rest in run_partitions(n_rel - first, max_runs - 1, first):
-            yield (first,) + rest
-
-
-def arrangements(n: int = 12, paper: bool = False) -> list:
-    "Every split of R = 1..n relevant items into runs that fits a list of n (paper=True: the paper's 95)."
-    n = check_int(n, "n", 1)
-    out = [g for r in range(n, 0, -1) for g in run_partitions(r, n - r + 1)]
-    if paper:
-        if n != 12:
-            fail("n", f"the paper's set of arrangements is defined for n = 12 only, got {n}")
-        out = [g for g in out if g not in PAPER_LEFT_OUT]
-    return out
-
-
-def layout(groups, n: int) -> np.ndarray:
-    "The paper's list for a split: runs largest first, one irrelevant item between runs, the rest at the end."
-    n = check_int(n, "n", 1)
-    g = sorted((int(v) for v in _check_groups(groups, n)), reverse=True)
-    out = np.zeros(n, dtype=np.uint8)
-    pos = 0
-    for v in g:
-        out[pos:pos + v] = 1
-        pos += v + 1
-    return out
-
-
-def arrangement_name(groups) -> str:
-    "The paper's notation: 10 for one run, (9,1) for several."
-    return str(groups[0]) if len(groups) == 1 else "(" + ",".join(map(str, groups)) + ")"
-
-# %% ../nbs/30_egr.ipynb #3950b702
-HIGHER_IS_BETTER = {"P": True, "MAP": True, "R(P)": True, "RBP": True, "EGR": False, "EGR'": False}
-
-
-def measure_values(arrs: list, n: int = 12, persistence: float = 0.8) -> dict:
-    "Exact value of each measure (P, MAP, R(P), RBP, EGR, EGR' = the c_j = R reading) for each split."
-    lists = [layout(g, n) for g in arrs]
-    return {"P": [paper_precision(x, True) for x in lists],
-            "MAP": [paper_map(x, True) for x in lists],
-            "R(P)": [paper_rprecision(x, True) for x in lists],
-            "RBP": [rbp(x, persistence, True) for x in lists],
-            "EGR": [egr_exact(g, n) for g in arrs],
-            "EGR'": [egr_exact(g, n, "R") for g in arrs]}
-
-
-def competition_ranks(values: list, higher_is_better: bool) -> np.ndarray:
-    "1 + the number of strictly better values (ties share their best rank), by exact comparison."
-    order = sorted(range(len(values)), key=values.__getitem__, reverse=higher_is_better)
-    ranks = np.empty(len(values), dtype=np.int64)
-    for pos, i in enumerate(order):
-        tied = pos and values[i] == values[order[pos - 1]]
-        ranks[i] = ranks[order[pos - 1]] if tied else pos + 1
-    return ranks
-
-
-def tie_groups(arrs: list, values: list, higher_is_better: bool) -> list:
-    "The arrangements grouped by equal value, best group first: [(competition rank, [splits...]), ...]."
-    ranks = competition_ranks(values, higher_is_better)
-    groups = {}
-    for g, rk in zip(arrs, ranks):
-        groups.setdefault(int(rk), []).append(g)
-    return sorted(groups.items())
-
-# %% ../nbs/30_egr.ipynb #68235377
-def _ordinal(k: int) -> str:
-    "1st, 2nd, 3rd, 4th, ..., 11th, 12th, 13th, ..., 91st, 92nd, 93rd."
-    suffix = "th" if 10 <= k % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(k % 10, "th")
-    return f"{k}{suffix}"
-
-
-def paper_table(groups: dict, n_arrs: int, bottom: bool = False, rows: int = 5, show: int = 3) -> str:
-    "Text analogue of Table 2 of Gherbi et al. (2023) (best tie groups) or Table 3 (bottom=True: worst tie groups)."
-    names = list(groups)
-    lines = [f"{'Rks':<7}" + "".join(f"{m:<26}" for m in names)]
-    for k in range(rows):
-        label = _ordinal(n_arrs - k if bottom else k + 1)
-        cells = []
-        for m in names:
-            rank, members = groups[m][-1 - k] if bottom else groups[m][k]
-            text = "-".join(arrangement_name(g) for g in members[:show])
-            text += f"+{len(members) - show}" if len(members) > show else ""
-            cells.append(f"{text} [{rank}]")
-        lines.append(f"{label:<7}" + "".join(f"{c:<26}" for c in cells))
-    return "\n".join(lines)
-
 # %% ../nbs/30_egr.ipynb #f811190a
 def _runsum_rows(rel: np.ndarray) -> tuple:
     "(R, S) per row of a boolean (Q, n) matrix: relevant count and sum of g log10 g over relevant runs."
@@ -545,142 +438,6 @@ def egr_tied(grades, tie_sizes=None, n: int | None = None, ties: str = "expected
         r = r[np.lexsort((key, group))]
     return egr(np.concatenate([r[:t], np.zeros(n - t, dtype=r.dtype)]), reading)
 
-# %% ../nbs/30_egr.ipynb #a675b1c7
-from numba import njit, prange
-
-
-@njit(cache=True)
-def _tail_law(a, b, width, law):
-    """law[p] = Pr(the leading run of a random order of a relevant and b irrelevant items is p), p < width,
-    from the tail q_p = prod_{i<p} (a-i)/(a+b-i) (`_run_tail`, `_run_law`); returns the tail q (width,)."""
-    q = np.zeros(width)
-    q[0] = 1.0
-    n = a + b
-    for p in range(1, width):
-        i = p - 1
-        q[p] = q[i] * (max(a - i, 0) / (n - i)) if n - i > 0 else 0.0
-    for p in range(width):
-        law[p] = q[p] - (q[p + 1] if p + 1 < width else 0.0)
-    return q
-
-
-@njit(cache=True)
-def _segment_terms(carry, nc, a, b, law, q, f):
-    """E[f(C + P)] (closing the carried run C ~ carry[:nc] with the leading run P ~ law) + E[inner runs]
-    (`_inner_runs`); f[x] = x log10 x, a table."""
-    s = 0.0
-    for p in range(a + 1):
-        if law[p] != 0.0:
-            e = 0.0
-            for c in range(nc):
-                e += carry[c] * f[c + p]
-            s += law[p] * e
-    inner = 0.0
-    for g in range(1, a + 1):
-        if a + b - g > 0:
-            inner += f[g] * q[g] * (b * (b - 1) / (a + b - g))
-    return s + inner
-
-
-@njit(cache=True)
-def _hypergeometric_row(n, r, j, w):
-    """w[k] = Pr(H = lo + k), H = relevant items among j slots of a group of n holding r, from the mode outwards
-    (as `ranking.hypergeometric_weights`); returns lo."""
-    lo, hi = max(0, j - (n - r)), min(j, r)
-    width = hi - lo + 1
-    mode = min(max((j + 1) * (r + 1) // (n + 2), lo), hi) - lo
-    w[mode] = 1.0
-    for k in range(mode, width - 1):
-        h = lo + k
-        w[k + 1] = w[k] * ((r - h) * (j - h)) / ((h + 1) * (n - r - j + h + 1))
-    for k in range(mode - 1, -1, -1):
-        h = lo + k
-        w[k] = w[k + 1] * ((h + 1) * (n - r - j + h + 1)) / ((r - h) * (j - h))
-    total = 0.0
-    for k in range(width):
-        total += w[k]
-    for k in range(width):
-        w[k] /= total
-    return lo
-
-
-@njit(inline="always")
-def _egr_closed1(n, n_rel, s, class_reading):
-    "`_egr_closed` for one (R, S)."
-    log_n = math.log10(n)
-    if n_rel == 0:
-        return log_n
-    r = float(n_rel)
-    inner = log_n + math.log10(r) - s / r
-    total = (n - n_rel) * log_n + inner if class_reading else inner + (n - n_rel) / r * math.log10(n * r)
-    return total / n
-
-
-@njit(parallel=True, cache=True)
-def _expected_egr_kernel(rel, irr, t, length, class_reading, f, out):
-    "out[i] = `_expected_egr_counts(rel[i], irr[i], t, reading, length)`, every query in parallel; f = `_flogf(0..2t)`."
-    for i in prange(rel.shape[0]):
-        carry = np.zeros(t + 1)
-        spare = np.zeros(t + 1)
-        law = np.zeros(t + 1)
-        carry[0], nc = 1.0, 1
-        s, r_full, left = 0.0, 0, t
-        big_a, big_b, m = -1, 0, 0
-        for d in range(rel.shape[1]):
-            a, b = rel[i, d], irr[i, d]
-            if left == 0:
-                break
-            if a + b == 0:
-                continue
-            if a + b > left:
-                big_a, big_b, m, left = a, b, left, 0
-                break
-            left -= a + b
-            r_full += a
-            if b == 0:                                   # all relevant: the carried run grows by a
-                for c in range(nc - 1, -1, -1):
-                    carry[c + a] = carry[c]
-                for c in range(a):
-                    carry[c] = 0.0
-                nc += a
-                continue
-            q = _tail_law(a, b, a + 1, law)
-            s += _segment_terms(carry, nc, a, b, law, q, f)
-            for p in range(a + 1):                       # the trailing run has the leading run's law
-                carry[p] = law[p]
-            nc = a + 1
-        if big_a < 0:
-            e = 0.0
-            for c in range(nc):
-                e += carry[c] * f[c]
-            out[i] = _egr_closed1(length, r_full, s + e, class_reading)
-            continue
-        w = np.zeros(m + 1)
-        lo = _hypergeometric_row(big_a + big_b, big_a, m, w)
-        total = 0.0
-        for k in range(min(big_a, m) - lo + 1):
-            r = lo + k
-            if r == m:                                   # all m slots relevant: one run C + m, closed at the end
-                e = 0.0
-                for c in range(nc):
-                    e += carry[c] * f[c + m]
-                e_s = s + e
-            else:
-                q = _tail_law(r, m - r, m + 1, spare)
-                e_s = s + _segment_terms(carry, nc, r, m - r, spare, q, f)
-                for p in range(m + 1):
-                    e_s += spare[p] * f[p]
-            total += w[k] * _egr_closed1(length, r_full + r, e_s, class_reading)
-        out[i] = total
-
-
-def _expected_egr_rows(rel: np.ndarray, irr: np.ndarray, t: int, length: int, reading: str) -> np.ndarray:
-    "(Q,) expected EGR of the top t of every query (padded to `length`) from its per-group counts, compiled."
-    out = np.zeros(rel.shape[0])
-    _expected_egr_kernel(np.ascontiguousarray(rel, dtype=np.int64), np.ascontiguousarray(irr, dtype=np.int64),
-                         int(t), int(length), reading == "class", _flogf(np.arange(2 * t + 2)), out)
-    return out
-
 # %% ../nbs/30_egr.ipynb #aba23b81
 def _group_counts(summary: RankSummary) -> tuple:
     "(Q, K+1) relevant (grade > 0) and irrelevant items per tie group."
@@ -695,6 +452,7 @@ def egr_at(summary: RankSummary, n: int, conventions: Conventions = Conventions(
     check_choice(reading, "reading", READINGS)
     t = resolve_top(n, summary.n_gallery)
     if conventions.ties == "expected":
+        from retrieval_lit.egr_kernel import _expected_egr_rows      # compiled (chapter 32); numba loads here
         rel, irr = _group_counts(summary)
         return _expected_egr_rows(rel, irr, t, n, reading)
     r, s = _runsum_rows(ordered_top(summary, t, conventions.ties) > 0)

@@ -148,7 +148,7 @@ def _to_futures(client, blocks: list) -> list:
     lazy = [b for b in blocks if _is_dask(b)]
     computed = iter(client.compute(lazy)) if lazy else iter(())
     local = [b for b in blocks if not _is_dask(b)]
-    scattered = iter(client.scatter(local)) if local else iter(())
+    scattered = iter(client.scatter(local, hash=False)) if local else iter(())   # own keys: see `_scan_block`
     return [next(computed) if _is_dask(b) else next(scattered) for b in blocks]
 
 
@@ -183,7 +183,7 @@ class ShardedGallery:
         if (relevance.kind == "matrix") != (self.labels[0] is None):
             fail("relevance", f"is a {relevance.kind} relevance but the gallery was sent "
                               f"{'without' if self.labels[0] is None else 'with'} labels")
-        qf = self.client.scatter(q)
+        qf = self.client.scatter(q, hash=False)
         qlab = None if relevance.kind == "matrix" else relevance.query_labels
         grades = ([relevance.matrix[:, a:b] for a, b in self.bounds] if relevance.kind == "matrix"
                   else [None] * len(self.shards))
@@ -237,12 +237,14 @@ def _scan_block(gal: ShardedGallery, qf, n_q: int, qlf, grades: list, n_grades: 
     hist = np.sum(hists, axis=0)
     top_grades, sums = None, None
     if t or index_sums:
-        offsets = [client.scatter(list(pair)) for pair in shard_offsets(hists)]   # sent once, not inside each task
+        # sent once, not inside each task; hash=False gives every call its own keys (with content-hashed keys, equal
+        # data scattered by two calls share a key, and releasing the first call's futures loses the second's data)
+        offsets = [client.scatter(list(pair), hash=False) for pair in shard_offsets(hists)]
         if t:
             top_grades = client.submit(_sum_arrays, [client.submit(_task_top, *args[s], offsets[s][0], t, ig[s])
                                                      for s in range(S)]).result()
         if index_sums:
-            n_rel = client.scatter(hist[:, :, 1:].sum((1, 2)))
+            n_rel = client.scatter(hist[:, :, 1:].sum((1, 2)), hash=False)
             parts = client.gather([client.submit(_task_sums, *args[s], *offsets[s], n_rel, gal.n_items, ig[s])
                                    for s in range(S)])
             sums = engine.IndexSums(*_merge_sums(parts))

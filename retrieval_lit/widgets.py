@@ -18,6 +18,7 @@ from .hamming import pack_codes, to_bits
 from .ranking import TIE_MODES
 from .metrics import AP_DENOMINATORS, GAINS
 from . import average_precision as _ap, bayes as _bayes, dcg as _dcg, egr as _egr, lgap as _lgap
+from .labs import egr_tables as _tables
 from . import precision as _precision
 
 # %% auto #0
@@ -352,9 +353,9 @@ def hamming_ball_explorer(query_code=None, gallery_codes=None, grades=None, radi
 # %% ../nbs/71_widgets.ipynb #a7070fb9
 @lru_cache(maxsize=16)
 def _all_arrangements(n: int, persistence: float, paper: bool = False) -> tuple:
-    arrs = _egr.arrangements(n, paper=paper)
-    values = _egr.measure_values(arrs, n, persistence)
-    ranks = {m: _egr.competition_ranks(v, _egr.HIGHER_IS_BETTER[m]) for m, v in values.items()}
+    arrs = _tables.arrangements(n, paper=paper)
+    values = _tables.measure_values(arrs, n, persistence)
+    ranks = {m: _tables.competition_ranks(v, _tables.HIGHER_IS_BETTER[m]) for m, v in values.items()}
     return arrs, values, ranks
 
 
@@ -404,15 +405,15 @@ class EGRExplorer(_Lab):
 
     def compute(self) -> dict:
         n, groups = self.n_items.value, _parse_groups(self.groups_text.value)
-        rel = _egr.layout(groups, n)                          # validates the runs against N
+        rel = _tables.layout(groups, n)                          # validates the runs against N
         p = round(float(self.persistence.value), 10)
         paper = bool(self.paper.value) and n == 12          # the paper's set is defined for N = 12 only
         arrs, values, ranks = _all_arrangements(n, p, paper)
         i = arrs.index(groups) if groups in arrs else None
-        mine = _egr.measure_values([groups], n, p)
+        mine = _tables.measure_values([groups], n, p)
         out = {"n": n, "groups": groups, "list": rel.tolist(), "R": int(rel.sum()), "paper_set": paper,
                "arrangements": len(arrs), "values": {}, "ranks": {}}
-        for m in _egr.HIGHER_IS_BETTER:
+        for m in _tables.HIGHER_IS_BETTER:
             out["values"][m] = float(mine[m][0])
             out["ranks"][m] = int(ranks[m][i]) if i is not None else None
         out["values"]["EGR"], out["values"]["EGR'"] = _egr.egr(rel), _egr.egr(rel, "R")   # the closed form
@@ -431,12 +432,12 @@ class EGRExplorer(_Lab):
         cells = "".join(f'<span style="display:inline-block;width:18px;height:18px;margin:1px;border-radius:3px;'
                         f'background:{"#2563eb" if v else "#e5e7eb"}" title="{i + 1}"></span>'
                         for i, v in enumerate(n["list"]))
-        name = _egr.arrangement_name(n["groups"]) if n["groups"] else "no relevant item"
+        name = _tables.arrangement_name(n["groups"]) if n["groups"] else "no relevant item"
         self.strip.value = (f"<div>{cells}</div><small>arrangement {html.escape(name)}: R = {n['R']} relevant "
                             f"of N = {n['n']} ({n['arrangements']} arrangements of N = {n['n']}"
                             f"{' in the paper' if n['paper_set'] else ' in all'})</small>")
         rows = []
-        for m, better in _egr.HIGHER_IS_BETTER.items():
+        for m, better in _tables.HIGHER_IS_BETTER.items():
             rk = n["ranks"][m]
             rows.append([m, _fmt(n["values"][m]), "higher" if better else "lower",
                          "—" if rk is None else f"{rk} of {n['arrangements']}"])

@@ -15,6 +15,7 @@ from sklearn.metrics import homogeneity_completeness_v_measure
 
 from retrieval_lit.ranking import hypergeometric_weights
 from retrieval_lit import egr as E
+from retrieval_lit.labs import egr_tables as T
 from retrieval_lit.metrics import Conventions, parse_metric
 from retrieval_lit.ranking import ordered_top, summarize
 from retrieval_lit.relevance import relevance_from_labels
@@ -235,10 +236,10 @@ def partitions_at_most(r, k):
 
 
 def test_enumeration_counts():
-    every, paper = E.arrangements(12), E.arrangements(12, paper=True)
+    every, paper = T.arrangements(12), T.arrangements(12, paper=True)
     assert len(every) == 100 == len(set(every))
     assert len(paper) == 95
-    assert set(every) - set(paper) == set(E.PAPER_LEFT_OUT)
+    assert set(every) - set(paper) == set(T.PAPER_LEFT_OUT)
     assert sum(sum(g) >= 8 for g in paper) == 52
     assert set(every) == run_multisets_of_all_lists(12)
     for r in range(1, 13):
@@ -247,31 +248,31 @@ def test_enumeration_counts():
 
 @pytest.mark.parametrize("n", range(1, 12))
 def test_enumeration_is_every_run_multiset(n):
-    assert set(E.arrangements(n)) == run_multisets_of_all_lists(n)
+    assert set(T.arrangements(n)) == run_multisets_of_all_lists(n)
 
 
 def test_layout_realises_the_groups():
-    for g in E.arrangements(12):
-        lst = E.layout(g, 12)
+    for g in T.arrangements(12):
+        lst = T.layout(g, 12)
         assert tuple(runs_by_groupby(lst)) == g and len(lst) == 12
 
 
 def test_paper_tables_egr_and_p():
-    arrs = E.arrangements(12, paper=True)
-    vals = E.measure_values(arrs)
-    egr_groups = E.tie_groups(arrs, vals["EGR"], False)
-    names = lambda groups, ks: [[E.arrangement_name(g) for g in groups[k][1]] for k in ks]
+    arrs = T.arrangements(12, paper=True)
+    vals = T.measure_values(arrs)
+    egr_groups = T.tie_groups(arrs, vals["EGR"], False)
+    names = lambda groups, ks: [[T.arrangement_name(g) for g in groups[k][1]] for k in ks]
     assert names(egr_groups, range(5)) == [["12"], ["11"], ["(10,1)"], ["10"], ["(9,1)"]]
     assert names(egr_groups, range(-1, -6, -1)) == [["1"], ["(1,1)"], ["2"], ["(1,1,1)"], ["(2,1)"]]
-    p_groups = E.tie_groups(arrs, vals["P"], True)
+    p_groups = T.tie_groups(arrs, vals["P"], True)
     assert sum(len(m) for _, m in p_groups[:5]) == 52
     assert [rank for rank, _ in p_groups[:5]] == [1, 2, 4, 17, 35]      # competition ranks
 
 
 def test_competition_ranks_match_a_float_sort_without_ties():
-    arrs = E.arrangements(12)
-    vals = E.measure_values(arrs)["RBP"]
-    ranks = E.competition_ranks(vals, True)
+    arrs = T.arrangements(12)
+    vals = T.measure_values(arrs)["RBP"]
+    ranks = T.competition_ranks(vals, True)
     floats = np.array([float(v) for v in vals])
     want = 1 + (floats[None, :] > floats[:, None]).sum(1)
     assert ranks.tolist() == want.tolist()
@@ -347,7 +348,7 @@ def test_names_through_evaluate():
     (lambda: E.purity([[0, 0]]), "`table` must hold counts"),
     (lambda: E.grid_components(np.ones(3), 4), "`mask` must be a 2-D array"),
     (lambda: E.egr_grid([1, 0], 2, connectivity=6), "`connectivity` must be 4"),
-    (lambda: E.arrangements(10, paper=True), "`n` the paper's set of arrangements is defined for n = 12 only"),
+    (lambda: T.arrangements(10, paper=True), "`n` the paper's set of arrangements is defined for n = 12 only"),
     (lambda: E.extended_precision(3, 2, 4), "`n_rel_i` must be at most 2"),
     (lambda: parse_metric("egr@0"), "`metrics` 'egr@0': the list size N must be at least 1"),
 ])

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from hypothesis.extra.numpy import arrays
 
-from retrieval_lit.hashing import (DIGIT_SUPERCLASS, dispersion2_loss, dispersion_loss, dsh_loss, init_mlp, itq, lsh,
+from retrieval_lit.labs.hashing import (DIGIT_SUPERCLASS, dispersion2_loss, dispersion_loss, dsh_loss, init_mlp, itq, lsh,
                                    paper_margins, pca_directions, pca_rr, pcah, train_hash)
 from retrieval_lit.validate import RetrievalInputError
 

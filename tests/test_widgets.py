@@ -15,6 +15,7 @@ pytest.importorskip("ipywidgets")
 import ipywidgets
 
 from retrieval_lit import average_precision as ap_mod, bayes, dcg, egr, lgap
+from retrieval_lit.labs import egr_tables
 from retrieval_lit.metrics import AP_DENOMINATORS
 from retrieval_lit.ranking import TIE_MODES
 from retrieval_lit.validate import RetrievalInputError
@@ -203,7 +204,7 @@ def test_egr_explorer_paper_ranks():
 def test_egr_explorer_values_are_the_egr_chapter():
     lab = egr_explorer(10, [3, 2]).lab
     r = lab.readout()
-    rel = egr.layout([3, 2], 10)
+    rel = egr_tables.layout([3, 2], 10)
     assert r["list"] == rel.tolist() == [1, 1, 1, 0, 1, 1, 0, 0, 0, 0]
     assert r["values"]["EGR"] == egr.egr(rel) == egr.egr_from_groups([3, 2], 10)
     assert r["values"]["EGR'"] == egr.egr(rel, "R")
