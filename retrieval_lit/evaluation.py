@@ -21,7 +21,7 @@ from .validate import check_bool, check_choice, check_int, check_same_nbits, fai
 
 # %% auto #0
 __all__ = ['ENGINES', 'STREAMS_INDEX_SUMS', 'READS_IGNORE', 'ADVANCES_PROGRESS', 'SECONDS_PER_PAIR', 'AUTO_COMPILED_WORK',
-           'Report', 'mean_over_queries', 'register_engine', 'evaluate']
+           'Report', 'mean_over_queries', 'SummaryPlan', 'plan_summary', 'register_engine', 'evaluate']
 
 # %% ../nbs/50_evaluation.ipynb #4f3c04fa
 @dataclass(frozen=True)
@@ -147,6 +147,30 @@ def mean_over_queries(values: np.ndarray) -> float:
     "Mean of the defined (non-NaN) per-query values; NaN if none is defined."
     ok = ~np.isnan(values)
     return float(values[ok].mean()) if ok.any() else float("nan")
+
+# %% ../nbs/50_evaluation.ipynb #86091ac5
+@dataclass(frozen=True)
+class SummaryPlan:
+    "What the ranking summary of one evaluation must hold, decided once from the metrics' declarations."
+    index_sums: bool         # stream the whole-ranking index-order sums instead of ranking every item
+    top: int                 # ranks the summary keeps in stable (gallery-index) order; 0: none
+    read: int                # ranks the finishers read in a definite order (any tie mode but expected, or bounds)
+    code_max: bool           # LGAP's largest bar per distance (a code metric asks for it)
+    cutoff: int | None       # score rankings: the deepest cutoff of all metrics; None when one reads the whole ranking
+
+
+def plan_summary(metrics: dict, conventions: Conventions, bounds: bool, n_gallery: int, streams: bool) -> SummaryPlan:
+    """The summary `evaluate` must build for these parsed metrics ({name: Metric}). `streams`: the ranking can stream
+    index sums (codes, on an engine that streams them, with step AP). Whole-ranking metrics under ties="index" then
+    read the streamed sums instead of N ranked grades; definite orders and bounds read ranks; "expected" reads none."""
+    ms = list(metrics.values())
+    streamed = streams and conventions.ties == "index" and not bounds
+    ordered = conventions.ties != "expected" or bounds
+    read = max((0 if streamed and m.index_sums else resolve_top(m.top, n_gallery) for m in ms), default=0) if ordered else 0
+    return SummaryPlan(index_sums=streamed and any(m.index_sums for m in ms),
+                       top=read if conventions.ties == "index" else 0, read=read,
+                       code_max=any(m.code_max for m in ms),
+                       cutoff=max(m.top for m in ms) if ms and all(m.top > 0 for m in ms) else None)
 
 # %% ../nbs/50_evaluation.ipynb #2ab5724f
 def _numpy_summarize(query_codes, gallery_codes, relevance, top=0, code_max=False, progress=None, ignore=None):
@@ -301,26 +325,17 @@ def evaluate(query_codes=None, gallery_codes=None, query_labels=None, gallery_la
         engine = "dask"
     n_q, n_g = src.n_queries, src.n_gallery
 
-    # whole-ranking metrics under ties="index" read streamed sums instead of N ranked grades, where the engine can
-    streamed = (conv.ties == "index" and not bounds and src.kind == "hamming"
-                and engine in STREAMS_INDEX_SUMS | {"dask"} and conv.ap_interpolation == "step")
-    sums = streamed and any(m.index_sums for m in parsed.values())
-    ordered = conv.ties != "expected" or bounds            # modes that read grades in ranked order
-    t_read = max((0 if streamed and m.index_sums else resolve_top(m.top, n_g) for m in parsed.values()),
-                 default=0) if ordered else 0
-    t = t_read if conv.ties == "index" else 0              # positions the summary must keep in stable order
-    need_code_max = any(m.code_max for m in parsed.values())
-    # score rankings: metrics at a cutoff read only the groups reaching into it (the rest merge into one group)
-    cutoff = max(m.top for m in parsed.values()) if all(m.top > 0 for m in parsed.values()) else None
-    groups = src.nbits + 1 if src.kind == "hamming" else min(n_g, (cutoff or n_g) + 1)
+    streams = (src.kind == "hamming" and engine in STREAMS_INDEX_SUMS | {"dask"} and conv.ap_interpolation == "step")
+    plan = plan_summary(parsed, conv, bounds, n_g, streams)
+    groups = src.nbits + 1 if src.kind == "hamming" else min(n_g, (plan.cutoff or n_g) + 1)
     # a query block holds its histogram (groups x grades, int64), code_max, ~10 bytes per ordered position, and the
     # finishers' float temporaries over its groups (about 16 per group)
-    query_bytes = groups * (rel.max_grade + 1 + need_code_max + 16) * 8 + t_read * 10
+    query_bytes = groups * (rel.max_grade + 1 + plan.code_max + 16) * 8 + plan.read * 10
     step = max(1, max_block_bytes // query_bytes)
     rate = SECONDS_PER_PAIR[engine if engine in SECONDS_PER_PAIR and src.kind == "hamming" else "numba"
                             if engine == "dask" else "numpy"]
     seconds = n_q * n_g * (n_words(src.nbits) if src.nbits else 4) * rate
-    bar = Progress(n_q, progress_wanted(progress, seconds * (1 + bool(t_read))), "evaluate")
+    bar = Progress(n_q, progress_wanted(progress, seconds * (1 + bool(plan.read))), "evaluate")
     modes = {"value": conv}
     ranged = [n for n, m in parsed.items() if m.tie_bounds] if bounds else []
     if bounds:
@@ -333,19 +348,19 @@ def evaluate(query_codes=None, gallery_codes=None, query_labels=None, gallery_la
             stop = min(start + step, n_q)
             ig_rows = None if ig is None else ig.rows(start, stop)
             if src.kind == "scores":
-                summary = summarize_scores(lambda a, b: src.rows(start + a, start + b), rel.rows(start, stop), top=t,
-                                           ignore=ig_rows, cutoff=cutoff, max_block_bytes=max_block_bytes)
+                summary = summarize_scores(lambda a, b: src.rows(start + a, start + b), rel.rows(start, stop), top=plan.top,
+                                           ignore=ig_rows, cutoff=plan.cutoff, max_block_bytes=max_block_bytes)
                 bar.update(stop - start)
             elif cluster is not None:
-                summary = cluster.scan(src.codes[0][start:stop], rel.rows(start, stop), top=t, code_max=need_code_max,
-                                       index_sums=sums, ignore=ig_rows).summary
+                summary = cluster.scan(src.codes[0][start:stop], rel.rows(start, stop), top=plan.top,
+                                       code_max=plan.code_max, index_sums=plan.index_sums, ignore=ig_rows).summary
                 bar.update(stop - start)
             else:
-                extra = {"index_sums": True} if sums else {}
+                extra = {"index_sums": True} if plan.index_sums else {}
                 if ig_rows is not None:
                     extra["ignore"] = ig_rows
                 q, g = src.codes
-                summary = ENGINES[engine](q[start:stop], g, rel.rows(start, stop), top=t, code_max=need_code_max,
+                summary = ENGINES[engine](q[start:stop], g, rel.rows(start, stop), top=plan.top, code_max=plan.code_max,
                                           progress=bar if engine in ADVANCES_PROGRESS else False, **extra)
                 if engine not in ADVANCES_PROGRESS:
                     bar.update(stop - start)
