@@ -10,12 +10,12 @@ from functools import lru_cache
 import numpy as np
 
 from .metrics import Conventions, Metric, apply_empty_policy, parse_cutoff, register_metric
-from .ranking import TIE_MODES, RankSummary, list_summary, ordered_top, row_sums
-from .validate import check_choice, check_int
+from .ranking import TIE_MODES, RankSummary, list_summary, ordered_top, resolve_top, row_sums
+from .validate import check_choice, check_int, check_probability
 
 # %% auto #0
 __all__ = ['discount_prefix', 'discount_sum', 'gain_values', 'dcg_of_runs', 'dcg_of_ordered', 'dcg_from_sums', 'dcg_from_summary',
-           'idcg_from_summary', 'ndcg_from_summary', 'dcg', 'ndcg']
+           'idcg_from_summary', 'ndcg_from_summary', 'dcg', 'ndcg', 'rbp_at']
 
 # %% ../nbs/12_dcg.ipynb #06e9ba6b
 @lru_cache(maxsize=4)
@@ -146,3 +146,37 @@ def _build_ndcg(match) -> Metric:
 
 register_metric(r"ndcg(?:@(?P<p>[0-9]+))?", _build_ndcg, "ndcg@100",
                 "normalised DCG of the top p (ndcg: the whole ranking), graded relevance; see gain, ties, empty")
+
+# %% ../nbs/12_dcg.ipynb #a6da6e56
+def rbp_at(summary: RankSummary,                # the ranking summary (chapter 03)
+           n: int = -1,                         # the top n ranks; -1: the whole ranking
+           conventions: Conventions = Conventions(),  # ties, and the persistence p (rbp_persistence)
+           ) -> np.ndarray:
+    """RBP (1 - p) sum_{i<=n} p^(i-1) rel_i of each query (relevant = grade > 0), p = conventions.rbp_persistence.
+
+    >>> from retrieval_lit.ranking import list_summary
+    >>> s = list_summary([1, 0, 0, 1], [2, 2])           # two tie groups of two: one relevant item in each
+    >>> float(rbp_at(s, 4, Conventions.make(ties="expected", rbp_persistence=0.5))[0])
+    0.46875
+    """
+    t = resolve_top(n, summary.n_gallery)
+    p = check_probability(conventions.rbp_persistence, "rbp_persistence")
+    if conventions.ties == "expected":
+        rel = summary.relevant_hist
+        size = summary.group_sizes
+        start = np.cumsum(size, axis=1) - size
+        lo, hi = np.minimum(start, t), np.minimum(start + size, t)
+        share = np.divide(rel, size, out=np.zeros(size.shape), where=size > 0)
+        return row_sums(share * (p ** lo - p ** hi))
+    top = ordered_top(summary, t, conventions.ties) > 0
+    return (1 - p) * row_sums(top * p ** np.arange(t))
+
+
+def _build_rbp(match) -> Metric:
+    n = -1 if match["n"] is None else parse_cutoff(match["n"], f"rbp@{match['n']}")
+    name = "rbp" if n == -1 else f"rbp@{n}"
+    return Metric(name, lambda summary, conventions: rbp_at(summary, n, conventions), top=n)
+
+
+register_metric(r"rbp(?:@(?P<n>[0-9]+))?", _build_rbp, "rbp@100",
+                "rank-biased precision (Moffat and Zobel 2008) of the top N, persistence = rbp_persistence")

@@ -21,7 +21,7 @@ from .validate import (as_numeric_array, check_choice, check_finite, check_int, 
 __all__ = ['READINGS', 'TABLE4', 'binary_list', 'relevant_runs', 'egr_contingency', 'egr_direct', 'egr_from_groups', 'egr',
            'ExactLog', 'egr_exact', 'truncate', 'paper_precision', 'paper_map', 'paper_rprecision', 'rbp',
            'error_rates', 'extended_precision', 'clustering_entropy', 'purity', 'v_measure', 'egr_rows', 'expected_egr',
-           'expected_egr_brute', 'egr_tied', 'egr_at', 'grid_components', 'egr_grid', 'rbp_at']
+           'expected_egr_brute', 'egr_tied', 'egr_at', 'grid_components', 'egr_grid']
 
 # %% ../nbs/30_egr.ipynb #3ce888e6
 def binary_list(rel, name: str = "rel") -> np.ndarray:
@@ -510,28 +510,3 @@ def egr_grid(rel, cols: int, connectivity: int = 4, reading: str = "class") -> f
     labels, k = grid_components(grid, connectivity)
     sizes = np.bincount(labels.ravel(), minlength=k + 1)[1:]
     return float(_egr_closed(len(r), r.sum(), _flogf(sizes).sum(), reading))
-
-# %% ../nbs/30_egr.ipynb #edce9717
-def rbp_at(summary: RankSummary, n: int = -1, conventions: Conventions = Conventions()) -> np.ndarray:
-    "RBP (1 - p) sum_{i<=n} p^(i-1) rel_i of each query, p = conventions.rbp_persistence; n = -1: whole ranking."
-    t = resolve_top(n, summary.n_gallery)
-    p = check_probability(conventions.rbp_persistence, "rbp_persistence")
-    if conventions.ties == "expected":
-        rel, irr = _group_counts(summary)
-        size = rel + irr
-        start = np.cumsum(size, axis=1) - size
-        lo, hi = np.minimum(start, t), np.minimum(start + size, t)
-        share = np.divide(rel, size, out=np.zeros(size.shape), where=size > 0)
-        return (share * (p ** lo - p ** hi)).sum(1)
-    top = ordered_top(summary, t, conventions.ties) > 0
-    return (1 - p) * (top * p ** np.arange(t)).sum(1)
-
-
-def _build_rbp(match) -> Metric:
-    n = -1 if match["n"] is None else parse_cutoff(match["n"], f"rbp@{match['n']}")
-    name = "rbp" if n == -1 else f"rbp@{n}"
-    return Metric(name, lambda summary, conventions: rbp_at(summary, n, conventions), top=n)
-
-
-register_metric(r"rbp(?:@(?P<n>[0-9]+))?", _build_rbp, "rbp@100",
-                "rank-biased precision (Moffat and Zobel; a companion in Gherbi et al. 2023) of the top N, persistence = rbp_persistence")

@@ -15,6 +15,7 @@ from sklearn.metrics import homogeneity_completeness_v_measure
 
 from retrieval_lit.ranking import hypergeometric_weights
 from retrieval_lit import egr as E
+from retrieval_lit.dcg import rbp_at
 from retrieval_lit.labs import egr_tables as T
 from retrieval_lit.metrics import Conventions, parse_metric
 from retrieval_lit.ranking import ordered_top, summarize
@@ -311,7 +312,7 @@ def test_rbp_expected_equals_brute_force(seed, p):
                      for a, b in zip(rel[i].tolist(), (size[i] - rel[i]).tolist()) if a + b]
         vals = [E.rbp(list(itertools.chain(*parts))[:n], p) for parts in itertools.product(*per_group)]
         want.append(sum(vals) / len(vals))
-    np.testing.assert_allclose(E.rbp_at(s, n, Conventions.make(rbp_persistence=p)), want, rtol=1e-10, atol=1e-14)
+    np.testing.assert_allclose(rbp_at(s, n, Conventions.make(rbp_persistence=p)), want, rtol=1e-10, atol=1e-14)
 
 
 # --- registration and bad input -----------------------------------------------------------------------
@@ -325,7 +326,7 @@ def test_names_through_evaluate():
         s = summarize(qc, gc, relevance_from_labels(ql, gl, 4, 40), top=12)
         c = Conventions.make(ties=ties)
         np.testing.assert_allclose(rep.per_query["egr@12"], E.egr_at(s, 12, c), rtol=1e-12)
-        np.testing.assert_allclose(rep.per_query["rbp@10"], E.rbp_at(s, 10, c), rtol=1e-12)
+        np.testing.assert_allclose(rep.per_query["rbp@10"], rbp_at(s, 10, c), rtol=1e-12)
     assert parse_metric("EGR@5").name == "egr@5" and parse_metric("rbp").name == "rbp"
 
 
