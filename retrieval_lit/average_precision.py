@@ -11,6 +11,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .hamming import row_blocks
 from .metrics import Conventions, Metric, apply_empty_policy, parse_cutoff, register_metric
 from .ranking import RankSummary, hypergeometric_weights, list_summary, ordered_top, row_sums
 from .validate import (as_numeric_array, check_finite, check_grade_matrix, check_int, check_ndim,
@@ -37,12 +38,6 @@ def _ap_denominator(retrieved, total, t, denominator: str):
     return np.minimum(total, t)
 
 
-def _row_blocks(n_rows: int, row_len: int, cells: int = 1 << 22):
-    "Row ranges covering n_rows whose blocks hold at most about `cells` entries."
-    step = max(1, cells // max(row_len, 1))
-    return ((a, min(a + step, n_rows)) for a in range(0, n_rows, step))
-
-
 def ap_ordered(relevant: np.ndarray, n_relevant: np.ndarray, denominator: str, interpolation: str = "step") -> APParts:
     """AP@t of lists in a fixed order: `relevant` (Q, t) bool, the top t = min(p, N) items of each query in rank
     order; `n_relevant` (Q,) relevant items in each whole gallery (R). `interpolation="trapezoid"` averages, at each
@@ -54,7 +49,7 @@ def ap_ordered(relevant: np.ndarray, n_relevant: np.ndarray, denominator: str, i
     got = np.zeros(n_q, dtype=np.int64)
     ranks = np.arange(1, t + 1, dtype=np.float64)
     before = np.maximum(ranks - 1, 1)
-    for a, b in _row_blocks(n_q, t):
+    for a, b in row_blocks(n_q, t, 1 << 22, 1):
         hits = np.cumsum(relevant[a:b], axis=1)        # relevant items up to each rank
         terms = hits / ranks
         if interpolation == "trapezoid":
@@ -167,7 +162,7 @@ def _split_group_terms(nc, rc, jc, nb, rb, a, cells: int = 1 << 22, interpolatio
     "Sum over h of P(H=h) * (a + E[S_c | H=h]) / (rb + h), and P(rb + H > 0), in row blocks of bounded size."
     value, p_defined = np.zeros(len(nc)), np.zeros(len(nc))
     width = np.minimum(jc, rc) - np.maximum(0, jc - (nc - rc)) + 1
-    for lo_row, hi_row in _row_blocks(len(nc), int(width.max()), cells):
+    for lo_row, hi_row in row_blocks(len(nc), int(width.max()), cells, 1):
         sl = slice(lo_row, hi_row)
         lo, w = hypergeometric_weights(nc[sl], rc[sl], jc[sl])
         h = (lo[:, None] + np.arange(w.shape[1])).astype(np.float64)
@@ -277,7 +272,7 @@ def ap_bounds(summary: RankSummary, p, conventions: Conventions) -> tuple:
     h_lo, h_hi = np.maximum(0, j - (nc - rc)), np.minimum(j, rc)
     total = summary.n_relevant
     low, high = np.zeros(len(n)), np.zeros(len(n))
-    for a, b in _row_blocks(len(n), int((h_hi - h_lo).max(initial=0)) + 1):
+    for a, b in row_blocks(len(n), int((h_hi - h_lo).max(initial=0)) + 1, 1 << 22, 1):
         width = int((h_hi[a:b] - h_lo[a:b]).max(initial=0)) + 1
         h = h_lo[a:b, None] + np.arange(width)
         valid = h <= h_hi[a:b, None]

@@ -9,6 +9,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from .hamming import row_blocks
 from .metrics import Conventions, Metric, apply_empty_policy, parse_cutoff, register_metric
 from .ranking import TIE_MODES, RankSummary, list_summary, ordered_top, resolve_top, row_sums
 from .validate import check_choice, check_int, check_probability
@@ -65,9 +66,8 @@ def dcg_of_ordered(grades: np.ndarray, gains: np.ndarray, cells: int = 1 << 22) 
     n_q, t = grades.shape
     discounts = 1.0 / np.log2(np.arange(2, t + 2, dtype=np.float64))
     out = np.zeros(n_q)
-    step = max(1, cells // max(t, 1))
-    for a in range(0, n_q, step):                       # row blocks: bounded float temporaries
-        out[a:a + step] = row_sums(gains[grades[a:a + step]] * discounts)   # left to right
+    for a, b in row_blocks(n_q, t, cells, 1):          # row blocks: bounded float temporaries
+        out[a:b] = row_sums(gains[grades[a:b]] * discounts)   # left to right
     return out
 
 # %% ../nbs/12_dcg.ipynb #8ebf0f81

@@ -12,7 +12,7 @@ from typing import Callable
 
 import numpy as np
 
-from .hamming import PackedCodes, n_words, pack_codes
+from .hamming import PackedCodes, n_words, pack_codes, row_blocks
 from .metrics import Conventions, metric_names, parse_metric, tie_range
 from .ranking import (Progress, check_scores, progress_wanted, resolve_top, similarity_rows, summarize,
                                    summarize_scores)
@@ -331,7 +331,6 @@ def evaluate(query_codes=None, gallery_codes=None, query_labels=None, gallery_la
     # a query block holds its histogram (groups x grades, int64), code_max, ~10 bytes per ordered position, and the
     # finishers' float temporaries over its groups (about 16 per group)
     query_bytes = groups * (rel.max_grade + 1 + plan.code_max + 16) * 8 + plan.read * 10
-    step = max(1, max_block_bytes // query_bytes)
     rate = SECONDS_PER_PAIR[engine if engine in SECONDS_PER_PAIR and src.kind == "hamming" else "numba"
                             if engine == "dask" else "numpy"]
     seconds = n_q * n_g * (n_words(src.nbits) if src.nbits else 4) * rate
@@ -344,8 +343,7 @@ def evaluate(query_codes=None, gallery_codes=None, query_labels=None, gallery_la
     ranges = {n: ([], []) for n in ranged}
     cluster = _gallery_on(client, src.codes[1], rel) if client is not None else None
     try:
-        for start in range(0, n_q, step):
-            stop = min(start + step, n_q)
+        for start, stop in row_blocks(n_q, query_bytes, max_block_bytes, 1):
             ig_rows = None if ig is None else ig.rows(start, stop)
             if src.kind == "scores":
                 summary = summarize_scores(lambda a, b: src.rows(start + a, start + b), rel.rows(start, stop), top=plan.top,

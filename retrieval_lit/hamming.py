@@ -13,7 +13,8 @@ from .validate import check_codes, check_int, check_ndim, check_same_nbits, fail
 
 # %% auto #0
 __all__ = ['DEFAULT_BLOCK_BYTES', 'eq1_normalized_euclidean', 'eq1_cosine', 'to_bits', 'to_pm1', 'PackedCodes', 'n_words',
-           'pack_codes', 'distance_dtype', 'block_rows', 'iter_distance_blocks', 'hamming_distances', 'paired_hamming']
+           'pack_codes', 'distance_dtype', 'block_rows', 'row_blocks', 'iter_distance_blocks', 'hamming_distances',
+           'paired_hamming']
 
 # %% ../nbs/01_hamming.ipynb #dd6ef79f
 def eq1_normalized_euclidean(h_i: np.ndarray, h_j: np.ndarray) -> float:
@@ -103,6 +104,16 @@ def block_rows(n_gallery: int, max_block_bytes: int = DEFAULT_BLOCK_BYTES, bytes
     return max(1, int(max_block_bytes) // max(1, n_gallery * bytes_per_pair))
 
 
+def row_blocks(n_rows: int,                      # rows to cover (queries, usually)
+               row_len: int,                     # cells per row (gallery items, ranks, groups)
+               max_block_bytes: int = DEFAULT_BLOCK_BYTES,  # the budget of one block
+               bytes_per_cell: int = 2):         # what one cell costs in the block's temporaries
+    """(start, stop) ranges covering rows 0..n_rows-1 in order, each block of rows x row_len cells within
+    max_block_bytes (one row at least): the one way every bounded-memory loop here walks its rows."""
+    step = block_rows(row_len, max_block_bytes, bytes_per_cell)
+    return ((a, min(a + step, n_rows)) for a in range(0, n_rows, step))
+
+
 def _distance_block(q_words: np.ndarray, g_words: np.ndarray, nbits: int) -> np.ndarray:
     "Hamming distances (rows x N, `distance_dtype(nbits)`) between packed query rows and all gallery codes."
     d = np.zeros((q_words.shape[0], g_words.shape[0]), dtype=distance_dtype(nbits))
@@ -115,9 +126,7 @@ def iter_distance_blocks(query_codes, gallery_codes, max_block_bytes: int = DEFA
     "Yield `(start, stop, D)`: D[i, j] = d_H(query start+i, gallery j), in query blocks of bounded size."
     q, g = pack_codes(query_codes, "query_codes"), pack_codes(gallery_codes, "gallery_codes")
     check_same_nbits(q.nbits, g.nbits, "query_codes", "gallery_codes")
-    step = block_rows(len(g), max_block_bytes, distance_dtype(q.nbits).itemsize)
-    for start in range(0, len(q), step):
-        stop = min(start + step, len(q))
+    for start, stop in row_blocks(len(q), len(g), max_block_bytes, distance_dtype(q.nbits).itemsize):
         yield start, stop, _distance_block(q.words[start:stop], g.words, q.nbits)
 
 

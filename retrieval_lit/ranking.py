@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .hamming import DEFAULT_BLOCK_BYTES, block_rows, iter_distance_blocks, pack_codes
+from .hamming import DEFAULT_BLOCK_BYTES, iter_distance_blocks, pack_codes, row_blocks
 from .relevance import IgnoreSets, Relevance, check_relevance, make_ignore, relevance_from_matrix
 from .validate import (as_numeric_array, check_choice, check_count_matrix, check_grade_matrix, check_int,
                                      check_ndim, check_finite, check_nonempty, check_same_nbits, check_tie_sizes, fail,
@@ -354,10 +354,8 @@ def summarize_scores(scores, relevance: Relevance, top: int = 0, ignore=None, cu
         cutoff = check_int(cutoff, "cutoff", 1)
     t = resolve_top(top, n_g)
     n_grades = relevance.max_grade + 1
-    step = block_rows(n_g, max_block_bytes, 80)                 # scores, order, sorted copies: ~80 bytes a pair
     hists, tops = [], []
-    for a in range(0, n_q, step):
-        b = min(a + step, n_q)
+    for a, b in row_blocks(n_q, n_g, max_block_bytes, 80):      # scores, order, sorted copies: ~80 bytes a pair
         kept = None if ignore is None else ~ignore.mask(a, b)
         h, tp = _score_block_summary(rows(a, b), relevance.block(a, b), kept, n_grades, t, cutoff)
         hists.append(h)
