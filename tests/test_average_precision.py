@@ -21,6 +21,7 @@ from retrieval_lit.ranking import hypergeometric_weights, list_summary
 from retrieval_lit.metrics import Conventions, parse_metric
 from retrieval_lit.ranking import summarize
 from retrieval_lit.relevance import relevance_from_labels
+from retrieval_lit.testing import papers_loop_ap, tie_orders
 from retrieval_lit.validate import RetrievalInputError
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
@@ -45,21 +46,10 @@ def exact_ap(rel, p, denominator):
     return None if den == 0 else s / den
 
 
-def every_order(rel, sizes):
-    "All distinct 0/1 arrangements inside consecutive tie groups (equally likely under uniform tie orders)."
-    groups, start = [], 0
-    for size in sizes:
-        k = sum(rel[start:start + size])
-        groups.append([[int(i in c) for i in range(size)] for c in itertools.combinations(range(size), k)])
-        start += size
-    for combo in itertools.product(*groups):
-        yield [x for g in combo for x in g]
-
-
 def brute_force(rel, sizes, p, ties, denominator, empty):
     "Exact value (Fraction), None for NaN, or 'error'."
     if ties == "expected":
-        values = [exact_ap(o, p, denominator) for o in every_order(rel, sizes)]
+        values = [exact_ap(o, p, denominator) for o in tie_orders(rel, sizes)]
     else:
         order, start = [], 0
         for size in sizes:
@@ -73,24 +63,6 @@ def brute_force(rel, sizes, p, ties, denominator, empty):
     if empty == "skip":
         return sum(defined) / len(defined) if defined else None
     return sum(defined) / len(values)
-
-
-def papers_loop(query_pm1, gallery_pm1, rel, topk):
-    "The hashing papers' per-query evaluation loop (DeepHash-pytorch CalcTopMap style), with a stable sort."
-    K = query_pm1.shape[1]
-    out = []
-    for i in range(len(query_pm1)):
-        ham = 0.5 * (K - gallery_pm1 @ query_pm1[i])
-        ind = np.argsort(ham, kind="stable")
-        tg = rel[i][ind][:topk].astype(np.float64)
-        s = int(tg.sum())
-        if s == 0:
-            out.append(0.0)
-            continue
-        count = np.linspace(1, s, s)
-        pos = np.asarray(np.where(tg == 1)).ravel() + 1.0
-        out.append(float(np.mean(count / pos)))
-    return np.array(out)
 
 
 def trec_eval(scores, rel, cutoffs):
@@ -186,7 +158,7 @@ def test_trec_eval_with_ties_broken_alike(problem):
 def test_papers_loop_matches_index_order(problem):
     qc, gc, ql, gl, p = problem
     summ, rel = summary_of(qc, gc, ql, gl)
-    ref = papers_loop(2.0 * qc - 1, 2.0 * gc - 1, rel, p)
+    ref = papers_loop_ap(2.0 * qc - 1, 2.0 * gc - 1, rel, p)
     got = ap_from_summary(summ, p, Conventions.make(ties="index", ap_denominator="retrieved", empty="zero"))
     np.testing.assert_allclose(got, ref, rtol=0, atol=TOL)
 
@@ -223,7 +195,7 @@ def test_summary_expected_is_mean_over_tie_orders(problem, denominator):
         order = np.argsort(dist[i], kind="stable")
         sizes = [int(s) for s in np.bincount(dist[i], minlength=qc.shape[1] + 1)]
         ranked = [int(x) for x in rel[i][order]]
-        orders = list(every_order(ranked, sizes))
+        orders = list(tie_orders(ranked, sizes))
         if len(orders) > 5000:
             continue
         ref = sum((exact_ap(o, p, denominator) or Fraction(0)) for o in orders) / len(orders)

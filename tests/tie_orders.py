@@ -1,8 +1,7 @@
 """Shared by the metric tests: random ranked lists with tie groups, and every order inside the groups."""
-import itertools
-
-import numpy as np
 from hypothesis import strategies as st
+
+from retrieval_lit.testing import tie_orders
 
 
 @st.composite
@@ -14,7 +13,5 @@ def tied_lists(draw, max_items=8, max_grade=2):
 
 
 def all_orders(grades, sizes):
-    "Every ranked list obtained by permuting the grades inside each tie group (duplicates kept: equally likely)."
-    bounds = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
-    blocks = [list(itertools.permutations(grades[a:b])) for a, b in zip(bounds[:-1], bounds[1:])]
-    return [sum(combo, ()) for combo in itertools.product(*blocks)]
+    "Every distinct order inside the tie groups (retrieval_lit.testing.tie_orders, the oracle the chapters use too)."
+    return list(tie_orders(grades, sizes))
