@@ -110,20 +110,23 @@ def _metric_names():
     return names
 
 
+def tied_case(rng, nq: int, ng: int, nbits: int, kind: str, repeated: int):
+    "Random codes with `repeated` gallery items copying one code (a big tie group), and relevance of `kind`."
+    qb, gb = rng.integers(0, 2, (nq, nbits)), rng.integers(0, 2, (ng, nbits))
+    gb[rng.integers(0, ng, repeated)] = gb[0]
+    if kind == "class":
+        return qb, gb, relevance_from_labels(rng.integers(0, 4, nq), rng.integers(0, 4, ng), nq, ng)
+    if kind == "multihot":
+        return qb, gb, relevance_from_labels(rng.integers(0, 2, (nq, 4)), rng.integers(0, 2, (ng, 4)), nq, ng)
+    return qb, gb, relevance_from_matrix(rng.integers(0, 3, (nq, ng)), nq, ng)
+
+
 @pytest.mark.parametrize("ties", TIES)
 @pytest.mark.parametrize("kind", ["class", "multihot", "matrix"])
 def test_every_metric_every_tie_mode(ties, kind):
     "Each registered metric, finished from the engine's summary, equals its value on the reference summary."
     rng = np.random.default_rng(hash((ties, kind)) % 2**32)
-    nq, ng, k = 9, 400, 12
-    qb, gb = rng.integers(0, 2, (nq, k)), rng.integers(0, 2, (ng, k))
-    gb[rng.integers(0, ng, 100)] = gb[3]
-    if kind == "class":
-        rel = relevance_from_labels(rng.integers(0, 4, nq), rng.integers(0, 4, ng), nq, ng)
-    elif kind == "multihot":
-        rel = relevance_from_labels(rng.integers(0, 2, (nq, 4)), rng.integers(0, 2, (ng, 4)), nq, ng)
-    else:
-        rel = relevance_from_matrix(rng.integers(0, 3, (nq, ng)), nq, ng)
+    qb, gb, rel = tied_case(rng, 9, 400, 12, kind, 100)
     names = _metric_names()
     assert len(names) >= 4
     for empty in ("zero", "skip"):
@@ -445,14 +448,7 @@ def test_class_sorted_kernels_with_ignore(kind):
     "40 queries take the class-id kernels over the gallery grouped by class; removed items still hold no rank."
     rng = np.random.default_rng(3)
     nq, ng = 40, 500
-    qb, gb = rng.integers(0, 2, (nq, 16)), rng.integers(0, 2, (ng, 16))
-    gb[rng.integers(0, ng, 200)] = gb[0]
-    if kind == "class":
-        rel = relevance_from_labels(rng.integers(0, 4, nq), rng.integers(0, 4, ng), nq, ng)
-    elif kind == "multihot":
-        rel = relevance_from_labels(rng.integers(0, 2, (nq, 3)), rng.integers(0, 2, (ng, 3)), nq, ng)
-    else:
-        rel = relevance_from_matrix(rng.integers(0, 3, (nq, ng)), nq, ng)
+    qb, gb, rel = tied_case(rng, nq, ng, 16, kind, 200)
     ig = make_ignore(nq, ng, rng.random((nq, ng)) < 0.3, rng.integers(-1, ng, nq))
     ref = ranking.summarize(qb, gb, rel, top=-1, code_max=True, ignore=ig)
     got = engine.scan(qb, gb, rel, top=-1, code_max=True, index_sums=True, ignore=ig)
