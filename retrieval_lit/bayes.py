@@ -12,7 +12,8 @@ from typing import Iterator, NamedTuple, Sequence
 import numpy as np
 
 from .hamming import PackedCodes, pack_codes, paired_hamming
-from .validate import as_numeric_array, check_finite, check_int, check_ndim, check_nonempty, fail
+from .validate import (as_numeric_array, check_finite, check_int, check_ndim, check_nonempty,
+                                    check_whole_numbers, fail)
 
 # %% auto #0
 __all__ = ['MAX_LISTS', 'InvertedIndex', 'build_index', 'WalkStep', 'walk_per_image', 'MergeResult', 'merge_per_image_reference',
@@ -25,13 +26,8 @@ MAX_LISTS = 16  # a membership table has 2**K entries
 
 
 def _check_id_array(x, name: str, upper: int | None = None, upper_what: str = "") -> np.ndarray:
-    "A 1-D array of whole numbers in [0, upper) as a new int64 array (local check: candidate for validate)."
-    a = check_finite(check_ndim(as_numeric_array(x, name), name, 1, "entries"), name)
-    if a.dtype == bool or (a.dtype.kind == "f" and not np.array_equal(a, np.round(a))):
-        fail(name, f"must hold whole-number ids, got dtype {a.dtype}")
-    a = a.astype(np.int64)
-    if a.size and a.min() < 0:
-        fail(name, f"must hold ids >= 0; found {a.min()} at index {int(np.argmin(a))}")
+    "A 1-D array of whole numbers in [0, upper) as a new int64 array (ids; `upper_what` explains the bound)."
+    a = check_whole_numbers(x, name, 1, "entries", allow_bool=False)
     if upper is not None and a.size and a.max() >= upper:
         fail(name, f"holds id {a.max()} at index {int(np.argmax(a))}, but {upper_what} (ids run from 0 to {upper - 1})")
     return a

@@ -15,7 +15,7 @@ import numpy as np
 from .metrics import Conventions, Metric, parse_cutoff, register_metric
 from .ranking import RankSummary, hypergeometric_weights, ordered_top, resolve_top
 from .validate import (as_numeric_array, check_choice, check_finite, check_int, check_ndim,
-                                     check_nonempty, check_probability, check_tie_sizes, fail)
+                                     check_nonempty, check_probability, check_tie_sizes, check_whole_numbers, fail)
 
 # %% auto #0
 __all__ = ['READINGS', 'TABLE4', 'binary_list', 'relevant_runs', 'egr_contingency', 'egr_direct', 'egr_from_groups', 'egr',
@@ -103,10 +103,7 @@ def _egr_closed(n, n_rel, s, reading: str = "class"):
 
 def _check_groups(groups, n: int) -> np.ndarray:
     "Run lengths: positive whole numbers that fit, gaps included, in a list of n items."
-    g = as_numeric_array(groups, "groups").reshape(-1)
-    if g.size and (g.dtype.kind not in "iuf" or np.any(g < 1) or not np.array_equal(g, np.round(g))):
-        fail("groups", f"must be run lengths (whole numbers >= 1); got {g.tolist()}")
-    g = g.astype(np.int64)
+    g = check_whole_numbers(np.reshape(as_numeric_array(groups, "groups"), -1), "groups", 1, "run lengths", minimum=1)
     if g.sum() + max(len(g) - 1, 0) > n:
         fail("groups", f"{g.tolist()} needs {g.sum() + len(g) - 1} positions (runs plus one gap between "
                        f"each two), more than the list's {n}")

@@ -13,7 +13,7 @@ import numpy as np
 from .hamming import hamming_distances, pack_codes, to_bits
 from .metrics import Conventions, Metric, apply_empty_policy, parse_cutoff, register_metric
 from .ranking import RankSummary, gallery_code_counts
-from .validate import as_numeric_array, check_finite, check_int, check_ndim, fail
+from .validate import as_numeric_array, check_finite, check_int, check_ndim, check_whole_numbers, fail
 
 # %% auto #0
 __all__ = ['PAPER_FIG6', 'ball_size', 'inverse_ball_sizes', 'phi', 'lgap_terms', 'lgap_from_counts', 'shell_counts', 'lgap',
@@ -43,11 +43,7 @@ def inverse_ball_sizes(nbits: int, kmax: int) -> np.ndarray:
 
 def _check_counts(counts, name: str) -> np.ndarray:
     "A 1-D array of whole, non-negative numbers (items per code, or grades) as a new int64 array."
-    a = check_finite(check_ndim(as_numeric_array(counts, name), name, 1, "one number per code or item"), name)
-    if a.size and (a.min() < 0 or not np.array_equal(a, np.round(a))):
-        bad = a[(a < 0) | (a != np.round(a))][0].item()
-        fail(name, f"must hold whole, non-negative numbers; found {bad!r}")
-    return a.astype(np.int64)
+    return check_whole_numbers(counts, name, 1, "one number per code or item")
 
 # %% ../nbs/20_lgap.ipynb #572f504f
 def phi(counts, n_codes: int) -> float:

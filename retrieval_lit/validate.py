@@ -12,8 +12,8 @@ import numpy as np
 # %% auto #0
 __all__ = ['RetrievalInputError', 'fail', 'shown', 'to_numpy', 'as_array', 'as_numeric_array', 'check_ndim', 'check_nonempty',
            'check_finite', 'check_codes', 'check_same_nbits', 'check_labels', 'encode_class_ids', 'check_label_pair',
-           'check_grade_matrix', 'check_count_matrix', 'check_relation_types', 'check_tie_sizes', 'check_int',
-           'check_bool', 'check_choice', 'check_probability']
+           'check_whole_numbers', 'check_grade_matrix', 'check_count_matrix', 'check_relation_types', 'check_tie_sizes',
+           'check_int', 'check_bool', 'check_choice', 'check_probability']
 
 # %% ../nbs/00_validate.ipynb #a57cf047
 class RetrievalInputError(ValueError):
@@ -188,25 +188,39 @@ def check_label_pair(query_labels: np.ndarray, gallery_labels: np.ndarray,
         fail(gname, f"have {gallery_labels.shape[1]} label columns but `{qname}` have {query_labels.shape[1]}")
 
 # %% ../nbs/00_validate.ipynb #a21e0540
+def check_whole_numbers(x, name: str,          # the array, and the argument's name for the message
+                        ndim: int, what: str,    # its number of dimensions, and what they hold (for the message)
+                        minimum: int = 0,        # the smallest value allowed
+                        maximum: int | None = None,  # the largest (None: up to 2**53, exact in float64)
+                        allow_bool: bool = True,     # False for ids, where True / False would be a mistake
+                        ) -> np.ndarray:
+    """Whole numbers in [minimum, maximum] (counts, grades, ids, sizes), of `ndim` dimensions, from any integer, float
+    or (if allowed) boolean array; returned as a new int64 array. The one check every such argument goes through."""
+    a = check_finite(check_ndim(as_numeric_array(x, name), name, ndim, what), name)
+    if a.dtype == bool and not allow_bool:
+        fail(name, f"must hold whole numbers, got booleans (dtype {a.dtype})")
+    top = 2**53 if maximum is None else maximum
+    if a.size and (a.min() < minimum or a.max() > top or not np.array_equal(a, np.round(a))):
+        bad = a[(a < minimum) | (a > top) | (a != np.round(a))][0]
+        upto = "" if maximum is None else f" to {maximum}"
+        fail(name, f"must hold whole numbers from {minimum}{upto}; found {shown(bad)}")
+    return a.astype(np.int64)
+
+
 def check_grade_matrix(matrix, name: str, shape: tuple, max_grade: int = 255) -> np.ndarray:
     "Validate a Q x N matrix of non-negative integer grades; return it as a new uint8 array."
-    a = check_finite(check_ndim(as_numeric_array(matrix, name), name, 2, "queries x gallery"), name)
+    a = check_whole_numbers(matrix, name, 2, "queries x gallery", 0, max_grade)
     if a.shape != tuple(shape):
         fail(name, f"must have shape {tuple(shape)} (queries x gallery items), got {a.shape}")
-    if a.size and (a.min() < 0 or a.max() > max_grade or not np.array_equal(a, np.round(a))):
-        bad = a[(a < 0) | (a > max_grade) | (a != np.round(a))][0]
-        fail(name, f"grades must be whole numbers from 0 to {max_grade}; found {shown(bad)}")
     return a.astype(np.uint8)
 
 
 def check_count_matrix(counts, name: str, n_rows: int) -> np.ndarray:
     "Validate an (n_rows, G) matrix of non-negative whole-number counts; return it as a new int64 array."
-    a = check_finite(check_ndim(as_numeric_array(counts, name), name, 2, "queries x grades"), name)
+    a = check_whole_numbers(counts, name, 2, "queries x grades")
     if a.shape[0] != n_rows:
         fail(name, f"must have one row per query ({n_rows}), got {a.shape[0]}")
-    if a.size and (a.min() < 0 or a.max() > 2**53 or not np.array_equal(a, np.round(a))):
-        fail(name, f"counts must be whole numbers from 0; found {shown(a[(a < 0) | (a > 2**53) | (a != np.round(a))][0])}")
-    return a.astype(np.int64)
+    return a
 
 
 def check_relation_types(types, name: str, shape: tuple) -> np.ndarray:
@@ -221,12 +235,12 @@ def check_relation_types(types, name: str, shape: tuple) -> np.ndarray:
 # %% ../nbs/00_validate.ipynb #e79bc774
 def check_tie_sizes(tie_sizes, n_items: int) -> np.ndarray:
     "Sizes of consecutive tie groups of a ranked list: whole numbers >= 0 adding up to its length; returned as int64."
-    a = check_finite(check_ndim(as_numeric_array(tie_sizes, "tie_sizes"), "tie_sizes", 1, "group sizes"), "tie_sizes")
-    if a.size == 0 or a.dtype == bool or (a < 0).any() or not np.array_equal(a, np.round(a)):
-        fail("tie_sizes", f"must be a non-empty list of whole numbers >= 0, got {tie_sizes!r}")
+    a = check_whole_numbers(tie_sizes, "tie_sizes", 1, "group sizes", allow_bool=False)
+    if a.size == 0:
+        fail("tie_sizes", "must be a non-empty list of group sizes, got none")
     if int(a.sum()) != n_items:
         fail("tie_sizes", f"adds up to {int(a.sum())} but `grades` has {n_items} items: the groups must cover the list")
-    return a.astype(np.int64)
+    return a
 
 # %% ../nbs/00_validate.ipynb #1290ff31
 def check_int(value, name: str, minimum: int | None = None, maximum: int | None = None) -> int:

@@ -239,7 +239,7 @@ BAD = [
     (lambda: merge_per_image_reference([1, 0], [1, 1], [], [], np.zeros(3)), "`idx1` must be strictly increasing"),
     (lambda: merge_per_image_reference([0], [1], [2, 2], [1, 1], np.zeros(3)), "`idx2` must be strictly increasing"),
     (lambda: walk_per_image([1, 0], [1, 1], [], [], np.zeros(3)), "`idx1` must be strictly increasing"),  # at the call
-    (lambda: merge_per_descriptor_reference([0], [-1], np.zeros(3)), "`idx2` must hold ids >= 0"),
+    (lambda: merge_per_descriptor_reference([0], [-1], np.zeros(3)), "`idx2` must hold whole numbers from 0; found -1"),
     (lambda: merge_per_descriptor_reference([0], [1], np.zeros(3), votes1=[1, 2]), "`votes1` has 2 values"),
     (lambda: merge_per_descriptor_reference([0], [1], np.zeros((3, 1))), "`scores` must be a 1-D array"),
     (lambda: merge_per_descriptor_reference([0], [1], np.zeros(3), w=True), "`w` must be a finite real number >= 0"),

@@ -338,7 +338,7 @@ def test_names_through_evaluate():
     (lambda: E.egr(["a"]), "`rel` must hold numbers"),
     (lambda: E.egr([1, 0], reading="ln"), "`reading` must be one of"),
     (lambda: E.egr_from_groups([3, 3], 6), "`groups` [3, 3] needs 7 positions"),
-    (lambda: E.egr_from_groups([0, 2], 6), "`groups` must be run lengths"),
+    (lambda: E.egr_from_groups([0, 2], 6), "`groups` must hold whole numbers from 1; found 0"),
     (lambda: E.egr_from_groups([2], 0), "`n` must be at least 1"),
     (lambda: E.expected_egr([1], [1, 2], 2), "`irrelevant` has 2 tie groups"),
     (lambda: E.expected_egr([-1], [2], 2), "`relevant` and `irrelevant` must hold counts"),

@@ -79,8 +79,8 @@ def test_phi_values_and_empty_ball():
 
 
 @pytest.mark.parametrize("args, message", [
-    (([1, -1], 3), "`counts` must hold whole, non-negative numbers; found -1"),
-    (([1.5], 3), "`counts` must hold whole, non-negative numbers; found 1.5"),
+    (([1, -1], 3), "`counts` must hold whole numbers from 0; found -1"),
+    (([1.5], 3), "`counts` must hold whole numbers from 0; found 1.5"),
     (([1, 1, 1, 1], 3), "`counts` has 4 bars but the ball has only `n_codes` = 3 codes"),
     (([[1]], 3), "`counts` must be a 1-D array"),
     (([1], 0), "`n_codes` must be at least 1, got 0"),
@@ -171,7 +171,7 @@ def test_lgap_bad_input():
         lgap([0, 1], codes, [1, 0], 1.0)
     with pytest.raises(RetrievalInputError, match="`query_code` must hold only"):
         lgap([0, 2], codes, [1, 0], 1)
-    with pytest.raises(RetrievalInputError, match="`grades` must hold whole, non-negative numbers"):
+    with pytest.raises(RetrievalInputError, match="`grades` must hold whole numbers from 0"):
         lgap([0, 1], codes, [1, -1], 1)
 
 

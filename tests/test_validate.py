@@ -42,7 +42,7 @@ CASES = [
     ("two relevance sources", lambda: ev(relevance=np.ones((2, 3))), "`relevance` needs exactly one source"),
     ("missing gallery labels", lambda: ev(gallery_labels=None), "`gallery_labels` is required"),
     ("relevance wrong shape", lambda: ev(query_labels=None, gallery_labels=None, relevance=np.ones((3, 2))), "`relevance` must have shape (2, 3)"),
-    ("negative grade", lambda: ev(query_labels=None, gallery_labels=None, relevance=-np.ones((2, 3))), "`relevance` grades must be whole numbers from 0 to 255"),
+    ("negative grade", lambda: ev(query_labels=None, gallery_labels=None, relevance=-np.ones((2, 3))), "`relevance` must hold whole numbers from 0 to 255; found -1"),
     ("relation type 4", lambda: ev(query_labels=None, gallery_labels=None, relation_types=np.full((2, 3), 4)), "`relation_types` relation types must be 1, 2 or 3"),
     ("unknown tie mode", lambda: ev(ties="random"), "`ties` must be one of 'expected', 'optimistic', 'pessimistic', 'index'; got 'random'"),
     ("unknown AP denominator", lambda: ev(ap_denominator="R"), "`ap_denominator` must be one of"),
