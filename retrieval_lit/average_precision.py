@@ -228,10 +228,24 @@ def map_at_r_from_summary(summary: RankSummary, conventions: Conventions) -> np.
     return apply_empty_policy(parts.value, big_r == 0, conventions, "have no relevant item (MAP@R needs R >= 1)")
 
 # %% ../nbs/11_average_precision.ipynb #736cdf94
-def average_precision(grades, p=None, tie_sizes=None, *, ties: str = "expected",
-                      ap_denominator: str = "retrieved", empty: str = "zero", ap_interpolation: str = "step") -> float:
-    """AP@p of one ranked list (p=None: the whole list). `grades` in rank order (ties in the given order), relevant
-    = grade > 0; `tie_sizes`: sizes of consecutive tie groups (None: no ties). NaN if skipped by `empty`."""
+def average_precision(grades,                       # the ranked list's grades, rank order (ties in the given order)
+                      p=None,                       # the cutoff; None: the whole list
+                      tie_sizes=None,               # sizes of consecutive tie groups; None: no ties
+                      *,
+                      ties: str = "expected",       # "expected" (mean over tie orders) | "optimistic" | "pessimistic" | "index"
+                      ap_denominator: str = "retrieved",  # "retrieved" (the papers) | "all" (trec_eval) | "min"
+                      empty: str = "zero",          # no relevant item in the denominator: "zero" | "skip" (NaN) | "error"
+                      ap_interpolation: str = "step",     # "step" (mean precision at hits) | "trapezoid" (Oxford/Paris)
+                      ) -> float:
+    """AP@p of one ranked list; relevant = grade > 0. NaN if skipped by `empty`.
+
+    >>> average_precision([1, 0, 1, 0])                                   # hits at ranks 1 and 3
+    0.8333333333333333
+    >>> average_precision([1, 0, 1, 0], tie_sizes=[1, 2, 1])              # ranks 2-3 tie: the mean of 5/6 and 1
+    0.9166666666666666
+    >>> average_precision([1, 0, 1, 0], tie_sizes=[1, 2, 1], ties="optimistic")
+    1.0
+    """
     conventions = Conventions.make(ties=ties, ap_denominator=ap_denominator, empty=empty, ap_interpolation=ap_interpolation)
     return float(ap_from_summary(list_summary(grades, tie_sizes), p, conventions)[0])
 

@@ -125,14 +125,33 @@ def ndcg_from_summary(summary: RankSummary, p, conventions: Conventions) -> np.n
     return apply_empty_policy(value, ideal == 0, conventions, "have no relevant item (iDCG = 0)")
 
 # %% ../nbs/12_dcg.ipynb #b7e208ac
-def dcg(grades, p=None, tie_sizes=None, *, ties: str = "expected", gain: str = "exp2") -> float:
-    "DCG@p of one ranked list of grades (p=None: the whole list)."
+def dcg(grades,                            # the ranked list's grades 0..255, rank order
+        p=None,                            # the cutoff; None: the whole list
+        tie_sizes=None,                    # sizes of consecutive tie groups; None: no ties
+        *, ties: str = "expected",             # "expected" | "optimistic" | "pessimistic" | "index"
+        gain: str = "exp2",                # "exp2" (2^g - 1) | "linear" (g)
+        ) -> float:
+    """DCG@p of one ranked list of grades.
+
+    >>> dcg([1, 0, 1, 0]), round(dcg([1, 0, 1, 0], tie_sizes=[1, 2, 1]), 6)   # ranks 2-3 tie
+    (1.5, 1.565465)
+    """
     conventions = Conventions.make(ties=ties, gain=gain)
     return float(dcg_from_summary(list_summary(grades, tie_sizes), p, conventions)[0])
 
 
-def ndcg(grades, p=None, tie_sizes=None, *, ties: str = "expected", gain: str = "exp2", empty: str = "zero") -> float:
-    "nDCG@p of one ranked list of grades (p=None: the whole list); NaN if skipped by `empty`."
+def ndcg(grades,                           # the ranked list's grades 0..255, rank order
+         p=None,                           # the cutoff; None: the whole list
+         tie_sizes=None,                   # sizes of consecutive tie groups; None: no ties
+         *, ties: str = "expected",            # "expected" | "optimistic" | "pessimistic" | "index"
+         gain: str = "exp2",               # "exp2" (2^g - 1) | "linear" (g)
+         empty: str = "zero",              # iDCG = 0 (no item of grade > 0): "zero" | "skip" (NaN) | "error"
+         ) -> float:
+    """nDCG@p of one ranked list of grades; NaN if skipped by `empty`.
+
+    >>> round(ndcg([1, 0, 1, 0]), 6), round(ndcg([1, 0, 1, 0], tie_sizes=[1, 2, 1]), 6)
+    (0.919721, 0.95986)
+    """
     conventions = Conventions.make(ties=ties, gain=gain, empty=empty)
     return float(ndcg_from_summary(list_summary(grades, tie_sizes), p, conventions)[0])
 

@@ -415,9 +415,17 @@ def expected_egr_brute(relevant, irrelevant, n: int, reading: str = "class") -> 
     return float(egr_rows(np.array(rows), reading).mean())
 
 # %% ../nbs/30_egr.ipynb #44fc44c7
-def egr_tied(grades, tie_sizes=None, n: int | None = None, ties: str = "expected", reading: str = "class") -> float:
-    """EGR of the top n (None: all; beyond the list's end: padded with irrelevant items) of a ranked list whose consecutive tie groups have sizes `tie_sizes`
-    (None: no ties), ties broken as `ties` says ('expected' = exact mean over the orders in each group)."""
+def egr_tied(grades,                       # the ranked list's grades, rank order (relevant = grade > 0)
+             tie_sizes=None,               # sizes of consecutive tie groups; None: no ties
+             n: int | None = None,         # the top n; None: all (beyond the list's end: padded with irrelevant items)
+             ties: str = "expected",       # "expected" (exact mean over tie orders) | "optimistic" | "pessimistic" | "index"
+             reading: str = "class",       # "class" (the reading that gives the paper's tables) | "R" (c_j = R)
+             ) -> float:
+    """EGR of the top n of a ranked list with tie groups. Lower is better.
+
+    >>> round(egr_tied([1, 0, 1, 0]), 6), round(egr_tied([1, 0, 1, 0], [1, 2, 1]), 6)   # ranks 2-3 tie
+    (0.526802, 0.489174)
+    """
     check_choice(ties, "ties", ("expected", "optimistic", "pessimistic", "index"))
     r = binary_list(grades, "grades")
     if tie_sizes is None:

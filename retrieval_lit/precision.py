@@ -137,19 +137,44 @@ def radius_recall_from_summary(summary: RankSummary, r: int, conventions: Conven
                               "have no relevant item, so no recall")
 
 # %% ../nbs/10_precision.ipynb #8041e4c6
-def precision_at_k(grades, k: int, tie_sizes=None, *, ties: str = "expected") -> float:
-    "P@k of one ranked list of grades (relevant = grade > 0); `tie_sizes`: consecutive tie groups (None: no ties)."
+def precision_at_k(grades,                 # the ranked list's grades, rank order
+                   k: int,                 # the cutoff (beyond the list: padded with irrelevant items)
+                   tie_sizes=None,         # sizes of consecutive tie groups; None: no ties
+                   *, ties: str = "expected",  # "expected" | "optimistic" | "pessimistic" | "index"
+                   ) -> float:
+    """P@k of one ranked list of grades (relevant = grade > 0).
+
+    >>> precision_at_k([1, 0, 1, 0], 2), precision_at_k([1, 0, 1, 0], 2, tie_sizes=[1, 2, 1])   # ranks 2-3 tie
+    (0.5, 0.75)
+    """
     return float(precision_from_summary(list_summary(grades, tie_sizes), k, Conventions.make(ties=ties))[0])
 
 
-def recall_at_k(grades, k: int, tie_sizes=None, *, ties: str = "expected", empty: str = "zero") -> float:
-    "Recall@k of one ranked list (the list is the whole gallery: R = its relevant items). NaN if skipped."
+def recall_at_k(grades,                    # the ranked list's grades, rank order (the whole gallery)
+                k: int,                    # the cutoff
+                tie_sizes=None,            # sizes of consecutive tie groups; None: no ties
+                *, ties: str = "expected",     # "expected" | "optimistic" | "pessimistic" | "index"
+                empty: str = "zero",       # no relevant item (R = 0): "zero" | "skip" (NaN) | "error"
+                ) -> float:
+    """Recall@k of one ranked list (R = its relevant items). NaN if skipped.
+
+    >>> recall_at_k([1, 0, 1, 0], 2), recall_at_k([1, 0, 1, 0], 2, tie_sizes=[1, 2, 1])
+    (0.5, 0.75)
+    """
     conventions = Conventions.make(ties=ties, empty=empty)
     return float(recall_from_summary(list_summary(grades, tie_sizes), k, conventions)[0])
 
 
-def r_precision(grades, tie_sizes=None, *, ties: str = "expected", empty: str = "zero") -> float:
-    "R-precision of one ranked list: P@R, R = relevant items in the list. NaN if skipped."
+def r_precision(grades,                    # the ranked list's grades, rank order (the whole gallery)
+                tie_sizes=None,            # sizes of consecutive tie groups; None: no ties
+                *, ties: str = "expected",     # "expected" | "optimistic" | "pessimistic" | "index"
+                empty: str = "zero",       # no relevant item (R = 0): "zero" | "skip" (NaN) | "error"
+                ) -> float:
+    """R-precision of one ranked list: P@R, R = relevant items in the list. NaN if skipped.
+
+    >>> r_precision([1, 0, 1, 0]), r_precision([1, 0, 1, 0], tie_sizes=[1, 2, 1])
+    (0.5, 0.75)
+    """
     conventions = Conventions.make(ties=ties, empty=empty)
     return float(rprec_from_summary(list_summary(grades, tie_sizes), conventions)[0])
 
