@@ -78,11 +78,11 @@ class Metric:
     name: canonical name, e.g. "map@1000"; top: positions read in stable order under ties="index" (-1: the whole
     ranking); code_max: reads summary.code_max (LGAP); binary: reads grade > 0 only; higher_is_better: the direction;
     tie_bounds, index_sums, bounds: see the comments."""
-    name: str
-    compute: Callable
-    top: int = 0
-    code_max: bool = False
-    binary: bool = True
+    name: str                           # canonical name, e.g. "map@1000"
+    compute: Callable                   # compute(summary, conventions) -> (Q,) float64, NaN = skipped
+    top: int = 0                        # positions read in stable order under ties="index" (p; -1 = the whole ranking)
+    code_max: bool = False              # reads summary.code_max (LGAP)
+    binary: bool = True                 # reads grade > 0 only (False: graded, e.g. nDCG)
     hamming_only: bool = False          # reads a group index as a Hamming radius: refused on score rankings
     higher_is_better: bool = True
     tie_bounds: bool = True             # the report gives its range over all tie orders
