@@ -474,6 +474,23 @@ def _exporter(mathjax_url: str):
 
 
 _IPYNB_LINK = re.compile(r'(href="(?![a-z]+://)[^"#]*?)\.ipynb(#[^"]*)?"')
+_HEADING = re.compile(r'<h([23]) id="([^"]+)"[^>]*>(.*?)<a class="anchor-link"', re.S)
+_TAG = re.compile(r"<[^>]+>")
+TOC_MIN_SECTIONS = 4      # pages with fewer sections read without an in-page table of contents
+_API_CARD = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
+
+
+def add_page_toc(page: str) -> str:
+    """Put an "On this page" list of the page's sections (h2, and h3 under them) before its first section: long
+    chapters get a map of themselves. Headings are read from nbconvert's output, whose ids the links use."""
+    heads = [(int(level), hid, html.unescape(_TAG.sub("", text)).strip()) for level, hid, text in _HEADING.findall(page)]
+    heads = [h for h in heads if not (h[0] == 3 and _API_CARD.fullmatch(h[2]))]   # API cards: h3 of a bare name
+    if sum(level == 2 for level, _, _ in heads) < TOC_MIN_SECTIONS:
+        return page
+    items = "".join(f'<li class="rl-toc-h{level}"><a href="#{hid}">{html.escape(text)}</a></li>' for level, hid, text in heads)
+    toc = f'<nav class="rl-toc" aria-label="On this page"><div class="rl-toc-title">On this page</div><ol>{items}</ol></nav>'
+    at = page.find(f'<h2 id="{heads[0][1]}"') if heads[0][0] == 2 else page.find("<h2 id=")
+    return page if at < 0 else page[:at] + toc + page[at:]
 
 
 def render_chapter(nb, chapter: Chapter, chapters: list[Chapter], mathjax: tuple[str, dict]) -> str:
@@ -487,7 +504,7 @@ def render_chapter(nb, chapter: Chapter, chapters: list[Chapter], mathjax: tuple
                         "source": chapter.path.name}}
     nb.metadata["title"] = chapter.title
     body, _ = exporter.from_notebook_node(nb, resources=resources)
-    return _IPYNB_LINK.sub(lambda m: f'{m.group(1)}.html{m.group(2) or ""}"', body)
+    return add_page_toc(_IPYNB_LINK.sub(lambda m: f'{m.group(1)}.html{m.group(2) or ""}"', body))
 
 
 def build(out: str | os.PathLike = "site", nbs: str | os.PathLike | None = None, only=None,

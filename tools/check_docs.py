@@ -12,7 +12,9 @@ For every page of the site it checks that:
   and reported no TeX error;
 - every figure shows: each `<img>` has loaded with a natural width > 0;
 - every widget shows its static state (a non-empty `.rl-widget-static` block);
-- the sidebar lists every page and the prev/next links point to pages that exist.
+- the sidebar lists every page and the prev/next links point to pages that exist;
+- a page with four sections or more has an in-page table of contents whose links reach their headings, and no
+  code block or table runs off the page (wide ones scroll).
 
 Needs Debian's `chromium` and `chromium-driver` (`apt-get install chromium
 chromium-driver`) and the `selenium` package. Exits 0 when every page passes,
@@ -126,6 +128,15 @@ return {
                                           natural_width: i.naturalWidth}; }),
   widgets: widgets.map(function (w) { return (w.innerText || '').trim().length; }),
   nav: q('nav.rl-sidebar li a').map(function (a) { return a.getAttribute('href'); }),
+  toc: q('nav.rl-toc a').map(function (a) { return a.getAttribute('href'); }),
+  toc_missing: q('nav.rl-toc a').filter(function (a) {
+      var f = a.getAttribute('href').slice(1);    // as the browser does: the fragment as written, then decoded
+      return !document.getElementById(f) && !document.getElementById(decodeURIComponent(f)); }).length,
+  sections: q('.rl-content h2').length,
+  wrapped_text: q('.rl-content .jp-OutputArea-output pre').filter(function (e) {   // printed tables must keep their lines
+      return getComputedStyle(e).whiteSpace !== 'pre'; }).length,
+  overflowing: q('.rl-content pre, .rl-content table').filter(function (e) {   // wider than the page, and not scrolling
+      var s = getComputedStyle(e); return e.scrollWidth > e.clientWidth + 1 && s.overflowX !== 'auto' && s.overflowX !== 'scroll'; }).length,
   pager: q('nav.rl-pager a').map(function (a) { return a.getAttribute('href'); }),
   resources: performance.getEntriesByType('resource').map(function (r) { return r.name; })
 };
@@ -182,6 +193,14 @@ def check_page(drv, url: str, name: str, site_pages: set, base: str, screenshot:
     for href in info["pager"]:
         if href not in site_pages:
             rep.problems.append(f"prev/next link to a missing page: {href}")
+    if info["sections"] >= 4 and not info["toc"]:
+        rep.problems.append(f"{info['sections']} sections but no in-page table of contents")
+    if info["toc_missing"]:
+        rep.problems.append(f"{info['toc_missing']} table-of-contents links point to no heading")
+    if info["wrapped_text"]:
+        rep.problems.append(f"{info['wrapped_text']} printed outputs wrap their lines (text tables become unreadable)")
+    if info["overflowing"]:
+        rep.problems.append(f"{info['overflowing']} code blocks or tables run off the page without scrolling")
     if screenshot is not None:
         screenshot.parent.mkdir(parents=True, exist_ok=True)
         drv.save_screenshot(str(screenshot))
