@@ -18,7 +18,8 @@ from .validate import as_numeric_array, check_finite, check_int, check_ndim, che
 # %% auto #0
 __all__ = ['PAPER_FIG6', 'ball_size', 'inverse_ball_sizes', 'phi', 'lgap_terms', 'lgap_from_counts', 'shell_counts', 'lgap',
            'paper_fig6_gallery', 'mlgap', 'collapse_lgap', 'CodeUsage', 'code_usage', 'code_value', 'plot_code_usage',
-           'plot_utilisation', 'orthodrome', 'perfect_map_layout', 'utilisation', 'max_perfect_map_utilisation']
+           'plot_code_occupancy', 'plot_utilisation', 'orthodrome', 'perfect_map_layout', 'utilisation',
+           'max_perfect_map_utilisation']
 
 # %% ../nbs/20_lgap.ipynb #41abfe60
 def ball_size(nbits: int, radius: int) -> int:
@@ -215,7 +216,42 @@ def plot_code_usage(codes, ax=None, title: str | None = None, max_bars_bits: int
     ax.vlines(x, 0, counts[x], color="C0", linewidth=1.0)   # lines stay visible when 2^K bars outnumber pixels
     ax.set_ylim(0, counts.max() * 1.05)
     ax.set_ylabel("items")
+    _integer_ticks(ax.yaxis)
     ax.set_title(title or f"{u.n_used} of 2^{pc.nbits} codes used, entropy {u.entropy:.2f} bits", fontsize=9)
+    return ax
+
+
+def _integer_ticks(axis):
+    "Ticks at whole numbers only (an axis that counts items)."
+    from matplotlib.ticker import MaxNLocator
+    axis.set_major_locator(MaxNLocator(integer=True))
+
+
+def plot_code_occupancy(codes, ax=None, title: str | None = None):
+    """How many codes hold 1, 2, 3, ... items: one bar per occupancy, codes counted on a log scale. Unlike the
+    histogram by code value it reads the same at every code length (at 64 bits, where every item has a code of its
+    own, it is one bar at 1, not a solid block)."""
+    import matplotlib.pyplot as plt
+    pc = pack_codes(codes, "codes")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6, 2.6), layout="constrained")
+    u = code_usage(pc)
+    per_code = gallery_code_counts(pc)[1]
+    occupancy = np.bincount(per_code)
+    k = np.flatnonzero(occupancy)
+    ax.bar(k, occupancy[k], width=0.8, color="C0")
+    ax.set_yscale("log")
+    ax.set_ylim(0.8, occupancy.max() * 2)
+    ax.set_xlim(0.4, max(int(k.max()), 1) + 0.6)
+    if k.size <= 12 and k.max() <= 12:
+        ax.set_xticks(np.arange(1, int(k.max()) + 1))
+    else:
+        _integer_ticks(ax.xaxis)
+    ax.set_xlabel("items sharing one code")
+    ax.set_ylabel("codes (log scale)")
+    most = f"{u.largest} item" + ("s" if u.largest != 1 else "")
+    ax.set_title(title or f"{u.n_used} of 2^{pc.nbits} codes used, at most {most} on one; entropy "
+                          f"{u.entropy:.2f} of {u.max_entropy:.2f} bits", fontsize=9)
     return ax
 
 

@@ -13,11 +13,12 @@ import numpy as np
 
 from .validate import as_numeric_array, check_choice, check_int, check_ndim, fail
 from .hamming import hamming_distances, pack_codes, to_bits
-from .ranking import TIE_MODES, summarize
+from .ranking import TIE_MODES, gallery_code_counts, summarize
 from .relevance import relevance_from_labels
 from .metrics import Conventions
 from .precision import plot_pr_curve, pr_curve_by_radius, pr_curve_by_rank
-from .lgap import ball_size, phi, plot_code_usage, PAPER_FIG6, paper_fig6_gallery
+from .lgap import (PAPER_FIG6, _integer_ticks, ball_size, paper_fig6_gallery, phi, plot_code_occupancy,
+                                plot_code_usage)
 
 # %% auto #0
 __all__ = ['DEMO_FIGURES', 'BallHistogram', 'ball_histogram', 'ball_codes', 'plot_phi', 'demo_summaries', 'pr_curves',
@@ -141,6 +142,7 @@ def plot_phi(hist: BallHistogram, ax=None, max_slots: int = 128, title: str | No
         labels = ["".join(map(str, row)) for row in (slots if every else hist.codes)]
         ax.set_xticklabels(labels, rotation=90, fontsize=7, family="monospace")
     ax.set_ylabel("items")
+    _integer_ticks(ax.yaxis)
     empty = "" if every else f", {hist.n_codes - len(counts)} empty codes not drawn"
     value = "undefined (empty ball)" if np.isnan(hist.phi) else f"{hist.area}/({top}·{hist.n_codes}) = {hist.phi:.4f}"
     ax.set_title(title or f"r = {hist.radius}: φ = A/B = {value}{empty}", fontsize=9)
@@ -226,17 +228,24 @@ def save_demo_figures(folder, bits=(12, 32, 64), seed: int = 0, ties: str = "exp
     a2.set_title("precision-recall by Hamming radius", fontsize=10)
     plot_precision_by_radius(by_radius, ax=a3)
     a3.set_title("precision within radius r", fontsize=10)
-    fig.suptitle(f"digits (seed {seed}): {_describe(sums)}", fontsize=10)
+    fig.suptitle(f"digits (seed {seed}): {_describe(sums)}; left and middle: precision against recall, "
+                 f"right: against the Hamming radius", fontsize=10)
     written.append(_save(fig, folder / DEMO_FIGURES[0], dpi))
 
-    fig = Figure(figsize=(7, 2.4 * len(sums)), layout="constrained")
-    axes = np.atleast_1d(fig.subplots(len(sums), 1))
+    fig = Figure(figsize=(7, 2.2 * len(sums)), layout="constrained")
+    axes = np.atleast_1d(fig.subplots(len(sums), 1, sharex=True))   # one x scale: the panels compare
     for ax, (key, value) in zip(axes, sums.items()):
         d = value[0] if isinstance(value, tuple) else None
         if d is None:
             fail("summaries", "needs (data, summary) pairs, as demo_summaries returns, to draw code usage")
-        plot_code_usage(d.gallery_codes, ax=ax, max_bars_bits=12)   # one bar per code value up to 4,096 codes
+        plot_code_occupancy(d.gallery_codes, ax=ax)      # the same axes at every code length
         ax.set_title(f"{key} bits: " + ax.get_title(), fontsize=9)
+    widest = max(int(np.bincount(gallery_code_counts(pack_codes(v[0].gallery_codes))[1]).size) for v in sums.values())
+    axes[0].set_xlim(0.4, widest - 0.4)                  # shared by every panel
+    _integer_ticks(axes[0].xaxis)
+    for ax in axes[:-1]:
+        ax.set_xlabel("")                                # said once, under the last panel
+    fig.suptitle("how the gallery's items share codes", fontsize=10)
     written.append(_save(fig, folder / DEMO_FIGURES[1], dpi))
 
     q6, codes6, grades6 = paper_fig6_gallery()
@@ -255,8 +264,11 @@ def save_demo_figures(folder, bits=(12, 32, 64), seed: int = 0, ties: str = "exp
 
 
 def _describe(sums: dict) -> str:
-    parts = []
-    for key, value in sums.items():
-        s = value[1] if isinstance(value, tuple) else value
-        parts.append(f"{key}: {s.n_queries} queries x {s.n_gallery} items")
-    return "; ".join(parts)
+    "The data's size said once when every code length shares it (the demo's case), else once per length."
+    sizes = {k: ((v[1] if isinstance(v, tuple) else v).n_queries, (v[1] if isinstance(v, tuple) else v).n_gallery)
+             for k, v in sums.items()}
+    bits = ", ".join(str(k) for k in sizes)
+    if len(set(sizes.values())) == 1:
+        q, n = next(iter(sizes.values()))
+        return f"{q:,} queries x {n:,} gallery items, codes of {bits} bits"
+    return "; ".join(f"{k} bits: {q:,} queries x {n:,} items" for k, (q, n) in sizes.items())
