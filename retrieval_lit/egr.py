@@ -21,7 +21,7 @@ from .validate import (as_numeric_array, check_choice, check_finite, check_int, 
 __all__ = ['READINGS', 'TABLE4', 'binary_list', 'relevant_runs', 'egr_contingency', 'egr_direct', 'egr_from_groups', 'egr',
            'ExactLog', 'egr_exact', 'truncate', 'paper_precision', 'paper_map', 'paper_rprecision', 'rbp',
            'error_rates', 'extended_precision', 'clustering_entropy', 'purity', 'v_measure', 'egr_rows', 'expected_egr',
-           'expected_egr_brute', 'egr_tied', 'egr_at', 'grid_components', 'egr_grid']
+           'egr_tied', 'egr_at', 'grid_components', 'egr_grid']
 
 # %% ../nbs/30_egr.ipynb #3ce888e6
 def binary_list(rel, name: str = "rel") -> np.ndarray:
@@ -393,26 +393,6 @@ def _expected_egr_counts(rel: np.ndarray, irr: np.ndarray, n: int, reading: str 
             boundary, left = (a, b, left), 0
     r, w, e_s, r_full = _expected_runsum(segments, boundary)
     return float(w @ _egr_closed(n if length is None else length, r_full + r, e_s, reading))
-
-# %% ../nbs/30_egr.ipynb #d5611f00
-def expected_egr_brute(relevant, irrelevant, n: int, reading: str = "class") -> float:
-    "The mean EGR of the top n over every distinct order within the tie groups (exponential: tiny inputs only)."
-    from itertools import combinations, product
-    used, size = [], 0
-    for a, b in zip(relevant, irrelevant):
-        if size >= n:
-            break
-        if a + b:
-            used.append((int(a), int(b)))
-            size += a + b
-    n = min(n, size)
-    def orders(a, b):
-        for pos in combinations(range(a + b), a):
-            s = np.zeros(a + b, dtype=bool)
-            s[list(pos)] = True
-            yield s
-    rows = [np.concatenate(parts)[:n] for parts in product(*(list(orders(a, b)) for a, b in used))]
-    return float(egr_rows(np.array(rows), reading).mean())
 
 # %% ../nbs/30_egr.ipynb #44fc44c7
 def egr_tied(grades,                       # the ranked list's grades, rank order (relevant = grade > 0)

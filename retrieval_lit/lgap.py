@@ -18,8 +18,7 @@ from .validate import as_numeric_array, check_finite, check_int, check_ndim, che
 # %% auto #0
 __all__ = ['PAPER_FIG6', 'ball_size', 'inverse_ball_sizes', 'phi', 'lgap_terms', 'lgap_from_counts', 'shell_counts', 'lgap',
            'paper_fig6_gallery', 'mlgap', 'collapse_lgap', 'CodeUsage', 'code_usage', 'code_value', 'plot_code_usage',
-           'plot_code_occupancy', 'plot_utilisation', 'orthodrome', 'perfect_map_layout', 'utilisation',
-           'max_perfect_map_utilisation']
+           'plot_code_occupancy', 'plot_utilisation', 'orthodrome', 'perfect_map_layout', 'utilisation']
 
 # %% ../nbs/20_lgap.ipynb #41abfe60
 def ball_size(nbits: int, radius: int) -> int:
@@ -311,63 +310,3 @@ def utilisation(layout) -> float:
     "Share of the 2^K codes that a layout occupies."
     lab, _ = _layout(layout)
     return float((lab >= 0).mean())
-
-# %% ../nbs/20_lgap.ipynb #0d411b94
-def max_perfect_map_utilisation(nbits: int, strict: bool = True, time_limit: float = 600.0) -> tuple:
-    """Exact search (integer programming, scipy's HiGHS) for the largest share of the 2^K codes that a
-    layout with perfect global mAP can occupy, every class on >= 2 codes and at least 2 classes.
-    Returns (utilisation, layout, proven_optimal); utilisation is NaN and layout None if no layout exists."""
-    from scipy.optimize import Bounds, LinearConstraint, milp
-    from scipy.sparse import coo_matrix
-    nbits = check_int(nbits, "nbits", 2, 6)
-    n = 2 ** nbits
-    codes = np.arange(n)
-    d = np.bitwise_count(codes[:, None] ^ codes[None, :]).astype(np.int64)
-    pair = {}
-    for a in range(n):
-        for b in range(a + 1, n):
-            pair[a, b] = n + len(pair)
-    s = lambda a, b: pair[min(a, b), max(a, b)]
-    rows, cols, vals, lo, hi = [], [], [], [], []
-
-    def add(entries, low, high):
-        r = len(lo)
-        for c, v in entries:
-            rows.append(r); cols.append(c); vals.append(v)
-        lo.append(low); hi.append(high)
-
-    for (a, b), v in pair.items():
-        add([(v, 1), (a, -1)], -np.inf, 0)
-        add([(v, 1), (b, -1)], -np.inf, 0)
-    for a in range(n):
-        add([(a, 1)] + [(s(a, b), -1) for b in range(n) if b != a], -np.inf, 0)
-    for a in range(n):
-        for b in range(a + 1, n):
-            for c in range(b + 1, n):
-                for p, q, t in (((a, b), (b, c), (a, c)), ((a, b), (a, c), (b, c)), ((a, c), (b, c), (a, b))):
-                    add([(s(*p), 1), (s(*q), 1), (s(*t), -1)], -np.inf, 1)
-    add([(c, 1) for c in range(1, n)] + [(s(0, c), -1) for c in range(1, n)], 1, np.inf)
-    for a in range(n):
-        for b in range(n):
-            for c in range(n):
-                if len({a, b, c}) == 3 and (d[a, b] >= d[a, c] if strict else d[a, b] > d[a, c]):
-                    add([(s(a, b), 1), (c, 1), (s(a, c), -1)], -np.inf, 1)
-    nv = n + len(pair)
-    A = coo_matrix((vals, (rows, cols)), shape=(len(lo), nv)).tocsr()
-    cost = np.zeros(nv)
-    cost[:n] = -1
-    lower = np.zeros(nv)
-    lower[0] = 1
-    res = milp(cost, constraints=LinearConstraint(A, lo, hi), integrality=np.ones(nv),
-               bounds=Bounds(lower, np.ones(nv)), options={"time_limit": float(time_limit)})
-    if res.x is None:
-        return math.nan, None, res.status == 2         # status 2: proven infeasible
-    x = np.round(res.x).astype(bool)
-    layout = -np.ones(n, dtype=np.int64)
-    for a in np.flatnonzero(x[:n]):                     # name classes in order of first code
-        if layout[a] < 0:
-            layout[a] = layout.max() + 1
-            for b in range(a + 1, n):
-                if x[s(a, b)]:
-                    layout[b] = layout[a]
-    return utilisation(layout), layout, res.status == 0

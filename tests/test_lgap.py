@@ -295,7 +295,7 @@ def test_perfect_map_layout_strict_vs_optimistic():
 
 def test_exact_search_small_K():
     pytest.importorskip("scipy")
-    from retrieval_lit.lgap import max_perfect_map_utilisation
+    from retrieval_lit.labs.proposition1 import max_perfect_map_utilisation
     u2, lay2, proven2 = max_perfect_map_utilisation(2)
     assert math.isnan(u2) and lay2 is None and proven2
     u3, lay3, proven3 = max_perfect_map_utilisation(3)
