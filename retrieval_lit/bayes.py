@@ -12,7 +12,7 @@ from typing import Iterator, NamedTuple, Sequence
 import numpy as np
 
 from .hamming import PackedCodes, pack_codes, paired_hamming
-from .validate import (as_numeric_array, check_finite, check_int, check_ndim, check_nonempty,
+from .validate import (as_numeric_array, check_finite, check_int, check_ndim, check_nonempty, check_real,
                                     check_whole_numbers, fail)
 
 # %% auto #0
@@ -63,9 +63,7 @@ def _check_scores(scores, name: str = "scores") -> np.ndarray:
 
 def _check_weight(w, name: str = "w") -> float:
     "A Bayes weight: a finite real number >= 0."
-    if isinstance(w, (bool, np.bool_)) or not isinstance(w, numbers.Real) or not np.isfinite(w) or w < 0:
-        fail(name, f"must be a finite real number >= 0, got {w!r}")
-    return float(w)
+    return check_real(w, name, 0)
 
 # %% ../nbs/40_bayes.ipynb #bba8a784
 @dataclass(frozen=True, eq=False)

@@ -13,7 +13,7 @@ import numpy as np
 __all__ = ['RetrievalInputError', 'fail', 'shown', 'to_numpy', 'as_array', 'as_numeric_array', 'check_ndim', 'check_nonempty',
            'check_finite', 'check_codes', 'check_same_nbits', 'check_labels', 'encode_class_ids', 'check_label_pair',
            'check_whole_numbers', 'check_grade_matrix', 'check_count_matrix', 'check_relation_types', 'check_tie_sizes',
-           'check_int', 'check_bool', 'check_choice', 'check_probability']
+           'check_int', 'check_bool', 'check_choice', 'check_real', 'check_probability']
 
 # %% ../nbs/00_validate.ipynb #a57cf047
 class RetrievalInputError(ValueError):
@@ -271,11 +271,17 @@ def check_choice(value, name: str, choices) -> str:
     return value
 
 
+def check_real(value, name: str, minimum: float | None = None) -> float:
+    "A finite real number (not a bool), at least `minimum` if given: weights, thresholds, ink levels."
+    bad = isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) or not np.isfinite(value)
+    if bad or (minimum is not None and value < minimum):
+        fail(name, f"must be a finite real number{'' if minimum is None else f' >= {minimum}'}, got {value!r}")
+    return float(value)
+
+
 def check_probability(value, name: str, *, open_low: bool = True, open_high: bool = True) -> float:
     "A real number in (0, 1) (the ends included where asked)."
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) or not np.isfinite(value):
-        fail(name, f"must be a real number, got {value!r}")
-    v = float(value)
+    v = check_real(value, name)
     if (v < 0 or v > 1) or (open_low and v == 0) or (open_high and v == 1):
         lo, hi = "(" if open_low else "[", ")" if open_high else "]"
         fail(name, f"must lie in {lo}0, 1{hi}, got {v}")

@@ -10,7 +10,7 @@ import numbers
 import numpy as np
 
 from ..bayes import InvertedIndex, _check_descriptors
-from ..validate import as_numeric_array, check_finite, check_int, check_ndim, fail
+from ..validate import as_numeric_array, check_finite, check_int, check_ndim, check_real, fail
 
 # %% auto #0
 __all__ = ['digit_patches', 'train_vocabulary', 'assign_words', 'tfidf_values', 'rank_by_score']
@@ -22,8 +22,7 @@ def digit_patches(patch: int = 4, min_ink: float = 0.5) -> tuple:
     from sklearn.datasets import load_digits
     from numpy.lib.stride_tricks import sliding_window_view
     patch = check_int(patch, "patch", 1, 8)
-    if isinstance(min_ink, (bool, np.bool_)) or not isinstance(min_ink, numbers.Real) or not min_ink >= 0:
-        fail("min_ink", f"must be a real number >= 0, got {min_ink!r}")
+    min_ink = check_real(min_ink, "min_ink", 0)
     digits = load_digits()
     windows = sliding_window_view(digits.images, (patch, patch), axis=(1, 2)).reshape(len(digits.images), -1, patch * patch)
     ink = windows.sum(axis=2)
