@@ -693,7 +693,7 @@ def code_max_pass(query_codes, words: np.ndarray, counts: np.ndarray, ignored: t
     cmax = np.zeros((len(q), q.nbits + 1), dtype=np.int64)
     words = np.ascontiguousarray(words, dtype=np.uint64)
     if ignored is None:
-        dec_ptr, dec_idx = np.zeros(len(q) + 1, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        dec_ptr, dec_idx = _ignore_operands(None, len(q))    # empty rows: nothing taken off
     else:
         dec_ptr, dec_idx = np.ascontiguousarray(ignored[0], dtype=np.int64), code_ids(words, ignored[1])
     _code_max_kernel(q.words, _gallery_words(words), len(words), np.ascontiguousarray(counts, dtype=np.int64), cmax,
@@ -725,6 +725,11 @@ def _by_class(q: PackedCodes, g: PackedCodes, rel: Relevance, n_grades: int) -> 
         return False
     entry = getattr(_LAST, "by_class", None)
     return len(q) >= CLASS_SORT_MIN_QUERIES or (entry is not None and entry[0][0] is g.words)
+
+
+def _query_blocks(n_queries: int) -> int:
+    "How many blocks the one-walk kernels split the queries into: about four per thread (each allocates its buffers once)."
+    return max(1, min(n_queries, 4 * numba.get_num_threads()))
 
 
 def _ignore_operands(ignore: IgnoreSets | None, n_queries: int) -> tuple:
@@ -771,7 +776,7 @@ def hist_top_pass(q: PackedCodes, g: PackedCodes, rel: Relevance, n_grades: int,
         hist = np.zeros((len(q), q.nbits + 1, n_grades), dtype=np.int64)
         top = np.zeros((len(q), t), dtype=np.uint8)
         _class_hist_top_kernel(q.words, _gallery_words(g.words), len(g), by_class["order"],
-                               *_class_ranges(by_class, rel.query_labels), max(1, min(len(q), 4 * numba.get_num_threads())),
+                               *_class_ranges(by_class, rel.query_labels), _query_blocks(len(q)),
                                hist, top, _width(q.words.shape[1]), *_ignore_operands(ignore, len(q)))
         return hist, top
     hist = hist_pass(q, g, rel, n_grades, ignore)
@@ -798,7 +803,7 @@ def hist_sums_pass(q: PackedCodes, g: PackedCodes, rel: Relevance, n_grades: int
     hist = np.zeros((len(q), q.nbits + 1, n_grades), dtype=np.int64)
     ap, dcg = np.zeros((len(q), 2)), np.zeros((len(q), n_grades, 2))
     hits = np.zeros(len(q), dtype=np.int64)
-    n_blocks = max(1, min(len(q), 4 * numba.get_num_threads()))
+    n_blocks = _query_blocks(len(q))
     dbits, pbits = _record_layout(q.nbits)
     if _by_class(q, g, rel, n_grades):
         by_class = _gallery_by_class(g, rel.gallery_labels)

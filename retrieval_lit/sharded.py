@@ -5,7 +5,7 @@
 # %% ../nbs/61_sharded.ipynb #43d8339d
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -161,6 +161,14 @@ class ShardedGallery:
     labels: list                 # futures of each shard's labels; None per shard when relevance is a grade matrix
     sizes: list                  # items per shard
     nbits: int                   # code length
+    _distinct: tuple | None = field(default=None, repr=False)   # the merged distinct-code table, once asked for
+
+    def distinct_table(self) -> tuple:
+        "(words, counts): the gallery's distinct codes and multiplicities, merged across shards the first time only."
+        if self._distinct is None:
+            c = self.client
+            self._distinct = c.gather(c.submit(merge_distinct, [c.submit(_task_distinct, f) for f in self.shards]))
+        return self._distinct
 
     @property
     def n_items(self) -> int:
@@ -187,7 +195,7 @@ class ShardedGallery:
         qlab = None if relevance.kind == "matrix" else relevance.query_labels
         grades = ([relevance.matrix[:, a:b] for a, b in self.bounds] if relevance.kind == "matrix"
                   else [None] * len(self.shards))
-        return _scan_block(self, qf, len(q), qlab, grades, relevance.max_grade + 1, resolve_top(top, self.n_items),
+        return _scan_block(self, qf, qlab, grades, relevance.max_grade + 1, resolve_top(top, self.n_items),
                            index_sums, code_max, ignore)
 
 
@@ -224,7 +232,7 @@ def scatter_gallery(gallery_codes, gallery_labels=None, *, shards: int | None = 
     return _gallery_on_cluster(client, g_blocks, gl_blocks)
 
 
-def _scan_block(gal: ShardedGallery, qf, n_q: int, qlf, grades: list, n_grades: int, t: int, index_sums: bool,
+def _scan_block(gal: ShardedGallery, qf, qlf, grades: list, n_grades: int, t: int, index_sums: bool,
                 code_max: bool, ignore: IgnoreSets | None) -> engine.Scan:
     """One block of queries (future `qf`, labels `qlf`, per-shard grade blocks `grades`) against every shard:
     round 1 the histograms, round 2 the order-dependent passes from each shard's offsets, then code_max."""
@@ -250,7 +258,7 @@ def _scan_block(gal: ShardedGallery, qf, n_q: int, qlf, grades: list, n_grades: 
             sums = engine.IndexSums(*_merge_sums(parts))
     cmax = None
     if code_max:
-        table = client.gather(client.submit(merge_distinct, [client.submit(_task_distinct, f) for f in gal.shards]))
+        table = gal.distinct_table()
         removed = None
         if ignore is not None:
             removed_words = np.zeros((len(ignore.indices), table[0].shape[1]), dtype=np.uint64)
@@ -309,7 +317,7 @@ def sharded_scan(query_codes, gallery_codes, query_labels=None, gallery_labels=N
         n_grades = 2 if len(probe) == 0 else 1 + int(probe[0])
 
     starts = np.cumsum([0] + q_sizes).tolist()
-    scans = [_scan_block(gal, qf[i], q_sizes[i], qlf[i], grf[i] if grf is not None else [None] * len(gal.shards),
+    scans = [_scan_block(gal, qf[i], qlf[i], grf[i] if grf is not None else [None] * len(gal.shards),
                          n_grades, t, index_sums, code_max, None if ig is None else ig.rows(starts[i], starts[i + 1]))
              for i in range(len(qf))]
     return _concat_scans(scans)

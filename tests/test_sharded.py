@@ -214,3 +214,21 @@ def test_command_line_dask_address(client, tmp_path):
         assert main(["evaluate", *args, "--metrics", "map", "p@10", "--json", "-", *extra], out=buf) == 0
         outs.append(json.loads(buf.getvalue()[buf.getvalue().index("{"):])["metrics"])
     assert outs[0] == outs[1] and outs[0]["map"] > 0
+
+
+def test_sharded_gallery_merges_its_distinct_codes_once(client):
+    "code_max for several query blocks: the gallery's distinct-code table is merged on the first block only."
+    from retrieval_lit.relevance import make_ignore
+    from retrieval_lit.sharded import scatter_gallery
+    rng = np.random.default_rng(12)
+    qb, gb = rng.integers(0, 2, (12, 10)), rng.integers(0, 2, (300, 10))
+    ql, gl = rng.integers(0, 3, 12), rng.integers(0, 3, 300)
+    gal = scatter_gallery(gb, gl, shards=3, client=client)
+    rel = relevance_from_labels(ql, gl, 12, 300)
+    ig = make_ignore(12, 300, rng.random((12, 300)) < 0.2)
+    first = gal.scan(qb[:5], rel.rows(0, 5), code_max=True, ignore=ig.rows(0, 5))
+    table = gal.distinct_table()
+    second = gal.scan(qb[5:], rel.rows(5, 12), code_max=True, ignore=ig.rows(5, 12))
+    assert gal.distinct_table() is table
+    ref = ranking.summarize(qb, gb, rel, code_max=True, ignore=ig)
+    assert np.array_equal(np.concatenate([first.summary.code_max, second.summary.code_max]), ref.code_max)
