@@ -14,8 +14,7 @@ import numpy as np
 from .hamming import row_blocks
 from .metrics import Conventions, Metric, apply_empty_policy, parse_cutoff, register_metric
 from .ranking import RankSummary, hypergeometric_weights, list_summary, ordered_top, row_sums
-from .validate import (as_numeric_array, check_finite, check_grade_matrix, check_int, check_ndim,
-                                    check_nonempty, fail)
+from .validate import check_int
 
 # %% auto #0
 __all__ = ['APParts', 'ap_ordered', 'harmonic_gap', 'expected_precision_sum', 'expected_term_sum', 'ap_expected', 'finish_ap',
@@ -130,7 +129,6 @@ def ap_expected(n, r, t, denominator: str, interpolation: str = "step", total=No
     nearest group first; t >= 1 the cutoff (>= N: the whole ranking), one for all queries or one per query (Q,);
     total: (Q,) relevant items R of each query (None: those the groups hold; more when some are never ranked)."""
     n, r = np.asarray(n, dtype=np.int64), np.asarray(r, dtype=np.int64)
-    n_q = n.shape[0]
     t = np.asarray(t, dtype=np.int64)
     items_before, rel_before = np.cumsum(n, axis=1) - n, np.cumsum(r, axis=1) - r
     total = r.sum(axis=1) if total is None else np.asarray(total, dtype=np.int64)

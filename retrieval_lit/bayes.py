@@ -5,15 +5,13 @@
 # %% ../nbs/40_bayes.ipynb #ac5b05d9
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass
 from typing import Iterator, NamedTuple, Sequence
 
 import numpy as np
 
 from .hamming import PackedCodes, pack_codes, paired_hamming
-from .validate import (as_numeric_array, check_finite, check_int, check_ndim, check_nonempty, check_real,
-                                    check_whole_numbers, fail)
+from .validate import as_numeric_array, check_finite, check_ids, check_int, check_numbers, check_real, fail
 
 # %% auto #0
 __all__ = ['MAX_LISTS', 'InvertedIndex', 'build_index', 'WalkStep', 'walk_per_image', 'MergeResult', 'merge_per_image_reference',
@@ -25,17 +23,9 @@ __all__ = ['MAX_LISTS', 'InvertedIndex', 'build_index', 'WalkStep', 'walk_per_im
 MAX_LISTS = 16  # a membership table has 2**K entries
 
 
-def _check_id_array(x, name: str, upper: int | None = None, upper_what: str = "") -> np.ndarray:
-    "A 1-D array of whole numbers in [0, upper) as a new int64 array (ids; `upper_what` explains the bound)."
-    a = check_whole_numbers(x, name, 1, "entries", allow_bool=False)
-    if upper is not None and a.size and a.max() >= upper:
-        fail(name, f"holds id {a.max()} at index {int(np.argmax(a))}, but {upper_what} (ids run from 0 to {upper - 1})")
-    return a
-
-
 def _check_sorted_ids(x, name: str, n_images: int, per_image: bool) -> np.ndarray:
     "An inverted list's image ids: sorted, and with no repeats when the list holds one entry per image."
-    a = _check_id_array(x, name, n_images, f"`scores` has only {n_images} images")
+    a = check_ids(x, name, n_images, f"`scores` has only {n_images} images")
     step = np.diff(a)
     bad = np.flatnonzero(step <= 0 if per_image else step < 0)
     if bad.size:
@@ -49,21 +39,11 @@ def _check_values(values, name: str, n: int, ids_name: str) -> np.ndarray:
     "What each entry of a list adds (TF or a vote): 1-D, finite, one per entry; None means 1 per entry."
     if values is None:
         return np.ones(n)
-    a = check_finite(check_ndim(as_numeric_array(values, name), name, 1, "entries"), name)
+    a = check_numbers(values, name, 1, "entries")
     if len(a) != n:
         fail(name, f"has {len(a)} values but `{ids_name}` has {n} entries: one value per entry")
     return a.astype(np.float64)
 
-
-def _check_scores(scores, name: str = "scores") -> np.ndarray:
-    "The scores to update: a 1-D finite array, returned as a new float64 array (the caller's is never written)."
-    a = check_finite(check_ndim(as_numeric_array(scores, name), name, 1, "images"), name)
-    return np.array(a, dtype=np.float64)
-
-
-def _check_weight(w, name: str = "w") -> float:
-    "A Bayes weight: a finite real number >= 0."
-    return check_real(w, name, 0)
 
 # %% ../nbs/40_bayes.ipynb #bba8a784
 @dataclass(frozen=True, eq=False)
@@ -110,8 +90,8 @@ def build_index(words, image_ids, n_words: int, n_images: int, per_image: bool =
     signatures (one code per descriptor, any form `pack_codes` takes) are kept with the one-entry-per-descriptor layout."""
     n_words = check_int(n_words, "n_words", 1)
     n_images = check_int(n_images, "n_images", 1)
-    w = _check_id_array(words, "words", n_words, f"`n_words` is {n_words}")
-    img = _check_id_array(image_ids, "image_ids", n_images, f"`n_images` is {n_images}")
+    w = check_ids(words, "words", n_words, f"`n_words` is {n_words}")
+    img = check_ids(image_ids, "image_ids", n_images, f"`n_images` is {n_images}")
     if len(img) != len(w):
         fail("image_ids", f"has {len(img)} entries but `words` has {len(w)}: one image id per descriptor")
     order = np.lexsort((img, w))                     # by word, then image, then descriptor id (lexsort is stable)
@@ -153,11 +133,11 @@ def walk_per_image(idx1, tf1, idx2, tf2, scores, w: float = 1.0) -> Iterator[Wal
 
     An image on one list adds its TF; an image on both adds w*tf_1 + w*tf_2. `scores` is copied, never written.
     The arguments are checked at once (not at the first step); the walk itself is `_walk`."""
-    s = _check_scores(scores)
+    s = check_numbers(scores, "scores", 1, "images").astype(np.float64)   # a copy: never the caller's
     idx1 = _check_sorted_ids(idx1, "idx1", len(s), per_image=True)
     idx2 = _check_sorted_ids(idx2, "idx2", len(s), per_image=True)
     tf1, tf2 = _check_values(tf1, "tf1", len(idx1), "idx1"), _check_values(tf2, "tf2", len(idx2), "idx2")
-    return _walk(idx1, tf1, idx2, tf2, s, _check_weight(w))
+    return _walk(idx1, tf1, idx2, tf2, s, check_real(w, "w", 0))
 
 
 def _walk(idx1, tf1, idx2, tf2, s, w):
@@ -213,11 +193,11 @@ def merge_per_descriptor_reference(idx1, idx2, scores, w: float = 1.0, votes1=No
     """Algorithm 1 of Zheng et al. (2014, supplement), repaired (one entry per descriptor): merge two image-sorted lists whose ids may repeat.
 
     An entry of an image on one list adds its vote (default 1); every entry of an image on both lists adds w * vote."""
-    s = _check_scores(scores)
+    s = check_numbers(scores, "scores", 1, "images").astype(np.float64)   # a copy: never the caller's
     idx1 = _check_sorted_ids(idx1, "idx1", len(s), per_image=False)
     idx2 = _check_sorted_ids(idx2, "idx2", len(s), per_image=False)
     v1, v2 = _check_values(votes1, "votes1", len(idx1), "idx1"), _check_values(votes2, "votes2", len(idx2), "idx2")
-    w = _check_weight(w)
+    w = check_real(w, "w", 0)
     len1, len2, i, j, steps = len(idx1), len(idx2), 0, 0, 0
     while i < len1 and j < len2:                      # line 1 (printed: "i < len_1 and i < len_2")
         steps += 1
@@ -256,9 +236,9 @@ def weight_table(w, n_lists: int) -> np.ndarray:
     on the lists whose bits are set in `mask`. A number w: 1 for one list, w for two or more. An array: the table itself."""
     k = check_int(n_lists, "n_lists", 1, MAX_LISTS)
     if np.ndim(w) == 0:
-        w = _check_weight(w)
+        w = check_real(w, "w", 0)
         return np.where(np.bitwise_count(np.arange(2 ** k)) >= 2, w, 1.0)
-    t = check_finite(check_ndim(as_numeric_array(w, "w"), "w", 1, "one weight per membership mask"), "w")
+    t = check_numbers(w, "w", 1, "one weight per membership mask")
     if len(t) != 2 ** k:
         fail("w", f"as a table must have 2**K = {2 ** k} entries for K = {k} lists, got {len(t)}")
     if (t < 0).any():
@@ -268,7 +248,7 @@ def weight_table(w, n_lists: int) -> np.ndarray:
 
 def _check_lists(ids, values, scores, per_image: bool):
     "K lists of sorted image ids and their values (None = 1 per entry), and the scores to update."
-    s = _check_scores(scores)
+    s = check_numbers(scores, "scores", 1, "images").astype(np.float64)   # a copy: never the caller's
     if isinstance(ids, np.ndarray) or not isinstance(ids, Sequence) or len(ids) == 0:
         fail("ids", "must be a non-empty sequence (list or tuple) of K inverted lists, one array of image ids each")
     k = check_int(len(ids), "ids", 1, MAX_LISTS)
@@ -352,8 +332,8 @@ class WordOverlap:
 
     def ratio(self, a, b) -> np.ndarray:
         "Card(A∩B) / Card(A∪B) for words a (vocabulary 1) and b (vocabulary 2), elementwise; 0 where both are empty."
-        a = _check_id_array(np.atleast_1d(a), "a", len(self.size_a), f"vocabulary 1 has {len(self.size_a)} words")
-        b = _check_id_array(np.atleast_1d(b), "b", len(self.size_b), f"vocabulary 2 has {len(self.size_b)} words")
+        a = check_ids(np.atleast_1d(a), "a", len(self.size_a), f"vocabulary 1 has {len(self.size_a)} words")
+        b = check_ids(np.atleast_1d(b), "b", len(self.size_b), f"vocabulary 2 has {len(self.size_b)} words")
         if len(a) != len(b):
             fail("b", f"has {len(b)} words but `a` has {len(a)}: one pair per position")
         key = a * len(self.size_b) + b
@@ -367,8 +347,8 @@ class WordOverlap:
 def word_overlap(words_a, words_b, n_a: int, n_b: int) -> WordOverlap:
     "Count, over the indexed descriptors, Card(A) per word of each vocabulary and Card(A∩B) per pair of words."
     n_a, n_b = check_int(n_a, "n_a", 1), check_int(n_b, "n_b", 1)
-    wa = _check_id_array(words_a, "words_a", n_a, f"`n_a` is {n_a}")
-    wb = _check_id_array(words_b, "words_b", n_b, f"`n_b` is {n_b}")
+    wa = check_ids(words_a, "words_a", n_a, f"`n_a` is {n_a}")
+    wb = check_ids(words_b, "words_b", n_b, f"`n_b` is {n_b}")
     if len(wa) != len(wb):
         fail("words_b", f"has {len(wb)} descriptors but `words_a` has {len(wa)}: the same descriptors in both")
     keys, counts = np.unique(wa * n_b + wb, return_counts=True)
@@ -411,26 +391,18 @@ class HammingEmbedding:
 
     def signatures(self, descriptors, words) -> PackedCodes:
         "Binary signatures: bit t set when projection t of a descriptor exceeds its word's median t."
-        x = _check_descriptors(descriptors, "descriptors", self.projection.shape[1])
-        w = _check_id_array(words, "words", len(self.medians), f"the vocabulary has {len(self.medians)} words")
+        x = check_numbers(descriptors, "descriptors", 2, "descriptors x dimensions", nonempty=True, columns=self.projection.shape[1])
+        w = check_ids(words, "words", len(self.medians), f"the vocabulary has {len(self.medians)} words")
         if len(w) != len(x):
             fail("words", f"has {len(w)} entries but `descriptors` has {len(x)} rows: one word per descriptor")
         return pack_codes((x @ self.projection.T > self.medians[w]).astype(np.uint8), "signatures")
 
 
-def _check_descriptors(x, name: str, dim: int | None = None) -> np.ndarray:
-    "Local descriptors: a finite (n, dim) array."
-    a = check_finite(check_nonempty(check_ndim(as_numeric_array(x, name), name, 2, "descriptors x dimensions"), name), name)
-    if dim is not None and a.shape[1] != dim:
-        fail(name, f"must have {dim} dimensions per descriptor, got {a.shape[1]}")
-    return a.astype(np.float64)
-
-
 def train_hamming_embedding(descriptors, words, n_words: int, nbits: int = 16, seed: int = 0) -> HammingEmbedding:
     "Learn HE on training descriptors and their words: nbits orthogonal directions (seeded), medians per word."
-    x = _check_descriptors(descriptors, "descriptors")
+    x = check_numbers(descriptors, "descriptors", 2, "descriptors x dimensions", nonempty=True).astype(np.float64)
     n_words = check_int(n_words, "n_words", 1)
-    w = _check_id_array(words, "words", n_words, f"`n_words` is {n_words}")
+    w = check_ids(words, "words", n_words, f"`n_words` is {n_words}")
     nbits = check_int(nbits, "nbits", 1, x.shape[1])
     seed = check_int(seed, "seed", 0)
     q, _ = np.linalg.qr(np.random.default_rng(seed).standard_normal((x.shape[1], x.shape[1])))
@@ -466,7 +438,7 @@ def _check_indexes(indexes, query_words) -> tuple:
             fail(f"indexes[{n}]", "must index the same images with the same layout (per image / per descriptor) as indexes[0]")
     if isinstance(query_words, np.ndarray) or not isinstance(query_words, Sequence) or len(query_words) != k:
         fail("query_words", f"must be a sequence of {k} arrays (the word of every query feature in each vocabulary)")
-    words = [_check_id_array(x, f"query_words[{n}]", ix.n_words, f"vocabulary {n} has {ix.n_words} words")
+    words = [check_ids(x, f"query_words[{n}]", ix.n_words, f"vocabulary {n} has {ix.n_words} words")
              for n, (x, ix) in enumerate(zip(query_words, indexes))]
     if any(len(x) != len(words[0]) for x in words):
         fail("query_words", f"must give every vocabulary the same features; lengths {[len(x) for x in words]}")
@@ -483,7 +455,7 @@ def merged_scores(indexes, query_words, owner, n_queries: int, w=1.0, *, query_s
     k, words = _check_indexes(indexes, query_words)
     n_features, n_images = len(words[0]), indexes[0].n_images
     n_queries = check_int(n_queries, "n_queries", 1)
-    owner = _check_id_array(owner, "owner", n_queries, f"`n_queries` is {n_queries}")
+    owner = check_ids(owner, "owner", n_queries, f"`n_queries` is {n_queries}")
     if len(owner) != n_features:
         fail("owner", f"has {len(owner)} entries but there are {n_features} query features: one query per feature")
     if np.ndim(w) == 2:

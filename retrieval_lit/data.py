@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .validate import check_finite, check_int, check_ndim, as_numeric_array
+from .validate import check_int, check_numbers
 
 # %% auto #0
 __all__ = ['RetrievalData', 'load_digits_split', 'sign_random_projection', 'load_digits_codes']
@@ -49,7 +49,7 @@ def load_digits_split(n_queries: int = 297, seed: int = 0) -> RetrievalData:
 
 def sign_random_projection(features, nbits: int, seed: int = 0, center=None) -> np.ndarray:
     "K-bit codes (uint8 {0,1}): signs of projections of (features - center) on nbits seeded Gaussian directions."
-    x = check_finite(check_ndim(as_numeric_array(features, "features"), "features", 2, "items x dimensions"), "features")
+    x = check_numbers(features, "features", 2, "items x dimensions")
     check_int(nbits, "nbits", 1)
     center = np.zeros(x.shape[1]) if center is None else np.asarray(center, float)
     directions = np.random.default_rng(seed).standard_normal((x.shape[1], nbits))

@@ -14,8 +14,9 @@ import numpy as np
 
 from .metrics import Conventions, Metric, parse_cutoff, register_metric
 from .ranking import RankSummary, hypergeometric_weights, ordered_top, resolve_top
-from .validate import (as_numeric_array, check_choice, check_finite, check_int, check_ndim,
-                                     check_nonempty, check_probability, check_tie_sizes, check_whole_numbers, fail)
+from .validate import (as_numeric_array, check_choice, check_int, check_nonempty, check_numbers,
+                                    check_probability, check_tie_sizes,
+                                    check_whole_numbers, fail)
 
 # %% auto #0
 __all__ = ['READINGS', 'TABLE4', 'binary_list', 'relevant_runs', 'egr_contingency', 'egr_direct', 'egr_from_groups', 'egr',
@@ -26,12 +27,8 @@ __all__ = ['READINGS', 'TABLE4', 'binary_list', 'relevant_runs', 'egr_contingenc
 # %% ../nbs/30_egr.ipynb #3ce888e6
 def binary_list(rel, name: str = "rel") -> np.ndarray:
     "A ranked list's relevance (grades >= 0 or booleans, 1-D) as a new boolean array: relevant = grade > 0."
-    a = check_finite(check_ndim(as_numeric_array(rel, name), name, 1, "the grades of one ranked list"), name)
-    check_nonempty(a, name)
-    if a.dtype != bool and (np.any(a < 0) or not np.array_equal(a, np.round(a))):
-        bad = a[(a < 0) | (a != np.round(a))][0]
-        fail(name, f"must hold relevance grades (whole numbers >= 0) or booleans; found {bad!r}")
-    return a > 0
+    a = check_whole_numbers(rel, name, 1, "the grades of one ranked list")
+    return check_nonempty(a, name) > 0
 
 
 def relevant_runs(rel) -> np.ndarray:
@@ -232,10 +229,10 @@ def extended_precision(n_rel_i: int, n_i: int, n_rel_j: int) -> Fraction:
 
 # %% ../nbs/30_egr.ipynb #9e132652
 def _check_contingency(table) -> np.ndarray:
-    a = check_finite(check_ndim(as_numeric_array(table, "table"), "table", 2, "clusters x partitions"), "table")
-    check_nonempty(a, "table", "clusters")
-    if np.any(a < 0) or not np.array_equal(a, np.round(a)) or a.sum() == 0:
-        fail("table", "must hold counts (whole numbers >= 0), not all zero")
+    "A clusters x partitions table of counts, not all zero, as float64."
+    a = check_nonempty(check_whole_numbers(table, "table", 2, "clusters x partitions"), "table", "clusters")
+    if a.sum() == 0:
+        fail("table", "holds no item: every count is 0")
     return a.astype(np.float64)
 
 
@@ -292,7 +289,7 @@ def _runsum_rows(rel: np.ndarray) -> tuple:
 def egr_rows(grades, reading: str = "class") -> np.ndarray:
     "EGR of each row of a (Q, n) grade matrix (each row one ranked list; relevant = grade > 0)."
     check_choice(reading, "reading", READINGS)
-    g = check_finite(check_ndim(as_numeric_array(grades, "grades"), "grades", 2, "queries x ranked items"), "grades")
+    g = check_whole_numbers(grades, "grades", 2, "queries x ranked items")
     check_nonempty(g, "grades", "queries")
     r, s = _runsum_rows(g > 0)
     return _egr_closed(g.shape[1], r, s, reading)
@@ -362,17 +359,15 @@ def expected_egr(relevant, irrelevant, n: int, reading: str = "class") -> float:
 
     `relevant[d]`, `irrelevant[d]`: relevant / irrelevant gallery items in tie group d (nearest first)."""
     check_choice(reading, "reading", READINGS)
-    rel = check_ndim(as_numeric_array(relevant, "relevant"), "relevant", 1, "one count per tie group")
-    irr = check_ndim(as_numeric_array(irrelevant, "irrelevant"), "irrelevant", 1, "one count per tie group")
+    rel = check_whole_numbers(relevant, "relevant", 1, "one count per tie group")
+    irr = check_whole_numbers(irrelevant, "irrelevant", 1, "one count per tie group")
     if rel.shape != irr.shape:
         fail("irrelevant", f"has {irr.shape[0]} tie groups but `relevant` has {rel.shape[0]}")
-    if np.any(rel < 0) or np.any(irr < 0) or not (np.array_equal(rel, np.round(rel)) and np.array_equal(irr, np.round(irr))):
-        fail("relevant", "and `irrelevant` must hold counts (whole numbers >= 0)")
     total = int(rel.sum() + irr.sum())
     if total == 0:
         fail("relevant", "and `irrelevant` hold no item at all")
     n = min(check_int(n, "n", 1), total)
-    return _expected_egr_counts(rel.astype(np.int64), irr.astype(np.int64), n, reading)
+    return _expected_egr_counts(rel, irr, n, reading)
 
 
 def _expected_egr_counts(rel: np.ndarray, irr: np.ndarray, n: int, reading: str = "class",
@@ -460,7 +455,7 @@ _NEIGHBOURS = {4: ((0, 1), (1, 0)), 8: ((0, 1), (1, 0), (1, 1), (1, -1))}
 def grid_components(mask, connectivity: int = 4) -> tuple:
     """Connected components of the True cells of a 2-D grid: (labels, count), labels 1..count in the
     order of each component's first cell in row-major order (as scipy.ndimage.label numbers them)."""
-    m = check_ndim(as_numeric_array(mask, "mask"), "mask", 2, "rows x columns").astype(bool)
+    m = check_numbers(mask, "mask", 2, "rows x columns").astype(bool)
     if connectivity not in (4, 8):
         fail("connectivity", f"must be 4 (edge neighbours) or 8 (edge or corner neighbours), got {connectivity!r}")
     rows, cols = m.shape

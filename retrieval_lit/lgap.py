@@ -10,10 +10,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .hamming import hamming_distances, pack_codes, to_bits
+from .hamming import hamming_distances, pack_codes
 from .metrics import Conventions, Metric, apply_empty_policy, parse_cutoff, register_metric
 from .ranking import RankSummary, gallery_code_counts
-from .validate import as_numeric_array, check_finite, check_int, check_ndim, check_whole_numbers, fail
+from .validate import check_code, check_int, check_whole_numbers, fail
 
 # %% auto #0
 __all__ = ['PAPER_FIG6', 'ball_size', 'inverse_ball_sizes', 'phi', 'lgap_terms', 'lgap_from_counts', 'shell_counts', 'lgap',
@@ -40,16 +40,11 @@ def inverse_ball_sizes(nbits: int, kmax: int) -> np.ndarray:
         out[k] = 1 / size
     return out
 
-
-def _check_counts(counts, name: str) -> np.ndarray:
-    "A 1-D array of whole, non-negative numbers (items per code, or grades) as a new int64 array."
-    return check_whole_numbers(counts, name, 1, "one number per code or item")
-
 # %% ../nbs/20_lgap.ipynb #572f504f
 def phi(counts, n_codes: int) -> float:
     """φ(S) = A(S) / B(S) (Ding, Li & Li 2018, Fig. 6b): items in the ball over (largest bar x `n_codes`, the
     number of codes of the ball, occupied or not). NaN for an empty ball (0/0)."""
-    c = _check_counts(counts, "counts")
+    c = check_whole_numbers(counts, "counts", 1, "items per code")
     n_codes = check_int(n_codes, "n_codes", 1)
     if c.size > n_codes:
         fail("counts", f"has {c.size} bars but the ball has only `n_codes` = {n_codes} codes")
@@ -86,12 +81,11 @@ def lgap_from_counts(n_at, rel_at, max_at, nbits: int, r: int) -> np.ndarray:
 def shell_counts(query_code, gallery_codes, grades) -> tuple:
     """Per distance d = 0..K from `query_code` (1-D, {0,1} or {-1,+1}): items at d, relevant items at d
     (grade > 0), and the largest number of gallery items sharing one code at d."""
-    q = check_ndim(as_numeric_array(query_code, "query_code"), "query_code", 1, "bits")
-    q = to_bits(q[None, :], "query_code")
+    q = check_code(query_code, "query_code")[None, :]
     g = pack_codes(gallery_codes, "gallery_codes")
     if q.shape[1] != g.nbits:
         fail("gallery_codes", f"has {g.nbits}-bit codes but `query_code` has {q.shape[1]} bits: the lengths must match")
-    gr = _check_counts(grades, "grades")
+    gr = check_whole_numbers(grades, "grades", 1, "one grade per gallery item")
     if gr.size != len(g):
         fail("grades", f"has {gr.size} entries but `gallery_codes` has {len(g)} items: one grade per item")
     d = hamming_distances(q, g)[0].astype(np.int64)
@@ -272,7 +266,7 @@ def plot_utilisation(usages: dict, axes=None):
 # %% ../nbs/20_lgap.ipynb #85ba7bc5
 def orthodrome(start, order) -> np.ndarray:
     "The 2K codes of the orthodrome through `start` ({0,1} bits) flipping bits in `order` out and back (Ding, Li & Li 2018, eq. 9)."
-    s = to_bits(check_ndim(as_numeric_array(start, "start"), "start", 1, "bits")[None, :], "start")[0]
+    s = check_code(start, "start")
     order = [check_int(int(i), "order", 0, len(s) - 1) for i in order]
     if sorted(order) != list(range(len(s))):
         fail("order", f"must be a permutation of 0..{len(s) - 1}, got {order}")
@@ -284,13 +278,11 @@ def orthodrome(start, order) -> np.ndarray:
 
 # %% ../nbs/20_lgap.ipynb #a8b35c56
 def _layout(layout, name: str = "layout") -> tuple:
-    a = check_ndim(as_numeric_array(layout, name), name, 1, "one class id per code, -1 = unused")
+    a = check_whole_numbers(layout, name, 1, "one class id per code, -1 = unused", minimum=-1)
     nbits = int(round(math.log2(a.size))) if a.size else 0
     if a.size < 2 or 2 ** nbits != a.size:
         fail(name, f"must have 2^K entries (one per code of a K-bit cube), got {a.size}")
-    if not np.array_equal(a, np.round(a)) or a.min() < -1:
-        fail(name, "must hold class ids (whole numbers >= 0) or -1 for an unused code")
-    return a.astype(np.int64), nbits
+    return a, nbits
 
 
 def perfect_map_layout(layout, strict: bool = True) -> bool:

@@ -11,14 +11,13 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .validate import as_numeric_array, check_choice, check_int, check_ndim, fail
-from .hamming import hamming_distances, pack_codes, to_bits
+from .validate import as_numeric_array, check_choice, check_code, check_int, check_numbers, fail
+from .hamming import hamming_distances, pack_codes
 from .ranking import TIE_MODES, gallery_code_counts, summarize
 from .relevance import relevance_from_labels
 from .metrics import Conventions
 from .precision import plot_pr_curve, pr_curve_by_radius, pr_curve_by_rank
-from .lgap import (PAPER_FIG6, _integer_ticks, ball_size, paper_fig6_gallery, phi, plot_code_occupancy,
-                                plot_code_usage)
+from .lgap import _integer_ticks, ball_size, paper_fig6_gallery, phi, plot_code_occupancy
 
 # %% auto #0
 __all__ = ['DEMO_FIGURES', 'BallHistogram', 'ball_histogram', 'ball_codes', 'plot_phi', 'demo_summaries', 'pr_curves',
@@ -55,15 +54,10 @@ class BallHistogram(NamedTuple):
         return phi(self.counts, self.n_codes)
 
 
-def _query_bits(query_code) -> np.ndarray:
-    q = check_ndim(as_numeric_array(query_code, "query_code"), "query_code", 1, "bits")
-    return to_bits(q[None, :], "query_code")[0].astype(np.uint8)
-
-
 def ball_histogram(query_code, gallery_codes, radius: int, grades=None) -> BallHistogram:
     """Items per occupied code inside the Hamming ball of `radius` around `query_code` (1-D, {0,1} or
     {-1,+1}); `grades` (one per gallery item, relevant = grade > 0) splits each bar into relevant items."""
-    q = _query_bits(query_code)
+    q = check_code(query_code, "query_code")
     g = pack_codes(gallery_codes, "gallery_codes")
     if g.nbits != len(q):
         fail("gallery_codes", f"has {g.nbits}-bit codes but `query_code` has {len(q)} bits: the lengths must match")
@@ -71,7 +65,7 @@ def ball_histogram(query_code, gallery_codes, radius: int, grades=None) -> BallH
     if grades is None:
         rel = np.zeros(len(g), dtype=bool)
     else:
-        gr = check_ndim(as_numeric_array(grades, "grades"), "grades", 1, "one grade per gallery item")
+        gr = check_numbers(grades, "grades", 1, "one grade per gallery item")
         if len(gr) != len(g):
             fail("grades", f"has {len(gr)} entries but `gallery_codes` has {len(g)} items: one grade per item")
         rel = gr > 0
@@ -88,7 +82,7 @@ def ball_histogram(query_code, gallery_codes, radius: int, grades=None) -> BallH
 # %% ../nbs/70_plots.ipynb #073a3013
 def ball_codes(query_code, radius: int) -> np.ndarray:
     "(V, K) uint8: every code of the Hamming ball, nearest first (flips of the bit positions in lexicographic order)."
-    q = _query_bits(query_code)
+    q = check_code(query_code, "query_code")
     radius = check_int(radius, "radius", 0)
     rows = []
     for i in range(min(radius, len(q)) + 1):

@@ -11,7 +11,7 @@ import numpy as np
 
 from .metrics import Conventions, Metric, apply_empty_policy, parse_cutoff, register_metric
 from .ranking import TIE_MODES, RankSummary, list_summary, ordered_top, resolve_top, row_sums
-from .validate import as_numeric_array, check_choice, check_int, check_ndim, fail
+from .validate import check_choice, check_int, check_nonempty, check_whole_numbers, fail
 
 # %% auto #0
 __all__ = ['hits_in_top', 'r_precision_from_sums', 'precision_from_summary', 'recall_from_summary', 'rprec_from_summary',
@@ -215,10 +215,7 @@ def pr_curve_by_rank(summary: RankSummary, conventions: Conventions, ks=None, po
     "P@K and recall@K for the cutoffs `ks` (default: `points` cutoffs spread evenly over 1..N)."
     if ks is None:
         ks = np.unique(np.linspace(1, summary.n_gallery, check_int(points, "points", 1)).round().astype(np.int64))
-    ks = check_ndim(as_numeric_array(ks, "ks"), "ks", 1, "cutoffs")
-    if ks.size == 0 or ks.dtype.kind not in "iu" or ks.min() < 1:
-        fail("ks", f"must be a non-empty list of whole numbers >= 1, got {ks!r}")
-    ks = ks.astype(np.int64)
+    ks = check_nonempty(check_whole_numbers(ks, "ks", 1, "cutoffs", minimum=1, allow_bool=False), "ks", "cutoffs")
     grid = np.broadcast_to(ks, (summary.n_queries, len(ks)))
     num, den = hits_in_top(summary, grid, conventions.ties)
     total = summary.n_relevant[:, None]

@@ -13,9 +13,10 @@ import numpy as np
 
 from .hamming import DEFAULT_BLOCK_BYTES, iter_distance_blocks, pack_codes, row_blocks
 from .relevance import IgnoreSets, Relevance, check_relevance, make_ignore, relevance_from_matrix
-from .validate import (as_numeric_array, check_choice, check_count_matrix, check_grade_matrix, check_int,
-                                     check_ndim, check_finite, check_nonempty, check_same_nbits, check_tie_sizes, fail,
-                                     shown)
+from .validate import (check_choice, check_count_matrix, check_grade_matrix, check_int, check_nonempty,
+                                    check_numbers, check_same_nbits,
+                                    check_tie_sizes, check_whole_numbers, fail,
+                                    shown)
 
 # %% auto #0
 __all__ = ['TIE_MODES', 'MAX_EXACT_INT_SCORE', 'SIMILARITIES', 'counting_sort_order', 'stable_order', 'tie_group_sizes',
@@ -215,9 +216,8 @@ def ordered_top(summary: RankSummary, t: int, ties: str) -> np.ndarray:
 # %% ../nbs/03_ranking.ipynb #80445be6
 def list_summary(grades, tie_sizes=None) -> RankSummary:
     "The one-query RankSummary of a ranked list of grades whose tie groups are consecutive runs of `tie_sizes`."
-    g = check_nonempty(check_ndim(as_numeric_array(grades, "grades"), "grades", 1, "one grade per ranked item"),
-                       "grades", "ranked items")
-    g = check_grade_matrix(g[None, :], "grades", (1, len(g)))[0]
+    g = check_whole_numbers(grades, "grades", 1, "one grade per ranked item", 0, 255)
+    g = check_nonempty(g, "grades", "ranked items").astype(np.uint8)
     sizes = np.ones(len(g), dtype=np.int64) if tie_sizes is None else check_tie_sizes(tie_sizes, len(g))
     group = np.repeat(np.arange(len(sizes)), sizes)
     hist = np.zeros((1, len(sizes), max(2, int(g.max(initial=0)) + 1)), dtype=np.int64)
@@ -258,7 +258,7 @@ MAX_EXACT_INT_SCORE = 2**53
 
 def check_scores(scores, name: str, shape: tuple | None = None) -> np.ndarray:
     "A queries x gallery array of finite similarity scores (float or integer), as float64 (an exact conversion)."
-    a = check_finite(check_ndim(as_numeric_array(scores, name), name, 2, "queries x gallery"), name)
+    a = check_numbers(scores, name, 2, "queries x gallery")
     if shape is not None and a.shape != tuple(shape):
         fail(name, f"must have shape {tuple(shape)} (queries x gallery items), got {a.shape}")
     check_nonempty(a, name, "queries")
@@ -416,7 +416,7 @@ SIMILARITIES = ("cosine", "dot", "l2")
 
 
 def _embeddings(x, name: str, dim: int | None = None) -> np.ndarray:
-    a = check_finite(check_nonempty(check_ndim(as_numeric_array(x, name), name, 2, "items x dimensions"), name), name)
+    a = check_numbers(x, name, 2, "items x dimensions", nonempty=True)
     if dim is not None and a.shape[1] != dim:
         fail(name, f"has {a.shape[1]} dimensions but `query_embeddings` has {dim}: they must match")
     return a.astype(np.float64)

@@ -11,9 +11,10 @@ import numpy as np
 
 # %% auto #0
 __all__ = ['RetrievalInputError', 'fail', 'shown', 'to_numpy', 'as_array', 'as_numeric_array', 'check_ndim', 'check_nonempty',
-           'check_finite', 'check_codes', 'check_same_nbits', 'check_labels', 'encode_class_ids', 'check_label_pair',
-           'check_whole_numbers', 'check_grade_matrix', 'check_count_matrix', 'check_relation_types', 'check_tie_sizes',
-           'check_int', 'check_bool', 'check_choice', 'check_real', 'check_probability']
+           'check_finite', 'check_numbers', 'check_codes', 'check_code', 'check_same_nbits', 'check_labels',
+           'encode_class_ids', 'check_label_pair', 'check_whole_numbers', 'check_ids', 'check_grade_matrix',
+           'check_count_matrix', 'check_relation_types', 'check_tie_sizes', 'check_int', 'check_bool', 'check_choice',
+           'check_real', 'check_probability']
 
 # %% ../nbs/00_validate.ipynb #a57cf047
 class RetrievalInputError(ValueError):
@@ -92,10 +93,30 @@ def check_finite(a: np.ndarray, name: str) -> np.ndarray:
         fail(name, f"contains {a[where].item()} at index {where}: NaN and inf are not allowed")
     return a
 
+
+def check_numbers(x, name: str,            # the argument, and its name for the message
+                  ndim: int, what: str,      # its number of dimensions, and what they hold, e.g. "items x dimensions"
+                  *,
+                  nonempty: bool = False,    # True: at least one row (named by `what`'s first word) and, for 2-D, one column
+                  columns: int | None = None,  # 2-D: the number of columns it must have (None: any)
+                  ) -> np.ndarray:
+    """A finite real array (bools too) of `ndim` dimensions: the check every array of numbers starts with. Not a
+    copy: convert (`astype`) before writing to it.
+
+    >>> check_numbers([[0.5, 1]], "features", 2, "items x dimensions")
+    array([[0.5, 1. ]])
+    """
+    a = check_ndim(as_numeric_array(x, name), name, ndim, what)
+    if nonempty:
+        check_nonempty(a, name, what.split(" x ")[0])       # "items x bits": at least one item
+    if columns is not None and a.shape[1] != columns:
+        fail(name, f"must have {columns} columns ({what}), got shape {a.shape}")
+    return check_finite(a, name)
+
 # %% ../nbs/00_validate.ipynb #8891cc7f
 def check_codes(codes, name: str) -> np.ndarray:
     "Validate unpacked hash codes (`{0,1}` or `{-1,+1}`, items x bits); return a new uint8 bit array."
-    a = check_finite(check_nonempty(check_ndim(as_numeric_array(codes, name), name, 2, "items x bits"), name), name)
+    a = check_numbers(codes, name, 2, "items x bits", nonempty=True)
     if a.dtype == bool:
         return a.astype(np.uint8)
     if a.dtype.kind in "iu":                # integers: the range decides, without sorting every value (np.unique)
@@ -115,6 +136,15 @@ def check_codes(codes, name: str) -> np.ndarray:
     bad = values[~np.isin(values, (-1, 0, 1))][0]
     where = tuple(int(i) for i in np.argwhere(a == bad)[0])
     fail(name, f"must hold only {{0,1}} or {{-1,+1}} values; found {shown(bad)} at index {where}")
+
+
+def check_code(code, name: str) -> np.ndarray:
+    """One code (a query's, a walk's start): a 1-D array in either alphabet, as a new uint8 array of bits.
+
+    >>> check_code([1, -1, 1], "query_code")
+    array([1, 0, 1], dtype=uint8)
+    """
+    return check_codes(check_numbers(code, name, 1, "bits")[None, :], name)[0]
 
 
 def check_same_nbits(nbits_a: int, nbits_b: int, name_a: str, name_b: str) -> int:
@@ -196,7 +226,7 @@ def check_whole_numbers(x, name: str,          # the array, and the argument's n
                         ) -> np.ndarray:
     """Whole numbers in [minimum, maximum] (counts, grades, ids, sizes), of `ndim` dimensions, from any integer, float
     or (if allowed) boolean array; returned as a new int64 array. The one check every such argument goes through."""
-    a = check_finite(check_ndim(as_numeric_array(x, name), name, ndim, what), name)
+    a = check_numbers(x, name, ndim, what)
     if a.dtype == bool and not allow_bool:
         fail(name, f"must hold whole numbers, got booleans (dtype {a.dtype})")
     top = 2**53 if maximum is None else maximum
@@ -205,6 +235,21 @@ def check_whole_numbers(x, name: str,          # the array, and the argument's n
         upto = "" if maximum is None else f" to {maximum}"
         fail(name, f"must hold whole numbers from {minimum}{upto}; found {shown(bad)}")
     return a.astype(np.int64)
+
+
+def check_ids(x, name: str,                 # the argument, and its name for the message
+              upper: int | None = None,     # ids run from 0 to upper - 1 (None: no upper bound)
+              upper_what: str = "",         # why that is the bound, e.g. "`scores` has only 6 images"
+              ) -> np.ndarray:
+    """A 1-D array of ids (whole numbers in [0, upper), never booleans) as a new int64 array: image ids, word ids.
+
+    >>> check_ids([3, 0, 2], "words", 4, "the vocabulary has 4 words")
+    array([3, 0, 2])
+    """
+    a = check_whole_numbers(x, name, 1, "entries", allow_bool=False)
+    if upper is not None and a.size and a.max() >= upper:
+        fail(name, f"holds id {a.max()} at index {int(np.argmax(a))}, but {upper_what} (ids run from 0 to {upper - 1})")
+    return a
 
 
 def check_grade_matrix(matrix, name: str, shape: tuple, max_grade: int = 255) -> np.ndarray:
@@ -225,7 +270,7 @@ def check_count_matrix(counts, name: str, n_rows: int) -> np.ndarray:
 
 def check_relation_types(types, name: str, shape: tuple) -> np.ndarray:
     "Validate metrics note A's relation types: a Q x N matrix with values in {1, 2, 3}."
-    a = check_finite(check_ndim(as_numeric_array(types, name), name, 2, "queries x gallery"), name)
+    a = check_numbers(types, name, 2, "queries x gallery")
     if a.shape != tuple(shape):
         fail(name, f"must have shape {tuple(shape)} (queries x gallery items), got {a.shape}")
     if not np.isin(a, (1, 2, 3)).all():

@@ -13,8 +13,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from .validate import RetrievalInputError, as_numeric_array, check_choice, check_int, check_ndim, fail
-from .hamming import pack_codes, to_bits
+from .validate import check_choice, check_code, check_int, check_whole_numbers, fail, RetrievalInputError
+from .hamming import pack_codes
 from .ranking import TIE_MODES
 from .metrics import AP_DENOMINATORS, GAINS
 from . import average_precision as _ap, bayes as _bayes, dcg as _dcg, egr as _egr, lgap as _lgap
@@ -74,11 +74,9 @@ class _Lab:
 
 # %% ../nbs/71_widgets.ipynb #70d38d84
 def _grades(grades, max_grade: int) -> list:
-    g = check_ndim(as_numeric_array(grades, "grades"), "grades", 1, "one grade per ranked item")
+    g = check_whole_numbers(grades, "grades", 1, "one grade per ranked item", 0, max_grade)
     if g.size == 0 or g.size > 40:
         fail("grades", f"must list 1 to 40 items for the playground, got {g.size}")
-    if (g < 0).any() or (g > max_grade).any() or not np.array_equal(g, np.round(g)):
-        fail("grades", f"must be whole numbers 0..{max_grade} (`max_grade`), got {np.asarray(grades).tolist()}")
     return [int(v) for v in g]
 
 
@@ -271,8 +269,7 @@ class HammingBallExplorer(_Lab):
         self.grades = np.zeros(len(self.codes), np.uint8) if grades is None else np.array(grades)
         q = np.zeros(codes.nbits, np.uint8) if query_code is None else query_code
         _lgap.shell_counts(q, self.codes, self.grades)        # the lgap chapter checks query, codes and grades
-        q = check_ndim(as_numeric_array(q, "query_code"), "query_code", 1, "bits")
-        self._query = [int(v) for v in to_bits(q[None, :], "query_code")[0]]
+        self._query = [int(v) for v in check_code(q, "query_code")]
         self.max_slots = check_int(max_slots, "max_slots", 1)
         K = codes.nbits
         self.bit_buttons = []

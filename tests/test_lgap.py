@@ -289,7 +289,7 @@ def test_perfect_map_layout_strict_vs_optimistic():
     assert not perfect_map_layout(touching) and perfect_map_layout(touching, strict=False)
     with pytest.raises(RetrievalInputError, match="`layout` must have 2\\^K entries"):
         perfect_map_layout([0, 1, 1])
-    with pytest.raises(RetrievalInputError, match="`layout` must hold class ids"):
+    with pytest.raises(RetrievalInputError, match="`layout` must hold whole numbers from -1"):
         perfect_map_layout([0, -2, 1, 1])
 
 

@@ -250,7 +250,7 @@ def test_registered_names_through_evaluate():
     (lambda: precision_within_radius([1, 0], 0, None), "`tie_sizes` is required"),
     (lambda: precision_within_radius([1, 0], -1, [2]), "`r` must be at least 0"),
     (lambda: precision_within_radius([1, 0], 0, [0, 2], empty="error"), "within Hamming radius 0"),
-    (lambda: pr_curve_by_rank(list_summary([1, 0]), Conventions(), ks=[0, 1]), "`ks` must be"),
+    (lambda: pr_curve_by_rank(list_summary([1, 0]), Conventions(), ks=[0, 1]), "`ks` must hold whole numbers from 1; found 0"),
     (lambda: parse_metric("p@0"), "must be at least 1"),
     (lambda: parse_metric("recall@0"), "must be at least 1"),
 ])

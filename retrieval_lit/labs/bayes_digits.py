@@ -5,12 +5,11 @@
 # %% ../../nbs/41_bayes_lab.ipynb #95414e23
 from __future__ import annotations
 
-import numbers
 
 import numpy as np
 
-from ..bayes import InvertedIndex, _check_descriptors
-from ..validate import as_numeric_array, check_finite, check_int, check_ndim, check_real, fail
+from ..bayes import InvertedIndex
+from ..validate import check_int, check_numbers, check_real
 
 # %% auto #0
 __all__ = ['digit_patches', 'train_vocabulary', 'assign_words', 'tfidf_values', 'rank_by_score']
@@ -34,7 +33,7 @@ def digit_patches(patch: int = 4, min_ink: float = 0.5) -> tuple:
 def train_vocabulary(descriptors, n_words: int, seed: int = 0) -> np.ndarray:
     "A visual vocabulary: the (n_words, dim) centroids of scikit-learn's MiniBatchKMeans with this seed."
     from sklearn.cluster import MiniBatchKMeans
-    x = _check_descriptors(descriptors, "descriptors")
+    x = check_numbers(descriptors, "descriptors", 2, "descriptors x dimensions", nonempty=True).astype(np.float64)
     n_words = check_int(n_words, "n_words", 1, len(x))
     seed = check_int(seed, "seed", 0)
     from threadpoolctl import threadpool_limits                  # a dependency of scikit-learn
@@ -45,8 +44,8 @@ def train_vocabulary(descriptors, n_words: int, seed: int = 0) -> np.ndarray:
 
 def assign_words(descriptors, centroids, block: int = 8192) -> np.ndarray:
     "The nearest centroid of every descriptor (squared Euclidean distance; ties to the lower word index)."
-    c = _check_descriptors(centroids, "centroids")
-    x = _check_descriptors(descriptors, "descriptors", c.shape[1])
+    c = check_numbers(centroids, "centroids", 2, "words x dimensions", nonempty=True).astype(np.float64)
+    x = check_numbers(descriptors, "descriptors", 2, "descriptors x dimensions", nonempty=True, columns=c.shape[1])
     c2 = (c ** 2).sum(axis=1)
     out = np.empty(len(x), dtype=np.int64)
     for a in range(0, len(x), block):
@@ -73,5 +72,5 @@ def tfidf_values(index: InvertedIndex) -> np.ndarray:
 
 def rank_by_score(scores) -> np.ndarray:
     "Image indices by score, highest first; equal scores in image-index order (a stable sort, any numpy, any CPU)."
-    s = check_finite(check_ndim(as_numeric_array(scores, "scores"), "scores", 1, "images"), "scores")
+    s = check_numbers(scores, "scores", 1, "images")
     return np.argsort(-s.astype(np.float64), kind="stable")

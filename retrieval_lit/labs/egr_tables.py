@@ -5,12 +5,10 @@
 # %% ../../nbs/31_egr_tables.ipynb #ee55fcba
 from __future__ import annotations
 
-from fractions import Fraction
 
 import numpy as np
 
-from ..egr import (_check_groups, egr_exact, egr_from_groups, paper_map, paper_precision, paper_rprecision,
-                               rbp)
+from ..egr import _check_groups, egr_exact, paper_map, paper_precision, paper_rprecision, rbp
 from ..validate import check_int, fail
 
 # %% auto #0

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..validate import as_numeric_array, check_finite, check_int, check_ndim, fail
+from ..validate import as_numeric_array, check_int, check_ndim, check_numbers, fail
 
 # %% auto #0
 __all__ = ['DIGIT_SUPERCLASS', 'SUPERCLASS_NAMES', 'LinearHash', 'lsh', 'pca_directions', 'pcah', 'pca_rr', 'itq',
@@ -23,11 +23,8 @@ SUPERCLASS_NAMES = ("round", "straight", "curly")
 # %% ../../nbs/21_hashing.ipynb #03df9611
 def _features(X, name: str = "X") -> np.ndarray:
     "A 2-D finite float array of features (items x dimensions), as a new array."
-    return check_finite(check_ndim(as_numeric_array(X, name), name, 2, "items x dimensions"), name).astype(np.float64)
+    return check_numbers(X, name, 2, "items x dimensions").astype(np.float64)
 
-
-def _check_nbits(nbits: int, n_dims: int) -> int:
-    return check_int(nbits, "nbits", 1, n_dims)
 
 
 @dataclass(frozen=True)
@@ -50,13 +47,13 @@ def lsh(X, nbits: int, seed: int = 0) -> LinearHash:
     "Locality-sensitive hashing: signs of Gaussian random projections of the centred data."
     X = _features(X)
     rng = np.random.default_rng(check_int(seed, "seed", 0))
-    return LinearHash("LSH", X.mean(0), rng.standard_normal((X.shape[1], _check_nbits(nbits, X.shape[1]))))
+    return LinearHash("LSH", X.mean(0), rng.standard_normal((X.shape[1], check_int(nbits, "nbits", 1, X.shape[1]))))
 
 
 def pca_directions(X, nbits: int) -> np.ndarray:
     "The top `nbits` principal directions (columns), each signed so its largest-magnitude entry is positive."
     X = _features(X)
-    nbits = _check_nbits(nbits, X.shape[1])
+    nbits = check_int(nbits, "nbits", 1, X.shape[1])
     _, _, Vt = np.linalg.svd(X - X.mean(0), full_matrices=False)
     V = Vt[:nbits].T
     return V * np.sign(V[np.argmax(np.abs(V), axis=0), np.arange(nbits)])
@@ -104,7 +101,7 @@ def _band(D, lo, hi):
 
 
 def _outputs(U) -> np.ndarray:
-    return check_finite(check_ndim(as_numeric_array(U, "U"), "U", 2, "items x bits"), "U").astype(np.float64)
+    return check_numbers(U, "U", 2, "items x bits").astype(np.float64)
 
 
 def _batch_labels(labels, n: int, name: str) -> np.ndarray:
