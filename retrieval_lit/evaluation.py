@@ -31,11 +31,11 @@ class Report(Mapping):
     per_query: dict                   # metric name -> (Q,) values, NaN where skipped
     skipped: dict                     # metric name -> queries left out of the mean (empty="skip")
     conventions: Conventions          # the conventions every value was computed under
-    n_queries: int
-    n_gallery: int
-    nbits: int
+    n_queries: int                    # Q, the queries evaluated
+    n_gallery: int                    # N, the gallery items each query ranks
+    nbits: int                        # bits per code; None when the ranking came from scores or embeddings
     bounds: dict = field(default_factory=dict)            # name -> (min, max) of the mean over every tie order
-    lower_is_better: tuple = ()
+    lower_is_better: tuple = ()       # the names of metrics whose lower value is the better one
     orders: dict = field(default_factory=dict)            # name -> (relevant last, relevant first) means
     per_query_bounds: dict = field(default_factory=dict)  # name -> ((Q,) minima, (Q,) maxima)
 
@@ -102,7 +102,9 @@ class Report(Mapping):
         return "\n".join("  ".join([f"{r[0]:<{w[0]}}", f"{r[1]:>{w[1]}}"] + [f"{c:<{w[i + 2]}}" for i, c in enumerate(r[2:])]).rstrip()
                          for r in rows)
 
-    def to_dict(self, per_query: bool = False) -> dict:
+    def to_dict(self,
+                per_query: bool = False,      # also every query's values, under "per_query"
+                ) -> dict:
         "JSON-ready: means, conventions, sizes, bounds and fixed orders (and per-query values if asked)."
         d = {"metrics": {k: _json_float(v) for k, v in self.means.items()},
              "conventions": dict(self.conventions.__dict__),
@@ -124,7 +126,9 @@ class Report(Mapping):
         names = list(self.per_query)
         return [{"query": i, **{n: _json_float(self.per_query[n][i]) for n in names}} for i in range(self.n_queries)]
 
-    def to_frame(self, per_query: bool = False):
+    def to_frame(self,
+                 per_query: bool = False,     # one row per query (index "query") instead of one row per metric
+                 ):
         "A pandas DataFrame: one row per metric (mean, bounds, orders, skipped), or one row per query."
         try:
             import pandas as pd
@@ -143,8 +147,13 @@ def _json_float(x):
     return None if x is None or np.isnan(x) else float(x)
 
 
-def mean_over_queries(values: np.ndarray) -> float:
-    "Mean of the defined (non-NaN) per-query values; NaN if none is defined."
+def mean_over_queries(values: np.ndarray,  # (Q,) per-query values, NaN where a query's value is undefined
+                      ) -> float:
+    """Mean of the defined (non-NaN) per-query values; NaN if none is defined.
+
+    >>> mean_over_queries(np.array([1.0, np.nan, 0.5]))              # the skipped query leaves the mean
+    0.75
+    """
     ok = ~np.isnan(values)
     return float(values[ok].mean()) if ok.any() else float("nan")
 
@@ -159,10 +168,15 @@ class SummaryPlan:
     cutoff: int | None       # score rankings: the deepest cutoff of all metrics; None when one reads the whole ranking
 
 
-def plan_summary(metrics: dict, conventions: Conventions, bounds: bool, n_gallery: int, streams: bool) -> SummaryPlan:
-    """The summary `evaluate` must build for these parsed metrics ({name: Metric}). `streams`: the ranking can stream
-    index sums (codes, on an engine that streams them, with step AP). Whole-ranking metrics under ties="index" then
-    read the streamed sums instead of N ranked grades; definite orders and bounds read ranks; "expected" reads none."""
+def plan_summary(metrics: dict,               # the parsed metrics, {name: Metric}
+                 conventions: Conventions,    # the evaluation's conventions; only `ties` matters here
+                 bounds: bool,                # the report also gives ranges over tie orders (they read ranks)
+                 n_gallery: int,              # N, which a metric's top=-1 (the whole ranking) resolves to
+                 streams: bool,               # the ranking can stream index sums (codes, a streaming engine, step AP)
+                 ) -> SummaryPlan:
+    """The summary `evaluate` must build for these parsed metrics. Whole-ranking metrics under ties="index" read
+    the streamed sums (when `streams`) instead of N ranked grades; definite orders and bounds read ranks; "expected"
+    reads none."""
     ms = list(metrics.values())
     streamed = streams and conventions.ties == "index" and not bounds
     ordered = conventions.ties != "expected" or bounds
@@ -193,9 +207,12 @@ ADVANCES_PROGRESS = {"numba"}    # engines that advance a given ranking.Progress
 SECONDS_PER_PAIR = {"numpy": 2e-8, "numba": 1e-9}   # rough cost per (query, item, 64-bit word): when to show a bar
 
 
-def register_engine(name: str, summarize_fn, streams_index_sums: bool = False):
-    """Make a summary builder (ranking.summarize's arguments plus `progress`, the same output) selectable by name;
-    `streams_index_sums`: it also takes `index_sums=True` and fills `summary.index_sums`."""
+def register_engine(name: str,                      # the name `evaluate(engine=...)` will select it by
+                    summarize_fn,                   # ranking.summarize's arguments plus `progress`; the same output
+                    streams_index_sums: bool = False,  # it also takes `index_sums=True` and fills summary.index_sums
+                    ):
+    """Make a summary builder selectable by name in `evaluate`. Runs with `ignore` or `self_index` still go to the
+    numpy reference unless the name is also added to READS_IGNORE."""
     ENGINES[name] = summarize_fn
     if streams_index_sums:
         STREAMS_INDEX_SUMS.add(name)
@@ -262,10 +279,15 @@ def _gallery_on(client, gallery: PackedCodes, rel):
     return scatter_gallery(gallery, None if rel.kind == "matrix" else rel.gallery_labels, client=client)
 
 
-def evaluate(query_codes=None, gallery_codes=None, query_labels=None, gallery_labels=None, metrics=("map",), *,
+def evaluate(query_codes=None,              # Q x K codes, {0,1} or {-1,+1} (items x bits), or PackedCodes
+             gallery_codes=None,            # N x K codes in the same form; the gallery ranked by Hamming distance
+             query_labels=None,             # (Q,) class ids, or Q x C multi-hot rows (grade = labels shared)
+             gallery_labels=None,           # (N,) class ids, or N x C multi-hot rows: the same kind as query_labels
+             metrics=("map",),              # one metric name or a list ("map@1000", "p@10", "ndcg@100"; any case)
+             *,
              scores=None,                   # Q x N similarities (higher = nearer), instead of codes
              query_embeddings=None,         # real-valued descriptors, compared by `similarity`, instead of codes
-             gallery_embeddings=None,
+             gallery_embeddings=None,       # N x D descriptors, given with query_embeddings (Q x D)
              similarity: str = "cosine",    # "cosine" | "dot" | "l2" (negated squared distance)
              relevance=None,                # a Q x N matrix of grades 0..255, instead of labels
              relation_types=None,           # metrics note A's relation types 1/2/3, instead of labels
@@ -281,7 +303,8 @@ def evaluate(query_codes=None, gallery_codes=None, query_labels=None, gallery_la
              engine: str = "auto",          # Hamming ranking: "auto" | "numpy" | "numba"
              client=None,                   # Hamming ranking on a Dask cluster: a Client or a scheduler address
              max_block_bytes: int = 1 << 28,  # memory bound of one query block
-             progress: bool | None = None) -> Report:
+             progress: bool | None = None,  # a progress bar; None: if stderr is a terminal and the run looks > 2 s
+             ) -> Report:
     """Evaluate a retrieval ranking: the mean (and per-query values) of every metric named in `metrics`.
 
     The gallery is ranked per query by Hamming distance between codes ({0,1} or {-1,+1} arrays, items x bits, or
@@ -294,6 +317,9 @@ def evaluate(query_codes=None, gallery_codes=None, query_labels=None, gallery_la
     `client` (a `dask.distributed.Client` or a scheduler address such as "tcp://host:8786") ranks codes on that
     cluster: the gallery is sent once, in one shard per worker, and every value is the single-process one.
 
+    >>> r = evaluate([[0, 0]], [[0, 0], [0, 1], [1, 0], [1, 1]], [0], [0, 1, 0, 0], ["map", "p@2"])  # distances 0,1,1,2
+    >>> round(r["map"], 4), r["p@2"]    # items 1, 2 tie, one relevant: AP = (29/36 + 33/36)/2, P@2 = 1.5/2
+    (0.8611, 0.75)
     >>> r = evaluate(scores=[[0.9, 0.5, 0.5, 0.1]], relevance=[[0, 1, 0, 1]], metrics=["map", "p@2"], bounds=True)
     >>> round(r["map"], 4), r.bounds["p@2"]        # the tie at 0.5 holds one relevant item of two
     (0.4583, (0.0, 0.5))

@@ -32,8 +32,15 @@ def _index_array(x, name: str, n_gallery: int) -> np.ndarray:
     return a
 
 
-def revisited_sets(gnd, n_queries: int, n_gallery: int) -> dict:
-    "setup -> (positives, removed): per query, arrays of gallery indices; `gnd` as the datasets give it."
+def revisited_sets(gnd,                  # one dict per query, arrays of gallery indices 'easy', 'hard', 'junk'
+                   n_queries: int,       # Q: `gnd` holds one entry per query
+                   n_gallery: int,       # N: every index lies in 0..N-1
+                   ) -> dict:
+    """setup -> (positives, removed): per query, arrays of gallery indices; `gnd` as the datasets give it.
+
+    >>> revisited_sets([{"easy": [2, 4], "hard": [5], "junk": [1]}], 1, 6)["hard"]    # easy items are removed too
+    ([array([5])], [array([1, 2, 4])])
+    """
     if not isinstance(gnd, (list, tuple)) or len(gnd) != n_queries:
         fail("gnd", f"must be a list of one dict per query ({n_queries}), got {type(gnd).__name__}"
                     + (f" of length {len(gnd)}" if hasattr(gnd, "__len__") else ""))
@@ -57,9 +64,15 @@ def _positives_matrix(positives, n_gallery: int) -> np.ndarray:
     return m
 
 
-def cut_precision_at(grades_in_order: np.ndarray, kappas) -> np.ndarray:
-    """(Q, len(kappas)) the published mP@k per query: precision at min(k, rank of the last positive), from each
-    query's ranked grades (Q, N) in a fixed order; NaN for a query without positives."""
+def cut_precision_at(grades_in_order: np.ndarray,  # (Q, N) each query's grades in rank order (ties in a fixed order)
+                     kappas,                      # the k of each mP@k, whole numbers >= 1
+                     ) -> np.ndarray:
+    """(Q, len(kappas)) the published mP@k per query: precision at min(k, rank of the last positive) (positive =
+    grade > 0); NaN for a query without positives.
+
+    >>> cut_precision_at([[1, 0, 1, 0, 0], [0, 0, 0, 0, 0]], [1, 2, 5]).round(4).tolist()   # last positive: rank 3
+    [[1.0, 0.5, 0.6667], [nan, nan, nan]]
+    """
     rel = np.asarray(grades_in_order) > 0
     hits = np.cumsum(rel, axis=1)
     last = np.where(rel.any(axis=1), rel.shape[1] - np.argmax(rel[:, ::-1], axis=1), 0)   # 1-based rank
@@ -71,11 +84,21 @@ def cut_precision_at(grades_in_order: np.ndarray, kappas) -> np.ndarray:
     return out
 
 # %% ../nbs/51_protocols.ipynb #a99d8b2a
-def revisited(scores, gnd, kappas=(1, 5, 10), ties: str = "index") -> dict:
+def revisited(scores,                 # Q x N similarities (higher = nearer)
+              gnd,                    # one dict per query, arrays of gallery indices 'easy', 'hard', 'junk'
+              kappas=(1, 5, 10),      # the k of mp@k and p@k: one whole number >= 1, or several
+              ties: str = "index",    # "index" (stable by gallery index) | "optimistic" | "pessimistic" | "expected"
+              ) -> dict:
     """The revisited Oxford/Paris protocol (Radenović et al. 2018): {"easy"|"medium"|"hard": {"map", "mp@k", "p@k"}}
-    as fractions. scores: Q x N similarities; gnd: one dict per query with arrays 'easy', 'hard', 'junk'.
-    `ties`: "index" (stable by gallery index), "optimistic" or "pessimistic"; "expected" gives map and p@k exactly
-    averaged over tie orders, and no mp@k (it depends on one order)."""
+    as fractions, each mean over the queries with a positive in that setup. ties="expected" gives map and p@k exactly
+    averaged over tie orders, and no mp@k (it depends on one order).
+
+    >>> s, gnd = [[4, 3, 3, 1]], [{"easy": [2], "hard": [3], "junk": [0]}]     # junk 0 removed; items 1, 2 tie
+    >>> {k: round(v, 4) for k, v in revisited(s, gnd, kappas=[1])["medium"].items()}  # index order: 1, 2, 3
+    {'map': 0.4167, 'p@1': 0.0, 'mp@1': 0.0}
+    >>> {k: round(v, 4) for k, v in revisited(s, gnd, [1], ties="expected")["medium"].items()}  # mean of 5/12, 19/24
+    {'map': 0.6042, 'p@1': 0.5}
+    """
     s = check_scores(scores, "scores")
     kappas = [check_int(k, "kappas", 1) for k in (kappas if hasattr(kappas, "__iter__") else [kappas])]
     check_choice(ties, "ties", ("index", "optimistic", "pessimistic", "expected"))
@@ -98,17 +121,35 @@ def revisited(scores, gnd, kappas=(1, 5, 10), ties: str = "index") -> dict:
     return out
 
 
-def ranked_grades(scores, grades, removed, ties: str = "index") -> np.ndarray:
-    "(Q, N) each query's grades in rank order (removed items dropped, grade 0 after the last ranked item)."
+def ranked_grades(scores,               # Q x N similarities (higher = nearer)
+                  grades,               # Q x N grades 0..255 (> 0 relevant)
+                  removed,              # items dropped from each ranking: Q x N bool, or index lists; None: none
+                  ties: str = "index",  # "index" (stable by gallery index) | "optimistic" | "pessimistic"
+                  ) -> np.ndarray:
+    """(Q, N) each query's grades in rank order (removed items dropped, grade 0 after the last ranked item).
+
+    >>> ranked_grades([[4, 3, 3, 1]], [[0, 0, 1, 1]], [[0]]).tolist()       # item 0 removed; items 1, 2 tie
+    [[0, 1, 1, 0]]
+    >>> ranked_grades([[4, 3, 3, 1]], [[0, 0, 1, 1]], [[0]], ties="optimistic").tolist()   # item 2 before item 1
+    [[1, 0, 1, 0]]
+    """
     s = check_scores(scores, "scores")
     rel = relevance_from_matrix(grades, *s.shape)
     summary = summarize_scores(s, rel, top=-1, ignore=make_ignore(*s.shape, ignore=removed))
     return ordered_top(summary, s.shape[1], ties)
 
 # %% ../nbs/51_protocols.ipynb #789c5569
-def oxford(scores, gnd, ties: str = "index") -> float:
+def oxford(scores,                 # Q x N similarities (higher = nearer)
+           gnd,                    # one dict per query, arrays of gallery indices 'good', 'ok', 'junk'
+           ties: str = "index",    # "index" (stable by gallery index) | "optimistic" | "pessimistic" | "expected"
+           ) -> float:
     """Original Oxford5k/Paris6k mAP: positives `good` + `ok`, `junk` removed, trapezoidal AP over all positives;
-    gnd: one dict per query with arrays 'good', 'ok', 'junk'."""
+    a query without positives is left out of the mean.
+
+    >>> s, gnd = [[4, 3, 3, 1]], [{"good": [2], "ok": [3], "junk": [0]}]     # junk 0 removed; items 1, 2 tie
+    >>> round(oxford(s, gnd), 4), round(oxford(s, gnd, ties="expected"), 4)  # 5/12; the mean of 5/12 and 19/24
+    (0.4167, 0.6042)
+    """
     s = check_scores(scores, "scores")
     if not isinstance(gnd, (list, tuple)) or len(gnd) != s.shape[0]:
         fail("gnd", f"must be a list of one dict per query ({s.shape[0]})")
@@ -130,9 +171,17 @@ def _groups(groups, n: int, name: str = "groups") -> np.ndarray:
     return g
 
 
-def holidays(scores, groups, query_index, ties: str = "index") -> float:
-    """INRIA Holidays mAP: scores Q x N over all N images; `groups` (N,) the scene of each image; `query_index` (Q,)
-    each query's own image, removed from its ranking; positives = the rest of its group; trapezoidal AP."""
+def holidays(scores,               # Q x N similarities over all N images (higher = nearer)
+             groups,               # (N,) the scene id of each image
+             query_index,          # (Q,) each query's own image, removed from its ranking
+             ties: str = "index",  # "index" (stable by gallery index) | "optimistic" | "pessimistic" | "expected"
+             ) -> float:
+    """INRIA Holidays mAP: positives = the rest of the query's group; trapezoidal AP over all positives.
+
+    >>> s, groups = [[9, 1, 1, 0]], [0, 0, 1, 1]      # query image 0; images 1 (its scene) and 2 tie
+    >>> holidays(s, groups, [0]), holidays(s, groups, [0], ties="expected")   # the mean of 1 and (0 + 1/2)/2
+    (1.0, 0.625)
+    """
     s = check_scores(scores, "scores")
     g = _groups(groups, s.shape[1])
     qi = _index_array(query_index, "query_index", s.shape[1])
@@ -142,9 +191,18 @@ def holidays(scores, groups, query_index, ties: str = "index") -> float:
                     ap_denominator="all", ap_interpolation="trapezoid", empty="skip")["map"]
 
 
-def ukbench_ns(scores, groups, ties: str = "index") -> float:
-    """UKBench's N-S score: a square N x N scores matrix over all images, `groups` (N,) object ids (four images each);
-    every image queries all images, itself counted: the mean number of its group in its top 4, from 0 to 4."""
+def ukbench_ns(scores,               # N x N similarities: every image queries all images, itself included
+               groups,               # (N,) the object id of each image (four images per object)
+               ties: str = "index",  # "index" (stable by gallery index) | "optimistic" | "pessimistic" | "expected"
+               ) -> float:
+    """UKBench's N-S score: the mean number of the query's group (itself counted) in its top 4, from 0 to 4.
+
+    >>> groups = [0, 0, 0, 0, 1, 1, 1, 1]           # each image first, then its 7 others tied
+    >>> ukbench_ns(np.eye(8), groups)                # index order: 4 for images 0-3, 1 for images 4-7
+    2.5
+    >>> round(ukbench_ns(np.eye(8), groups, ties="expected"), 4)   # 1 + 3 * 3/7 for every image
+    2.2857
+    """
     s = check_scores(scores, "scores")
     if s.shape[0] != s.shape[1]:
         fail("scores", f"must be square (every image queries all images), got shape {s.shape}")

@@ -78,7 +78,9 @@ def _insert(table: dict, seen: dict, path, line: int, qid: str, docid: str, valu
     seen[qid, docid] = line
 
 
-def read_run(path, with_tag: bool = False):
+def read_run(path,                      # a run file, one line 'qid Q0 docid rank score tag' per retrieved document
+             with_tag: bool = False,    # also return the tag of its first line
+             ):
     """A TREC run file as {qid: {docid: score}} (pytrec_eval's and ranx's shape); with_tag=True also returns the
     tag of its first line (trec_eval's `runid`)."""
     run, seen, tag = {}, {}, None
@@ -91,7 +93,8 @@ def read_run(path, with_tag: bool = False):
     return (run, tag) if with_tag else run
 
 
-def read_qrels(path) -> dict:
+def read_qrels(path,                    # a qrels file, one line 'qid iter docid rel' per judgement
+               ) -> dict:
     "A TREC qrels file as {qid: {docid: rel}}: rel >= 1 relevant (and its gain), 0 judged non-relevant, < 0 unjudged."
     qrels, seen = {}, {}
     for line, (qid, _, docid, rel) in _records(path, QRELS_COLUMNS):
@@ -104,12 +107,20 @@ def read_qrels(path) -> dict:
     return qrels
 
 # %% ../nbs/52_trec.ipynb #dedd64dc
-def trec_order(docs: Mapping) -> list:
-    "A topic's (docid, score) pairs in trec_eval's order: descending score, ties by descending docid."
+def trec_order(docs: Mapping,           # one topic's {docid: score}
+               ) -> list:
+    """A topic's (docid, score) pairs in trec_eval's order: descending score, ties by descending docid.
+
+    >>> trec_order({"d1": 0.5, "d2": 0.5, "d3": 1.0})      # d1 and d2 tie: the larger id (as a string) first
+    [('d3', 1.0), ('d2', 0.5), ('d1', 0.5)]
+    """
     return sorted(docs.items(), key=lambda item: (item[1], item[0]), reverse=True)
 
 
-def write_run(run, path, tag: str = "retrieval_lit"):
+def write_run(run,                      # {qid: {docid: score}}, or ranx's Run
+              path,                     # the file to write (replaced if it exists)
+              tag: str = "retrieval_lit",  # the last column: the run's name, one word without spaces
+              ):
     "Write {qid: {docid: score}} as a TREC run file (topics in string order, documents in trec_eval's order)."
     run = check_run(run)
     if not tag or any(c.isspace() for c in str(tag)):
@@ -120,7 +131,9 @@ def write_run(run, path, tag: str = "retrieval_lit"):
                 out.write(f"{qid} Q0 {docid} {rank} {score!r} {tag}\n")
 
 
-def write_qrels(qrels, path):
+def write_qrels(qrels,                  # {qid: {docid: rel}}, or ranx's Qrels
+                path,                   # the file to write (replaced if it exists)
+                ):
     "Write {qid: {docid: rel}} as a TREC qrels file (iter column 0)."
     qrels = check_qrels(qrels)
     with open(path, "w", encoding="utf-8") as out:
@@ -180,33 +193,37 @@ def _rel(v, name: str) -> int:
     return int(v)
 
 
-def check_run(run, name: str = "run") -> dict:
-    "A run {qid: {docid: score}} checked and copied (ids as strings, scores as floats); ranx's Run is accepted."
+def check_run(run,                      # {qid: {docid: score}}: finite numbers; or an object with to_dict() (ranx)
+              name: str = "run",        # the argument's name in error messages
+              ) -> dict:
+    """A run {qid: {docid: score}} checked and copied (ids as strings, scores as floats); ranx's Run is accepted.
+
+    >>> check_run({1: {"d1": 1}})                        # an integer id becomes a string, a score a float
+    {'1': {'d1': 1.0}}
+    """
     return _nested(run, name, _score)
 
 
-def check_qrels(qrels, name: str = "qrels") -> dict:
-    "Qrels {qid: {docid: rel}} checked and copied (ids as strings, rel as int); ranx's Qrels is accepted."
+def check_qrels(qrels,                  # {qid: {docid: rel}}: whole numbers <= 255; or an object with to_dict() (ranx)
+                name: str = "qrels",    # the argument's name in error messages
+                ) -> dict:
+    """Qrels {qid: {docid: rel}} checked and copied (ids as strings, rel as int); ranx's Qrels is accepted.
+
+    >>> check_qrels({"q1": {"d1": 2.0, "d2": -1}})      # 2.0 is a whole number; -1 (unjudged) is kept
+    {'q1': {'d1': 2, 'd2': -1}}
+    """
     return _nested(qrels, name, _rel)
 
 # %% ../nbs/52_trec.ipynb #a9da97a0
 @dataclass
 class TrecRanking:
-    """A run ranked against qrels, one row per evaluated topic.
-
-    qids:     evaluated topics in trec_eval's order (string order)
-    summary:  RankSummary of the topics' lists (kind "scores"); ties="index" is trec_eval's order
-    scores:   per topic, its documents' scores in trec_eval's order
-    judged:   per topic, per retrieved document in that order: grade (>= 1) if relevant, 0 judged non-relevant,
-              -1 unjudged (absent from the qrels, or a negative rel)
-    n_nonrel: (Q,) documents the qrels judge non-relevant (rel = 0)
-    dropped:  topics of the run that the qrels lack (not evaluated, as in trec_eval)"""
-    qids: list
-    summary: RankSummary
-    scores: list
-    judged: list
-    n_nonrel: np.ndarray
-    dropped: list = field(default_factory=list)
+    "A run ranked against qrels, one row per evaluated topic."
+    qids: list               # evaluated topics in trec_eval's order (string order)
+    summary: RankSummary     # RankSummary of the topics' lists (kind "scores"); ties="index" is trec_eval's order
+    scores: list             # per topic, its retrieved documents' scores in trec_eval's order
+    judged: list             # per topic, per document in that order: grade >= 1 relevant, 0 non-relevant, -1 unjudged
+    n_nonrel: np.ndarray     # (Q,) documents the qrels judge non-relevant (rel = 0)
+    dropped: list = field(default_factory=list)   # topics of the run that the qrels lack (not evaluated, as trec_eval)
 
     @property
     def n_ret(self) -> np.ndarray:
@@ -229,9 +246,17 @@ def _topic(docs: dict, rels: dict) -> tuple:
     return scores, judged, unranked
 
 
-def rank_run(qrels, run, complete: bool = False) -> TrecRanking:
-    """The run's topics that the qrels judge, ranked as trec_eval ranks them (complete=True: every topic of the qrels,
-    an absent one as an empty ranking, trec_eval's -c)."""
+def rank_run(qrels,                     # {qid: {docid: rel}}: rel >= 1 relevant, 0 judged non-relevant, < 0 unjudged
+             run,                       # {qid: {docid: score}}
+             complete: bool = False,    # every topic of the qrels, one the run lacks as an empty ranking (trec_eval -c)
+             ) -> TrecRanking:
+    """The run's topics that the qrels judge, ranked as trec_eval ranks them. A document absent from the qrels (or
+    with rel < 0) is unjudged (-1 in `judged`).
+
+    >>> tr = rank_run({"q": {"a": 1, "b": 0, "c": 1}}, {"q": {"a": 0.5, "b": 0.5, "x": 0.1}})
+    >>> [j.tolist() for j in tr.judged], tr.n_rel_ret.tolist()   # the tie a, b: b first; x unjudged; c not retrieved
+    ([[0, 1, -1]], [1])
+    """
     qrels, run = check_qrels(qrels), check_run(run)
     qids = sorted(qrels if complete else (q for q in qrels if q in run))
     if not qids:
@@ -256,8 +281,15 @@ TREC_CONVENTIONS = dict(ap_denominator="all", gain="linear", empty="zero")
 TREC_TIES = ("trec_eval", "expected", "optimistic", "pessimistic")
 
 
-def bpref(judged: np.ndarray, n_rel: int, n_nonrel: int) -> float:
-    "bpref of one ranked list of codes (grade >= 1 relevant, 0 judged non-relevant, -1 unjudged); R, N from the qrels."
+def bpref(judged: np.ndarray,           # one topic's codes in rank order: >= 1 relevant, 0 non-relevant, -1 unjudged
+          n_rel: int,                   # R: the topic's relevant documents in the qrels, retrieved or not
+          n_nonrel: int,                # N: its documents judged non-relevant in the qrels
+          ) -> float:
+    """bpref of one ranked list (its order fixed: ties are the caller's); 0 for a topic without relevant documents.
+
+    >>> bpref([1, 0, -1, 2, 0, 1], 4, 3)     # terms 1, 1 - 1/3, 1 - 2/3 (the -1 counts for nothing), / R = 4
+    0.5
+    """
     judged = np.asarray(judged)
     if n_rel == 0:
         return 0.0
@@ -267,15 +299,33 @@ def bpref(judged: np.ndarray, n_rel: int, n_nonrel: int) -> float:
     return float(row_sums(terms)) / n_rel
 
 
-def recall_cut(level: float, n_rel: int, trec_version: str = "9") -> int:
-    "c(x): the relevant documents a run must have retrieved to reach recall level x (trec_eval 9 or 10)."
+def recall_cut(level: float,            # the recall level x, in [0, 1]
+               n_rel: int,              # R: the topic's relevant documents
+               trec_version: str = "9",  # "9": int(xR + 0.9) (pytrec_eval, trec_eval 9.x) | "10": floor(xR + 0.5)
+               ) -> int:
+    """c(x): the relevant documents a run must have retrieved to reach recall level x (trec_eval 9 or 10).
+
+    >>> recall_cut(0.4, 3), recall_cut(0.4, 3, trec_version="10")      # int(1.2 + 0.9), floor(1.2 + 0.5)
+    (2, 1)
+    """
     if trec_version == "10":
         return math.floor(level * n_rel + 0.5)
     return int(level * n_rel + 0.9)
 
 
-def interpolated_precision(judged: np.ndarray, n_rel: int, levels, trec_version: str = "9") -> np.ndarray:
-    "(L,) interpolated precision at each recall level: max precision at or after the rank of the c(x)-th relevant."
+def interpolated_precision(judged: np.ndarray,  # one topic's codes in rank order (> 0 relevant; ties fixed)
+                           n_rel: int,          # R: the topic's relevant documents in the qrels
+                           levels,              # the L recall levels, each in [0, 1]
+                           trec_version: str = "9",  # "9" | "10": how recall_cut rounds
+                           ) -> np.ndarray:
+    """(L,) interpolated precision at each recall level: max precision at or after the rank of the c(x)-th relevant
+    (0 where the run retrieves fewer than c(x) relevant documents, or none).
+
+    >>> interpolated_precision([1, 0, 0, 1, 1], 3, [0.0, 0.4, 1.0]).tolist()    # precision 1, .5, .33, .5, .6
+    [1.0, 0.6, 0.6]
+    >>> interpolated_precision([1, 0, 0, 1, 1], 3, [0.4], trec_version="10").tolist()   # c(0.4) = 1, not 2
+    [1.0]
+    """
     rel = np.asarray(judged) > 0
     hits = np.cumsum(rel)
     n_rel_ret = int(hits[-1]) if len(hits) else 0
@@ -307,9 +357,9 @@ FIXED_ORDER_MEASURES = ("bpref", "iprec_at_recall")
 @dataclass(frozen=True)
 class TrecMeasure:
     "One output line's measure: its printed name ('P_10'), family ('P') and parameter (10; None for 'map')."
-    name: str
-    family: str
-    param: float | int | None = None
+    name: str                        # the printed name: 'map', 'P_10', 'iprec_at_recall_0.50'
+    family: str                      # the measure's family in MEASURE_ORDER: 'map', 'P', 'iprec_at_recall'
+    param: float | int | None = None  # the cutoff (int) or recall level (float); None: a family without one
 
 
 def _measure(family: str, param) -> TrecMeasure:
@@ -336,8 +386,13 @@ def _params(family: str, text: str, spec: str) -> list:
     return values
 
 
-def parse_measures(specs) -> list:
-    "TrecMeasures for trec_eval-style names ('map', 'P', 'P.5,10', 'P_10', 'official', 'all_trec'), in trec_eval's order."
+def parse_measures(specs,               # a name or a list: 'map', 'P' (default cutoffs), 'P.5,10', 'P_10', 'official'
+                   ) -> list:
+    """TrecMeasures for trec_eval-style names, in trec_eval's order (a measure named twice is listed once).
+
+    >>> [m.name for m in parse_measures(["P.5,10", "map", "P_10"])]
+    ['map', 'P_5', 'P_10']
+    """
     specs = [specs] if isinstance(specs, str) else list(specs)
     if not specs:
         fail("measures", "is empty: name at least one measure, e.g. 'official' or 'map'")
@@ -396,10 +451,21 @@ def _counts(m: TrecMeasure, ranking: TrecRanking) -> np.ndarray:
     return ranking.n_rel_ret
 
 
-def measure_values(m: TrecMeasure, ranking: TrecRanking, ties: str = "trec_eval", bounds: bool = False,
-                   trec_version: str = "9") -> tuple:
-    """(values, (low, high) or None): one trec measure per topic under `ties`; with bounds, its range over all tie
-    orders. gm_map's per-topic values are the logs trec_eval averages."""
+def measure_values(m: TrecMeasure,      # the measure (not runid or num_q: those exist only over all topics)
+                   ranking: TrecRanking,  # rank_run's ranking of the run
+                   ties: str = "trec_eval",  # "trec_eval" | "expected" | "optimistic" | "pessimistic"
+                   bounds: bool = False,  # also each topic's range over every order of its tied documents
+                   trec_version: str = "9",  # "9" | "10": iprec_at_recall's recall cut
+                   ) -> tuple:
+    """(values, (low, high) or None): one trec measure per topic (Q,) under `ties`; with bounds, its range over all
+    tie orders. gm_map's per-topic values are the logs trec_eval averages.
+
+    >>> tr = rank_run({"q": {"a": 1, "b": 0}}, {"q": {"a": 0.5, "b": 0.5}})        # a and b tie; trec_eval: b first
+    >>> p1 = parse_measures("P_1")[0]
+    >>> v, (low, high) = measure_values(p1, tr, bounds=True)
+    >>> v.tolist(), low.tolist(), high.tolist(), measure_values(p1, tr, ties="expected")[0].tolist()
+    ([0.0], [0.0], [1.0], [0.5])
+    """
     if m.family in ("num_ret", "num_rel", "num_rel_ret"):
         v = _counts(m, ranking)
         return v, ((v, v) if bounds else None)
@@ -440,22 +506,20 @@ def _text(value) -> str:
 
 @dataclass
 class TrecReport:
-    """trec_eval's measures of one run: per topic and over all topics.
+    "trec_eval's measures of one run: per topic and over all topics."
+    qids: list               # the evaluated topics, in string order
+    measures: list           # the TrecMeasures, in printing order
+    per_query: dict          # name -> (Q,) values (gm_map: the logs it averages; runid and num_q: none)
+    summary: dict            # name -> the value over all topics, as trec_eval prints it on the "all" lines
+    ties: str                # the tie mode the values were computed under
+    runid: str               # the name printed on the runid line
+    dropped: list            # topics of the run that the qrels lack (not evaluated)
+    bounds: dict = field(default_factory=dict)           # with bounds=True: name -> ((Q,) lows, (Q,) highs)
+    summary_bounds: dict = field(default_factory=dict)   # with bounds=True: name -> (low, high) over all topics
 
-    qids: evaluated topics; measures: TrecMeasures in printing order; per_query: name -> (Q,) values (gm_map: the
-    logs; not for runid / num_q); summary: name -> value over all topics; bounds / summary_bounds: name -> (low, high)
-    when asked; ties: the tie mode; runid: the run's tag; dropped: run topics the qrels lack"""
-    qids: list
-    measures: list
-    per_query: dict
-    summary: dict
-    ties: str
-    runid: str
-    dropped: list
-    bounds: dict = field(default_factory=dict)
-    summary_bounds: dict = field(default_factory=dict)
-
-    def lines(self, per_query: bool = False) -> list:
+    def lines(self,
+              per_query: bool = False,  # each topic's lines first, as `trec_eval -q`
+              ) -> list:
         "The report as trec_eval's output lines (per_query: each topic's lines first, as `trec_eval -q`)."
         def line(name, where, value, rng=None):
             extra = "" if rng is None else f"\t{_text(rng[0])}\t{_text(rng[1])}"
@@ -482,27 +546,28 @@ class TrecReport:
         return f"<TrecReport {len(self.qids)} topics, ties={self.ties!r}: {shown_}{', ...' if len(self.summary) > 6 else ''}>"
 
 # %% ../nbs/52_trec.ipynb #2cf2a2c1
-def evaluate_run(qrels, run, measures=("official",), ties: str = "trec_eval", bounds: bool = False,
-                 complete: bool = False, trec_version: str = "9", runid: str = "run",
-                 skip_unsupported: bool = False) -> TrecReport:
+def evaluate_run(qrels,                  # {qid: {docid: rel}}: rel >= 1 relevant, 0 judged non-relevant, < 0 unjudged
+                 run,                    # {qid: {docid: score}} (higher = better)
+                 measures=("official",),  # trec_eval names: 'official', 'all_trec', 'map', 'P.5,10', 'ndcg_cut_10'...
+                 ties: str = "trec_eval",  # "trec_eval" (tied: descending docid) | "expected" | "optimistic" | ...
+                 bounds: bool = False,   # also each value's range over every order of the tied documents
+                 complete: bool = False,  # every topic of the qrels, absent ones as empty rankings (trec_eval -c)
+                 trec_version: str = "9",  # "9" (pytrec_eval, trec_eval 9.x) | "10": only iprec_at_recall differs
+                 runid: str = "run",     # the runid line's name (read_run(..., with_tag=True) gives the file's)
+                 skip_unsupported: bool = False,  # ties="expected": leave out bpref and iprec_at_recall, not refuse
+                 ) -> TrecReport:
     """trec_eval's measures of a run against qrels, computed through the library's ranking summary.
 
-    qrels:        {qid: {docid: rel}} (read_qrels, pytrec_eval, ranx's Qrels): rel >= 1 relevant, 0 judged
-                  non-relevant, < 0 unjudged
-    run:          {qid: {docid: score}} (read_run, pytrec_eval, ranx's Run)
-    measures:     trec_eval names ('official', 'all_trec', 'map', 'P.5,10', 'ndcg_cut_10', ...)
-    ties:         'trec_eval' (descending docid inside a tie, trec_eval's order), 'expected' (mean over all tie
-                  orders), 'optimistic' / 'pessimistic' (relevant first / last inside each tie)
-    bounds:       also each value's range over every order of the tied documents
-    complete:     every topic of the qrels, absent ones as empty rankings (trec_eval -c)
-    trec_version: '9' (pytrec_eval, trec_eval 9.x) or '10': only iprec_at_recall's recall cut differs
-    runid:        the name printed on the runid line (read_run(..., with_tag=True) gives the file's)
-    skip_unsupported: under ties='expected', leave out bpref and iprec_at_recall instead of refusing them
+    qrels and run as read_qrels / read_run give them, or pytrec_eval's dictionaries, or ranx's Qrels / Run. `ties`:
+    "trec_eval" (descending docid inside a tie, trec_eval's order), "expected" (the mean over all tie orders),
+    "optimistic" / "pessimistic" (relevant first / last inside each tie).
 
     >>> evaluate_run({"q": {"a": 1, "b": 0}}, {"q": {"a": 1.0, "b": 1.0}}, ["map", "P_1"]).lines()  # b ranks first
     ['map                   \\tall\\t0.5000', 'P_1                   \\tall\\t0.0000']
     >>> evaluate_run({"q": {"a": 1, "b": 0}}, {"q": {"a": 1.0, "b": 1.0}}, ["map", "P_1"], ties="expected").summary
     {'map': 0.75, 'P_1': 0.5}
+    >>> evaluate_run({"q": {"a": 1, "b": 0}}, {"q": {"a": 1.0, "b": 1.0}}, ["map", "P_1"], bounds=True).summary_bounds
+    {'map': (0.5, 1.0), 'P_1': (0.0, 1.0)}
     """
     check_choice(ties, "ties", TREC_TIES)
     check_choice(trec_version, "trec_version", ("9", "10"))
