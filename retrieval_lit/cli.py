@@ -343,7 +343,7 @@ def run_demo(args, out) -> dict:
             query_labels=data.query_labels, gallery_labels=data.gallery_labels, metrics=real, **conv)
     _emit(reports, args, out)
     if args.figures:
-        from retrieval_lit.plots import save_demo_figures
+        from retrieval_lit.demo import save_demo_figures
         written = save_demo_figures(args.figures, bits=args.bits, seed=args.seed)
         print(f"\nfigures written to {args.figures}: {', '.join(Path(w).name for w in written)}", file=out)
     return reports

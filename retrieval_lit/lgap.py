@@ -5,20 +5,24 @@
 # %% ../nbs/20_lgap.ipynb #3d791e80
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
+from .display import integer_ticks, new_axes
 from .hamming import hamming_distances, pack_codes
 from .metrics import Conventions, Metric, apply_empty_policy, parse_cutoff, register_metric
 from .ranking import RankSummary, gallery_code_counts
-from .validate import check_code, check_int, check_whole_numbers, fail
+from .validate import check_code, check_int, check_numbers, check_whole_numbers, fail
 
 # %% auto #0
 __all__ = ['PAPER_FIG6', 'ball_size', 'inverse_ball_sizes', 'phi', 'lgap_terms', 'lgap_from_counts', 'shell_counts', 'lgap',
-           'paper_fig6_gallery', 'mlgap', 'collapse_lgap', 'CodeUsage', 'code_usage', 'code_value', 'plot_code_usage',
-           'plot_code_occupancy', 'plot_utilisation', 'orthodrome', 'perfect_map_layout', 'utilisation']
+           'paper_fig6_gallery', 'BallHistogram', 'ball_histogram', 'ball_codes', 'plot_phi', 'mlgap', 'collapse_lgap',
+           'CodeUsage', 'code_usage', 'code_value', 'plot_code_usage', 'plot_code_occupancy', 'plot_utilisation',
+           'orthodrome', 'perfect_map_layout', 'utilisation']
 
 # %% ../nbs/20_lgap.ipynb #41abfe60
 def ball_size(nbits: int, radius: int) -> int:
@@ -119,6 +123,128 @@ def paper_fig6_gallery() -> tuple:
     grades = np.array([g for grades in PAPER_FIG6.values() for g in grades], np.uint8)
     return np.zeros(4, np.uint8), codes, grades
 
+# %% ../nbs/20_lgap.ipynb #728ce23d
+class BallHistogram(NamedTuple):
+    "The gallery items inside the Hamming ball of radius `radius` around `query`, per occupied code."
+    query: np.ndarray        # (K,) uint8 bits of the query code
+    radius: int              # k: the ball holds every code within Hamming distance k of the query
+    codes: np.ndarray        # (m, K) uint8 bits of the occupied codes, nearest first (then by code bits)
+    distances: np.ndarray    # (m,) Hamming distance of each occupied code to the query
+    counts: np.ndarray       # (m,) gallery items on each code (the bars)
+    relevant: np.ndarray     # (m,) of those, items with grade > 0 (0 when no grades were given)
+    n_codes: int             # V(K, radius): every code of the ball, occupied or not
+
+    @property
+    def nbits(self) -> int:
+        return len(self.query)
+
+    @property
+    def area(self) -> int:
+        "A(S): the items in the ball (the area of the bars)."
+        return int(self.counts.sum())
+
+    @property
+    def rectangle(self) -> int:
+        "B(S): the tallest bar times the number of codes of the ball."
+        return int(self.counts.max(initial=0)) * self.n_codes
+
+    @property
+    def phi(self) -> float:
+        "φ(S) = A(S)/B(S), by `phi` (NaN for an empty ball)."
+        return phi(self.counts, self.n_codes)
+
+
+def ball_histogram(query_code,              # the query's code: 1-D, {0,1} or {-1,+1}
+                   gallery_codes,           # N x K codes in either alphabet, or PackedCodes
+                   radius: int,             # k >= 0: the ball holds the codes within Hamming distance k
+                   grades=None,             # (N,) grades, relevant = grade > 0 (None: no relevant counts)
+                   ) -> BallHistogram:
+    """Items per occupied code inside the Hamming ball of `radius` around `query_code` (1-D, {0,1} or
+    {-1,+1}); `grades` (one per gallery item, relevant = grade > 0) splits each bar into relevant items."""
+    q = check_code(query_code, "query_code")
+    g = pack_codes(gallery_codes, "gallery_codes")
+    if g.nbits != len(q):
+        fail("gallery_codes", f"has {g.nbits}-bit codes but `query_code` has {len(q)} bits: the lengths must match")
+    radius = check_int(radius, "radius", 0)
+    if grades is None:
+        rel = np.zeros(len(g), dtype=bool)
+    else:
+        gr = check_numbers(grades, "grades", 1, "one grade per gallery item")
+        if len(gr) != len(g):
+            fail("grades", f"has {len(gr)} entries but `gallery_codes` has {len(g)} items: one grade per item")
+        rel = gr > 0
+    words, inverse, counts = np.unique(g.words, axis=0, return_inverse=True, return_counts=True)
+    relevant = np.bincount(inverse.ravel(), weights=rel, minlength=len(words)).astype(np.int64)
+    distinct = type(g)(words, g.nbits)
+    d = hamming_distances(q[None, :], distinct)[0].astype(np.int64)
+    bits = distinct.unpack().astype(np.uint8)
+    inside = np.flatnonzero(d <= radius)
+    order = inside[np.lexsort((*bits[inside].T[::-1], d[inside]))]   # by distance, then by the code's bits
+    return BallHistogram(q, radius, bits[order], d[order], counts[order].astype(np.int64), relevant[order],
+                         ball_size(len(q), radius))
+
+# %% ../nbs/20_lgap.ipynb #073a3013
+def ball_codes(query_code, radius: int) -> np.ndarray:
+    "(V, K) uint8: every code of the Hamming ball, nearest first (flips of the bit positions in lexicographic order)."
+    q = check_code(query_code, "query_code")
+    radius = check_int(radius, "radius", 0)
+    rows = []
+    for i in range(min(radius, len(q)) + 1):
+        for flips in itertools.combinations(range(len(q)), i):
+            c = q.copy()
+            c[list(flips)] ^= 1
+            rows.append(c)
+    return np.array(rows, dtype=np.uint8).reshape(-1, len(q))
+
+
+def plot_phi(hist: BallHistogram,          # one ball, from `ball_histogram`
+             ax=None,                       # Axes to draw on (None: a new figure)
+             max_slots: int = 128,          # draw every code of the ball up to this many; beyond, the occupied ones
+             title: str | None = None,      # None: "r = k: φ = A/B = ..." with the numbers
+             legend: bool = True):
+    "Draw the ball's histogram and the rectangle B(S) (Ding, Li & Li 2018, Fig. 6b); returns the matplotlib Axes."
+    from matplotlib.patches import Rectangle
+    if not isinstance(hist, BallHistogram):
+        fail("hist", f"must be a BallHistogram (from ball_histogram), got {type(hist).__name__}")
+    max_slots = check_int(max_slots, "max_slots", 1)
+    ax = new_axes(ax, (6, 2.6))
+    every = hist.n_codes <= max_slots
+    if every:   # one slot per code of the ball, occupied or not
+        slots = ball_codes(hist.query, hist.radius)
+        where = {row.tobytes(): i for i, row in enumerate(hist.codes)}
+        idx = [where.get(row.tobytes()) for row in slots]
+        counts = np.array([0 if i is None else hist.counts[i] for i in idx])
+        rel = np.array([0 if i is None else hist.relevant[i] for i in idx])
+        dist = (slots != hist.query).sum(1)
+    else:       # only the occupied codes
+        counts, rel, dist = hist.counts, hist.relevant, hist.distances
+    x = np.arange(len(counts))
+    ax.bar(x, counts - rel, bottom=rel, width=0.85, color="#9ca3af", label="irrelevant items")
+    ax.bar(x, rel, width=0.85, color="#2563eb", label="relevant items")
+    top = int(hist.counts.max(initial=0))
+    width = hist.n_codes if every else len(counts)
+    if top:
+        ax.add_patch(Rectangle((-0.5, 0), width, top, fill=False, linestyle="--", edgecolor="#dc2626",
+                               linewidth=1.2, label="B(S) = tallest bar x codes"))
+    for d in range(1, hist.radius + 1):   # separators between distance groups
+        edge = np.flatnonzero(dist >= d)
+        if edge.size and edge[0] > 0:
+            ax.axvline(edge[0] - 0.5, color="#d1d5db", linewidth=0.8, zorder=0)
+    ax.set_xlim(-0.7, max(width, 1) - 0.3)
+    ax.set_ylim(0, max(top, 1) * (1.55 if legend else 1.15))
+    ax.set_xticks(x if len(x) <= 16 else [])
+    if len(x) <= 16:
+        labels = ["".join(map(str, row)) for row in (slots if every else hist.codes)]
+        ax.set_xticklabels(labels, rotation=90, fontsize=7, family="monospace")
+    ax.set_ylabel("items")
+    integer_ticks(ax.yaxis)
+    empty = "" if every else f", {hist.n_codes - len(counts)} empty codes not drawn"
+    value = "undefined (empty ball)" if np.isnan(hist.phi) else f"{hist.area}/({top}·{hist.n_codes}) = {hist.phi:.4f}"
+    ax.set_title(title or f"r = {hist.radius}: φ = A/B = {value}{empty}", fontsize=9)
+    if legend:
+        ax.legend(fontsize=7, loc="upper left", ncol=3, frameon=False)
+    return ax
+
 # %% ../nbs/20_lgap.ipynb #e6861f04
 def mlgap(summary: RankSummary, r: int, conventions: Conventions = Conventions()) -> np.ndarray:
     "LGAP@r of every query (Q,) from a ranking summary built with `code_max=True`; the mean is mLGAP (eq. 11)."
@@ -192,10 +318,8 @@ def code_value(codes) -> np.ndarray:
 def plot_code_usage(codes, ax=None, title: str | None = None, max_bars_bits: int = 16):
     """Histogram of items per code (the paper's Figs. 1 and 8). For K <= `max_bars_bits`, one bar per
     code value 0..2^K-1 (empty codes show as gaps); for longer codes, the used codes by decreasing count."""
-    import matplotlib.pyplot as plt
     pc = pack_codes(codes, "codes")
-    if ax is None:
-        _, ax = plt.subplots(figsize=(6, 2.6), layout="constrained")
+    ax = new_axes(ax, (6, 2.6))
     u = code_usage(pc)
     if pc.nbits <= max_bars_bits:
         counts = np.bincount(code_value(pc), minlength=2 ** pc.nbits)
@@ -209,25 +333,17 @@ def plot_code_usage(codes, ax=None, title: str | None = None, max_bars_bits: int
     ax.vlines(x, 0, counts[x], color="C0", linewidth=1.0)   # lines stay visible when 2^K bars outnumber pixels
     ax.set_ylim(0, counts.max() * 1.05)
     ax.set_ylabel("items")
-    _integer_ticks(ax.yaxis)
+    integer_ticks(ax.yaxis)
     ax.set_title(title or f"{u.n_used} of 2^{pc.nbits} codes used, entropy {u.entropy:.2f} bits", fontsize=9)
     return ax
-
-
-def _integer_ticks(axis):
-    "Ticks at whole numbers only (an axis that counts items)."
-    from matplotlib.ticker import MaxNLocator
-    axis.set_major_locator(MaxNLocator(integer=True))
 
 
 def plot_code_occupancy(codes, ax=None, title: str | None = None):
     """How many codes hold 1, 2, 3, ... items: one bar per occupancy, codes counted on a log scale. Unlike the
     histogram by code value it reads the same at every code length (at 64 bits, where every item has a code of its
     own, it is one bar at 1, not a solid block)."""
-    import matplotlib.pyplot as plt
     pc = pack_codes(codes, "codes")
-    if ax is None:
-        _, ax = plt.subplots(figsize=(6, 2.6), layout="constrained")
+    ax = new_axes(ax, (6, 2.6))
     u = code_usage(pc)
     per_code = gallery_code_counts(pc)[1]
     occupancy = np.bincount(per_code)
@@ -239,7 +355,7 @@ def plot_code_occupancy(codes, ax=None, title: str | None = None):
     if k.size <= 12 and k.max() <= 12:
         ax.set_xticks(np.arange(1, int(k.max()) + 1))
     else:
-        _integer_ticks(ax.xaxis)
+        integer_ticks(ax.xaxis)
     ax.set_xlabel("items sharing one code")
     ax.set_ylabel("codes (log scale)")
     most = f"{u.largest} item" + ("s" if u.largest != 1 else "")
@@ -250,9 +366,7 @@ def plot_code_occupancy(codes, ax=None, title: str | None = None):
 
 def plot_utilisation(usages: dict, axes=None):
     "Bar charts of share of codes used and entropy ratio for named `CodeUsage`s (name -> CodeUsage)."
-    import matplotlib.pyplot as plt
-    if axes is None:
-        _, axes = plt.subplots(1, 2, figsize=(8, 3), layout="constrained")
+    axes = new_axes(axes, (8, 3), ncols=2)
     names = list(usages)
     axes[0].bar(names, [usages[n].share_used for n in names], color="C1")
     axes[0].set_ylabel("share of the 2^K codes used")

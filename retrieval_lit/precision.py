@@ -9,6 +9,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .display import new_axes
 from .metrics import Conventions, Metric, apply_empty_policy, parse_cutoff, register_metric
 from .ranking import TIE_MODES, RankSummary, list_summary, ordered_top, resolve_top, row_sums
 from .validate import check_choice, check_int, check_nonempty, check_whole_numbers, fail
@@ -17,8 +18,8 @@ from .validate import check_choice, check_int, check_nonempty, check_whole_numbe
 __all__ = ['hits_in_top', 'r_precision_from_sums', 'precision_from_summary', 'recall_from_summary', 'rprec_from_summary',
            'ball_counts', 'radius_precision_from_summary', 'radius_recall_from_summary', 'precision_at_k',
            'recall_at_k', 'r_precision', 'precision_within_radius', 'PRCurve', 'pr_curve_by_rank', 'pr_curve_by_radius',
-           'plot_pr_curve', 'first_relevant_group', 'first_relevant_pmf', 'expected_first_relevant',
-           'first_relevant_from_summary']
+           'plot_pr_curve', 'plot_precision_by_radius', 'first_relevant_group', 'first_relevant_pmf',
+           'expected_first_relevant', 'first_relevant_from_summary']
 
 # %% ../nbs/10_precision.ipynb #507d3cca
 def _rowwise_searchsorted(sorted_rows: np.ndarray, values: np.ndarray, span: int) -> np.ndarray:
@@ -237,15 +238,15 @@ def pr_curve_by_radius(summary: RankSummary, conventions: Conventions) -> PRCurv
     return PRCurve(radii, precision, recall, "radius")
 
 # %% ../nbs/10_precision.ipynb #20336b9f
-def plot_pr_curve(curves, labels=None, ax=None):
-    "Draw one PRCurve or a list of them (mean precision against mean recall); returns the matplotlib Axes."
-    import matplotlib.pyplot as plt
+def plot_pr_curve(curves,                  # one PRCurve, or a list of them
+                  labels=None,             # one legend label per curve (None: no legend)
+                  ax=None):                # Axes to draw on (None: a new figure)
+    "Draw mean precision against mean recall; returns the matplotlib Axes."
     curves = [curves] if isinstance(curves, PRCurve) else list(curves)
     labels = [None] * len(curves) if labels is None else list(labels)
     if len(labels) != len(curves):
         fail("labels", f"has {len(labels)} entries for {len(curves)} curves")
-    if ax is None:
-        _, ax = plt.subplots(figsize=(5, 4))
+    ax = new_axes(ax, (5, 4))
     for curve, label in zip(curves, labels):
         marker = "o" if curve.kind == "radius" else None
         ax.plot(curve.mean_recall, curve.mean_precision, marker=marker, markersize=3, label=label)
@@ -256,6 +257,22 @@ def plot_pr_curve(curves, labels=None, ax=None):
     ax.grid(alpha=0.3)
     if any(label is not None for label in labels):
         ax.legend()
+    return ax
+
+
+def plot_precision_by_radius(curves: dict,    # label -> PRCurve made by `pr_curve_by_radius`
+                             ax=None):        # Axes to draw on (None: a new figure)
+    "Mean P@d_H<=r against the radius r, one line per curve; returns the matplotlib Axes."
+    ax = new_axes(ax, (5, 3.5))
+    for label, c in curves.items():
+        if not isinstance(c, PRCurve) or c.kind != "radius":
+            fail("curves", f"{label!r} is not a curve by radius (from pr_curve_by_radius); this plot needs one")
+        ax.plot(c.x, c.mean_precision, marker="o", markersize=3, label=label)
+    ax.set_xlabel("Hamming radius r")
+    ax.set_ylabel("mean precision within radius r")
+    ax.set_ylim(0, 1.02)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
     return ax
 
 # %% ../nbs/10_precision.ipynb #41443dbf

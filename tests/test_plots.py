@@ -1,4 +1,4 @@
-"""retrieval_lit.plots: the demo's PNG files, the Hamming-ball histogram behind φ, and bad input."""
+"""The figures: the Hamming-ball histogram behind φ (lgap), the demo's PNG files (demo), and bad input."""
 import itertools
 import subprocess
 import sys
@@ -9,8 +9,8 @@ from hypothesis import given, settings, strategies as st
 
 from retrieval_lit import lgap
 from retrieval_lit.lgap import paper_fig6_gallery
-from retrieval_lit.plots import (DEMO_FIGURES, BallHistogram, ball_codes, ball_histogram, demo_summaries, plot_phi,
-                                 pr_curves, save_demo_figures)
+from retrieval_lit.demo import DEMO_FIGURES, demo_summaries, pr_curves, save_demo_figures
+from retrieval_lit.lgap import BallHistogram, ball_codes, ball_histogram, plot_phi
 from retrieval_lit.validate import RetrievalInputError
 
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -136,6 +136,6 @@ def test_plot_phi_draws_every_slot_or_only_the_occupied_codes():
 
 
 def test_import_stays_light():
-    code = "import sys, retrieval_lit.plots; print('matplotlib' in sys.modules)"
+    code = "import sys, retrieval_lit.demo, retrieval_lit.lgap, retrieval_lit.precision; print('matplotlib' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"

@@ -1,4 +1,4 @@
-"""retrieval_lit.widgets driven as a student would: press the buttons, move the sliders, read the numbers.
+"""The classroom widgets (retrieval_lit.widgets.*) driven as a student would: press the buttons, move the sliders, read the numbers.
 
 Every number a widget shows is checked against the metric chapter that owns it (and a few against
 the papers' printed values), and the displayed HTML is checked to contain the same numbers."""
@@ -19,8 +19,11 @@ from retrieval_lit.labs import egr_tables
 from retrieval_lit.metrics import AP_DENOMINATORS
 from retrieval_lit.ranking import TIE_MODES
 from retrieval_lit.validate import RetrievalInputError
-from retrieval_lit.widgets import (APPlayground, BayesStepper, EGRExplorer, HammingBallExplorer, _fmt,
-                                   ap_playground, bayes_stepper, egr_explorer, hamming_ball_explorer)
+from retrieval_lit.display import fmt_number as _fmt
+from retrieval_lit.widgets.ap_playground import APPlayground, ap_playground
+from retrieval_lit.widgets.bayes_stepper import BayesStepper, bayes_stepper
+from retrieval_lit.widgets.egr_explorer import EGRExplorer, egr_explorer
+from retrieval_lit.widgets.hamming_ball import HammingBallExplorer, hamming_ball_explorer
 
 
 # ----------------------------------------------------------------------------- AP playground
@@ -279,6 +282,7 @@ def test_bayes_stepper_bad_input():
 
 # ----------------------------------------------------------------------------- light import
 def test_import_is_light():
-    code = "import sys, retrieval_lit.widgets; print('ipywidgets' in sys.modules, 'matplotlib' in sys.modules)"
+    modules = ", ".join(f"retrieval_lit.widgets.{m}" for m in ("ap_playground", "hamming_ball", "egr_explorer", "bayes_stepper"))
+    code = f"import sys, {modules}; print('ipywidgets' in sys.modules, 'matplotlib' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "False"]
