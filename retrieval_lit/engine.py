@@ -234,8 +234,13 @@ def _kept_run(ig_idx, p, last, n):
     return ig_idx[p] if p < last else n
 
 
-def exclusive_cumsum(counts: np.ndarray) -> np.ndarray:
-    "before[..., d] = sum of counts[..., :d] (int64): the rank of the first item at each distance."
+def exclusive_cumsum(counts: np.ndarray,  # (..., K+1) items at each distance, summed along the last axis
+                     ) -> np.ndarray:
+    """before[..., d] = sum of counts[..., :d] (int64): the rank of the first item at each distance.
+
+    >>> exclusive_cumsum([3, 0, 2])      # 3 items at distance 0, none at 1: the first at distance 2 has rank 3
+    array([0, 3, 3])
+    """
     c = np.asarray(counts, dtype=np.int64)
     return np.cumsum(c, axis=-1) - c
 
@@ -344,8 +349,14 @@ def _discount_kernel(n):
 _DISCOUNT: list = [np.zeros(1)]
 
 
-def discount_table(n: int) -> np.ndarray:
-    "The DCG discounts 1/log2(r + 1), r = 0..n (r = 0 unused); one table, grown on demand and shared."
+def discount_table(n: int,  # the largest rank the table must reach (the ranking's length)
+                   ) -> np.ndarray:
+    """The DCG discounts 1/log2(r + 1), r = 0..n (r = 0 unused); one table, grown on demand and shared (so it may
+    be longer than n + 1).
+
+    >>> discount_table(3)[1:4]           # 1/log2(2), 1/log2(3), 1/log2(4)
+    array([1.        , 0.63092975, 0.5       ])
+    """
     if len(_DISCOUNT[0]) <= n:
         _DISCOUNT[0] = _discount_kernel(max(n, 2 * (len(_DISCOUNT[0]) - 1)))
     return _DISCOUNT[0]
@@ -531,8 +542,14 @@ def _finish_pairs(pairs: np.ndarray) -> np.ndarray:
     return pairs[..., 0] + pairs[..., 1]
 
 
-def merge_pairs(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    "The double-double sum of two accumulator arrays (..., 2) (hi, lo), for adding shards."
+def merge_pairs(a: np.ndarray,  # (..., 2) float64 double-double accumulators: value = hi + lo
+                b: np.ndarray,  # the same shape
+                ) -> np.ndarray:
+    """The double-double sum of two accumulator arrays (..., 2) (hi, lo), for adding shards.
+
+    >>> merge_pairs(np.array([1.0, 0.0]), np.array([1e-17, 0.0]))    # 1.0 + 1e-17 rounds to 1.0; lo keeps the 1e-17
+    array([1.e+00, 1.e-17])
+    """
     s = a[..., 0] + b[..., 0]
     bb = s - a[..., 0]
     e = (a[..., 0] - (s - bb)) + (b[..., 0] - bb)
@@ -667,8 +684,15 @@ def _class_ranges(by_class: dict, query_labels: np.ndarray) -> tuple:
     return np.where(found, by_class["first"][k], 0), np.where(found, by_class["end"][k], 0)
 
 
-def distinct_codes(gallery_codes) -> tuple:
-    "(words, counts): the gallery's distinct packed codes and how many items carry each (chapter 03's rule)."
+def distinct_codes(gallery_codes,  # N x K, {0,1} or {-1,+1}, or PackedCodes
+                   ) -> tuple:
+    """(words, counts): the gallery's distinct packed codes and how many items carry each (chapter 03's rule).
+    `words` (U, W) uint64 in `np.unique(axis=0)` order, `counts` (U,) int64.
+
+    >>> words, counts = distinct_codes([[1, 0], [0, 1], [1, 0]])
+    >>> words.tolist(), counts.tolist()          # code 0b01 = 1 twice, code 0b10 = 2 once
+    ([[1], [2]], [2, 1])
+    """
     g = pack_codes(gallery_codes, "gallery_codes")
 
     def make():
@@ -677,15 +701,26 @@ def distinct_codes(gallery_codes) -> tuple:
     return _remembered("distinct", (g.words,), make)
 
 
-def code_ids(words: np.ndarray, items: np.ndarray) -> np.ndarray:
+def code_ids(words: np.ndarray,  # (U, W) uint64 distinct codes, rows sorted as np.unique(axis=0) sorts them
+             items: np.ndarray,  # (M, W) uint64 packed codes, each a row of `words` (else the answer is wrong)
+             ) -> np.ndarray:
     """The row of the distinct-code table `words` (sorted rows of uint64, as `np.unique(axis=0)` gives them) that
-    holds each packed code of `items` (rows of the same width, every one in the table)."""
+    holds each packed code of `items` (rows of the same width, every one in the table).
+
+    >>> words, _ = distinct_codes([[1, 0], [0, 1], [1, 0]])
+    >>> code_ids(words, pack_codes([[0, 1], [1, 0]]).words)
+    array([1, 0])
+    """
     row = np.dtype([(f"w{k}", np.uint64) for k in range(words.shape[1])])
     table = np.ascontiguousarray(words, dtype=np.uint64).view(row).ravel()
     return np.searchsorted(table, np.ascontiguousarray(items, dtype=np.uint64).view(row).ravel()).astype(np.int64)
 
 
-def code_max_pass(query_codes, words: np.ndarray, counts: np.ndarray, ignored: tuple | None = None) -> np.ndarray:
+def code_max_pass(query_codes,                  # Q x K, {0,1} or {-1,+1}, or PackedCodes
+                  words: np.ndarray,            # (U, W) uint64 distinct gallery codes (`distinct_codes`)
+                  counts: np.ndarray,           # (U,) int64 items carrying each code
+                  ignored: tuple | None = None,  # (indptr (Q+1,), item_words (nnz, W)) of ignored items; None: none
+                  ) -> np.ndarray:
     """(Q, K+1) int64 code_max of the queries over distinct codes `words` (uint64) with multiplicities `counts`.
     `ignored`: (indptr, item_words), the packed codes of the items each query ignores (CSR rows, one per query),
     each taken off its code's multiplicity for that query."""
@@ -740,7 +775,12 @@ def _ignore_operands(ignore: IgnoreSets | None, n_queries: int) -> tuple:
     return np.ascontiguousarray(ignore.indptr, dtype=np.int64), np.ascontiguousarray(ignore.indices, dtype=np.int64)
 
 
-def hist_pass(q: PackedCodes, g: PackedCodes, rel: Relevance, n_grades: int, ignore: IgnoreSets | None = None) -> np.ndarray:
+def hist_pass(q: PackedCodes,                    # the queries (Q codes)
+              g: PackedCodes,                    # the gallery, or one shard of it (N codes of the same length)
+              rel: Relevance,                    # over these Q queries x g's N items
+              n_grades: int,                     # grade columns G of the histogram: above rel's largest grade
+              ignore: IgnoreSets | None = None,  # items removed per query, over g's items (0..N-1); None: none
+              ) -> np.ndarray:
     """(Q, K+1, n_grades) int64: items at each (distance, grade) for every query; the items in `ignore` (IgnoreSets
     over this gallery) are counted by the fast pass and then taken off, one distance each."""
     hist = np.zeros((len(q), q.nbits + 1, n_grades), dtype=np.int64)
@@ -757,8 +797,14 @@ def hist_pass(q: PackedCodes, g: PackedCodes, rel: Relevance, n_grades: int, ign
     return hist
 
 
-def top_pass(q: PackedCodes, g: PackedCodes, rel: Relevance, n_grades: int, before: np.ndarray, t: int,
-             ignore: IgnoreSets | None = None) -> np.ndarray:
+def top_pass(q: PackedCodes,                    # the queries (Q codes)
+             g: PackedCodes,                    # the gallery, or one shard of it (N codes of the same length)
+             rel: Relevance,                    # over these Q queries x g's N items
+             n_grades: int,                     # above rel's largest grade (as for `hist_pass`)
+             before: np.ndarray,                # (Q, K+1) items ranked ahead of g's first item at each distance
+             t: int,                            # ranks kept: the first t of the stable order
+             ignore: IgnoreSets | None = None,  # items removed per query, over g's items; they take no rank
+             ) -> np.ndarray:
     """(Q, t) uint8: grades at ranks before[i, d] + (place among this gallery's kept items at distance d), if
     below t; the items in `ignore` take no rank."""
     top = np.zeros((len(q), t), dtype=np.uint8)
@@ -767,8 +813,13 @@ def top_pass(q: PackedCodes, g: PackedCodes, rel: Relevance, n_grades: int, befo
     return top
 
 
-def hist_top_pass(q: PackedCodes, g: PackedCodes, rel: Relevance, n_grades: int, t: int,
-                  ignore: IgnoreSets | None = None) -> tuple:
+def hist_top_pass(q: PackedCodes,                    # the queries (Q codes)
+                  g: PackedCodes,                    # the whole gallery (N codes of the same length)
+                  rel: Relevance,                    # over these Q queries x N items
+                  n_grades: int,                     # above rel's largest grade (as for `hist_pass`)
+                  t: int,                            # ranks kept: the first t of the stable order
+                  ignore: IgnoreSets | None = None,  # items removed per query; None: none
+                  ) -> tuple:
     """(hist, top): `hist_pass` and `top_pass` of the whole gallery, in one walk for class ids over many queries
     (`_class_hist_top_kernel`), else in the two passes."""
     if _by_class(q, g, rel, n_grades) and q.nbits < _IGNORED:
@@ -783,8 +834,16 @@ def hist_top_pass(q: PackedCodes, g: PackedCodes, rel: Relevance, n_grades: int,
     return hist, top_pass(q, g, rel, n_grades, exclusive_cumsum(hist.sum(-1)), t, ignore)
 
 
-def sums_pass(q: PackedCodes, g: PackedCodes, rel: Relevance, n_grades: int, before: np.ndarray,
-              rel_before: np.ndarray, n_relevant: np.ndarray, n_ranks: int, ignore: IgnoreSets | None = None) -> tuple:
+def sums_pass(q: PackedCodes,                    # the queries (Q codes)
+              g: PackedCodes,                    # the gallery, or one shard of it (N codes of the same length)
+              rel: Relevance,                    # over these Q queries x g's N items
+              n_grades: int,                     # above rel's largest grade (as for `hist_pass`)
+              before: np.ndarray,                # (Q, K+1) items ranked ahead of g's first item at each distance
+              rel_before: np.ndarray,            # (Q, K+1) relevant items (grade > 0) ranked ahead, likewise
+              n_relevant: np.ndarray,            # (Q,) R: relevant items in the whole ranking (for R-precision)
+              n_ranks: int,                      # items in the whole ranking (the discount table's reach)
+              ignore: IgnoreSets | None = None,  # items removed per query, over g's items; they take no rank
+              ) -> tuple:
     """(ap, dcg, hits): the double-double accumulators (Q, 2), (Q, G, 2) and counts (Q,) of `IndexSums` over
     this gallery's kept items, ranked from the offsets `before` / `rel_before` in a ranking of n_ranks items."""
     ap, dcg = np.zeros((len(q), 2)), np.zeros((len(q), n_grades, 2))
@@ -795,8 +854,12 @@ def sums_pass(q: PackedCodes, g: PackedCodes, rel: Relevance, n_grades: int, bef
     return ap, dcg, hits
 
 
-def hist_sums_pass(q: PackedCodes, g: PackedCodes, rel: Relevance, n_grades: int,
-                   ignore: IgnoreSets | None = None) -> tuple:
+def hist_sums_pass(q: PackedCodes,                    # the queries (Q codes)
+                   g: PackedCodes,                    # the whole gallery (N codes of the same length)
+                   rel: Relevance,                    # over these Q queries x N items
+                   n_grades: int,                     # above rel's largest grade (as for `hist_pass`)
+                   ignore: IgnoreSets | None = None,  # items removed per query; None: none
+                   ) -> tuple:
     """(hist, ap, dcg, hits): `hist_pass` and `sums_pass` of the whole gallery in one walk (in two passes when the
     gallery is too large for the general walk's records: 2**24 items or more for 64-bit codes, not for class ids);
     the items in `ignore` are stepped over."""
@@ -849,9 +912,17 @@ class _Threads:
         self.numba.set_num_threads(self.old)
 
 
-def default_chunk(n_queries: int, n_gallery: int, kind: str, threads: int,
-                  max_block_bytes: int = 1 << 26) -> int:
-    "Queries per chunk: about 2e8 pairs (1 byte per pair for a grade matrix, within max_block_bytes)."
+def default_chunk(n_queries: int,                 # Q
+                  n_gallery: int,                 # N
+                  kind: str,                      # Relevance.kind: "class" | "multihot" | "matrix" (grade rows held)
+                  threads: int,                   # numba threads: labels get at least 4 queries per thread
+                  max_block_bytes: int = 1 << 26,  # bytes of a "matrix" chunk's grade rows (1 byte per pair)
+                  ) -> int:
+    """Queries per chunk: about 2e8 pairs (1 byte per pair for a grade matrix, within max_block_bytes).
+
+    >>> default_chunk(10_000, 10**6, "class", 2), default_chunk(10_000, 10**6, "matrix", 2)    # 2e8 / 1e6; 2**26 // 1e6
+    (200, 67)
+    """
     per_chunk = (max_block_bytes if kind == "matrix" else 200_000_000) // max(1, n_gallery)
     return int(max(1, min(n_queries, max(per_chunk, 4 * threads if kind != "matrix" else 1))))
 
@@ -859,17 +930,35 @@ def default_chunk(n_queries: int, n_gallery: int, kind: str, threads: int,
 @dataclass
 class Scan:
     "What one engine run produced: the ranking summary and, if asked, the whole-ranking index-order sums."
-    summary: RankSummary
-    sums: IndexSums | None = None
+    summary: RankSummary           # hist, and top / code_max if asked; its index_sums is `sums`
+    sums: IndexSums | None = None  # the whole-ranking index-order sums, with index_sums=True; else None
 
 
-def scan(query_codes, gallery_codes, relevance: Relevance, top: int = 0, code_max: bool = False,
-         index_sums: bool = False, *, chunk: int | None = None, threads: int | None = None,
-         progress: bool | None = None, max_block_bytes: int = 1 << 26, ignore: IgnoreSets | None = None) -> Scan:
+def scan(query_codes,                      # Q x K, {0,1} or {-1,+1}, or PackedCodes
+         gallery_codes,                    # N x K (the same K), {0,1} or {-1,+1}, or PackedCodes
+         relevance: Relevance,             # grades over these Q queries x N items (`relevance.make_relevance`)
+         top: int = 0,                     # grades kept in stable order (ties by gallery index): 0 none, -1 all, t
+         code_max: bool = False,           # also code_max: most items sharing one code at each distance (LGAP)
+         index_sums: bool = False,         # also the whole-ranking index-order sums (AP, DCG, R-precision); N < 2**31
+         *,
+         chunk: int | None = None,         # queries per chunk; None: `default_chunk`
+         threads: int | None = None,       # numba threads for this call; None: all (NUMBA_NUM_THREADS)
+         progress: bool | None = None,     # stderr bar: None (auto: a terminal, > 2 s) | True | False | a Progress
+         max_block_bytes: int = 1 << 26,   # bytes of one chunk's grade rows, when the relevance is a matrix
+         ignore: IgnoreSets | None = None,  # items removed from each query's ranking (`relevance.make_ignore`)
+         ) -> Scan:
     """Fill the ranking summary (and, with `index_sums=True`, the whole-ranking index-order sums) in
     fused compiled passes over the gallery. Arguments as `ranking.summarize`; `chunk`: queries per chunk
     (default: `default_chunk`); `threads`: numba threads; `progress`: None (auto), True, False; `ignore`
-    (IgnoreSets): items removed from each query's ranking, as in `ranking.summarize`."""
+    (IgnoreSets): items removed from each query's ranking, as in `ranking.summarize`.
+
+    >>> from retrieval_lit.relevance import relevance_from_labels
+    >>> rel = relevance_from_labels([7], [7, 3, 3, 7], 1, 4)       # items 0 and 3 are relevant
+    >>> res = scan([[0, 0]], [[1, 0], [0, 1], [0, 0], [1, 1]], rel, index_sums=True)   # distances 1, 1, 0, 2
+    >>> # index order 2, 0, 1, 3 (the tie at distance 1 by gallery index): relevant at ranks 2 and 4, R = 2
+    >>> res.sums.precision_sum, res.sums.r_hits                   # 1/2 + 2/4; one relevant item in the top R
+    (array([1.]), array([1]))
+    """
     q, g = pack_codes(query_codes, "query_codes"), pack_codes(gallery_codes, "gallery_codes")
     nbits = check_same_nbits(q.nbits, g.nbits, "query_codes", "gallery_codes")
     rel = check_relevance(relevance, len(q), len(g))
@@ -908,7 +997,21 @@ def scan(query_codes, gallery_codes, relevance: Relevance, top: int = 0, code_ma
     return Scan(RankSummary(nbits, len(g), hist, top_grades, cmax, sums), sums)
 
 
-def summarize(query_codes, gallery_codes, relevance: Relevance, top: int = 0, code_max: bool = False,
-              **options) -> RankSummary:
-    "`ranking.summarize`, computed by the engine: the identical `RankSummary`, fast. Options as `scan`."
+def summarize(query_codes,             # Q x K, {0,1} or {-1,+1}, or PackedCodes
+              gallery_codes,           # N x K (the same K), {0,1} or {-1,+1}, or PackedCodes
+              relevance: Relevance,    # grades over these Q queries x N items (`relevance.make_relevance`)
+              top: int = 0,            # grades kept in stable order (ties by gallery index): 0 none, -1 all, t
+              code_max: bool = False,  # also code_max: most items sharing one code at each distance (LGAP)
+              **options,               # `scan`'s keywords: chunk, threads, progress, max_block_bytes, ignore
+              ) -> RankSummary:
+    """`ranking.summarize`, computed by the engine: the identical `RankSummary`, fast. Options as `scan`.
+
+    >>> from retrieval_lit.relevance import relevance_from_labels
+    >>> rel = relevance_from_labels([7], [7, 3, 3, 7], 1, 4)       # items 0 and 3 are relevant
+    >>> s = summarize([[0, 0]], [[1, 0], [0, 1], [0, 0], [1, 1]], rel, top=-1)   # distances 1, 1, 0, 2
+    >>> s.hist[0].tolist()        # [grade 0, grade 1] at distance 0, 1, 2: items 0 and 1 tie at distance 1
+    [[1, 0], [1, 1], [0, 1]]
+    >>> s.top.tolist()            # stable order: item 2, the tie in gallery order (0, 1), then item 3
+    [[0, 1, 0, 1]]
+    """
     return scan(query_codes, gallery_codes, relevance, top, code_max, **options).summary

@@ -17,33 +17,59 @@ __all__ = ['DEFAULT_BLOCK_BYTES', 'eq1_normalized_euclidean', 'eq1_cosine', 'to_
            'paired_hamming']
 
 # %% ../nbs/01_hamming.ipynb #dd6ef79f
-def eq1_normalized_euclidean(h_i: np.ndarray, h_j: np.ndarray) -> float:
-    "Left side of eq. 1: (K/4) * || h_i/||h_i|| - h_j/||h_j|| ||^2 (floating point, any real vectors)."
+def eq1_normalized_euclidean(h_i: np.ndarray,  # a code of length K; eq. 1 is d_H only for {-1,+1} entries
+                             h_j: np.ndarray,  # a second code of the same length K (neither may be all zeros)
+                             ) -> float:
+    """Left side of eq. 1: (K/4) * || h_i/||h_i|| - h_j/||h_j|| ||^2 (floating point, any real vectors).
+
+    >>> print(eq1_normalized_euclidean([1, 1, -1, -1], [1, -1, -1, 1]))   # +-1 codes that differ in 2 of 4 bits
+    2.0
+    """
     h_i, h_j = np.asarray(h_i, float), np.asarray(h_j, float)
     return len(h_i) / 4 * float(np.sum((h_i / np.linalg.norm(h_i) - h_j / np.linalg.norm(h_j)) ** 2))
 
 
-def eq1_cosine(h_i: np.ndarray, h_j: np.ndarray) -> float:
-    "Right side of eq. 1: (K/2) * (1 - cos(h_i, h_j))."
+def eq1_cosine(h_i: np.ndarray,  # a code of length K; eq. 1 is d_H only for {-1,+1} entries
+               h_j: np.ndarray,  # a second code of the same length K (neither may be all zeros)
+               ) -> float:
+    """Right side of eq. 1: (K/2) * (1 - cos(h_i, h_j)).
+
+    >>> print(eq1_cosine([1, 1, -1, -1], [1, -1, -1, 1]))     # +-1 codes: cos = 0, so 4/2 * 1 = d_H = 2
+    2.0
+    >>> print(eq1_cosine([1, 1, 0, 0], [1, 0, 0, 0]))         # {0,1} unmapped: 2 * (1 - 1/sqrt(2)), but d_H = 1
+    0.5857864376269051
+    """
     h_i, h_j = np.asarray(h_i, float), np.asarray(h_j, float)
     return len(h_i) / 2 * (1 - float(h_i @ h_j) / (np.linalg.norm(h_i) * np.linalg.norm(h_j)))
 
 # %% ../nbs/01_hamming.ipynb #ea09898a
-def to_bits(codes, name: str = "codes") -> np.ndarray:
-    "Codes in either alphabet as a new uint8 array of bits {0,1} (h = +1 -> 1, h = -1 -> 0)."
+def to_bits(codes,                # items x bits, {0,1} or {-1,+1} (any numeric dtype, or bool)
+            name: str = "codes",  # the argument's name in error messages
+            ) -> np.ndarray:
+    """Codes in either alphabet as a new uint8 array of bits {0,1} (h = +1 -> 1, h = -1 -> 0).
+
+    >>> to_bits([[-1, 1, 1]])
+    array([[0, 1, 1]], dtype=uint8)
+    """
     return check_codes(codes, name)
 
 
-def to_pm1(codes, name: str = "codes") -> np.ndarray:
-    "Codes in either alphabet as a new int8 array of {-1,+1} (h = 2b - 1), the alphabet of eq. 1."
+def to_pm1(codes,                # items x bits, {0,1} or {-1,+1} (any numeric dtype, or bool)
+           name: str = "codes",  # the argument's name in error messages
+           ) -> np.ndarray:
+    """Codes in either alphabet as a new int8 array of {-1,+1} (h = 2b - 1), the alphabet of eq. 1.
+
+    >>> to_pm1([[0, 1, 1]])
+    array([[-1,  1,  1]], dtype=int8)
+    """
     return check_codes(codes, name).astype(np.int8) * 2 - 1
 
 # %% ../nbs/01_hamming.ipynb #c5079c23
 @dataclass(frozen=True)
 class PackedCodes:
     "Hash codes packed into uint64 words: `words` is (items, ceil(nbits/64)); bit j is bit j%64 of word j//64."
-    words: np.ndarray
-    nbits: int
+    words: np.ndarray   # (items, n_words(nbits)) uint64; bits past nbits must be 0 (kept as a read-only copy)
+    nbits: int          # the code length K, at least 1
 
     def __post_init__(self):
         w = check_ndim(np.asarray(self.words), "words", 2, "items x words")
@@ -72,13 +98,27 @@ class PackedCodes:
         return np.unpackbits(as_bytes, axis=1, bitorder="little")[:, : self.nbits]
 
 
-def n_words(nbits: int) -> int:
-    "Number of 64-bit words that hold an `nbits`-bit code."
+def n_words(nbits: int,  # the code length K in bits
+            ) -> int:
+    """Number of 64-bit words that hold an `nbits`-bit code.
+
+    >>> n_words(64), n_words(65)
+    (1, 2)
+    """
     return -(-nbits // 64)
 
 
-def pack_codes(codes, name: str = "codes") -> PackedCodes:
-    "Pack codes given as {0,1} or {-1,+1} arrays (or PackedCodes, returned as they are)."
+def pack_codes(codes,                # items x bits, {0,1} or {-1,+1}; or PackedCodes (returned as they are)
+               name: str = "codes",  # the argument's name in error messages
+               ) -> PackedCodes:
+    """Pack codes given as {0,1} or {-1,+1} arrays (or PackedCodes, returned as they are).
+
+    >>> p = pack_codes([[1, 0, 0, 1], [0, 1, 1, 0]])    # bit j of a code is bit j of its word: 0b1001, 0b0110
+    >>> p.words.tolist(), p.nbits
+    ([[9], [6]], 4)
+    >>> pack_codes([[1, -1, -1, 1]]).words.tolist()     # the {-1,+1} alphabet: +1 is a set bit
+    [[9]]
+    """
     if isinstance(codes, PackedCodes):
         if len(codes) == 0:
             fail(name, "is empty: it needs at least one of its items, got PackedCodes with 0 codes")
@@ -94,13 +134,25 @@ def pack_codes(codes, name: str = "codes") -> PackedCodes:
 DEFAULT_BLOCK_BYTES = 1 << 26  # 64 MiB of distances per block
 
 
-def distance_dtype(nbits: int) -> np.dtype:
-    "The smallest unsigned integer type that holds every distance 0..nbits: uint16 up to 65,535 bits, then uint32."
+def distance_dtype(nbits: int,  # the code length K in bits
+                   ) -> np.dtype:
+    """The smallest unsigned integer type that holds every distance 0..nbits: uint16 up to 65,535 bits, then uint32.
+
+    >>> distance_dtype(64), distance_dtype(70_000)
+    (dtype('uint16'), dtype('uint32'))
+    """
     return np.dtype(np.uint16) if nbits <= np.iinfo(np.uint16).max else np.dtype(np.uint32)
 
 
-def block_rows(n_gallery: int, max_block_bytes: int = DEFAULT_BLOCK_BYTES, bytes_per_pair: int = 2) -> int:
-    "How many queries fit in one block of `max_block_bytes` (at least one)."
+def block_rows(n_gallery: int,                              # cells per query row (gallery items, usually)
+               max_block_bytes: int = DEFAULT_BLOCK_BYTES,  # the memory budget of one block, in bytes
+               bytes_per_pair: int = 2,                     # bytes per cell: 2 for uint16 distances
+               ) -> int:
+    """How many queries fit in one block of `max_block_bytes` (at least one).
+
+    >>> block_rows(1000, 1 << 20), block_rows(10**9, 1 << 20)    # 2**20 // 2000 = 524; a row too big still gets 1
+    (524, 1)
+    """
     return max(1, int(max_block_bytes) // max(1, n_gallery * bytes_per_pair))
 
 
@@ -122,16 +174,31 @@ def _distance_block(q_words: np.ndarray, g_words: np.ndarray, nbits: int) -> np.
     return d
 
 
-def iter_distance_blocks(query_codes, gallery_codes, max_block_bytes: int = DEFAULT_BLOCK_BYTES):
-    "Yield `(start, stop, D)`: D[i, j] = d_H(query start+i, gallery j), in query blocks of bounded size."
+def iter_distance_blocks(query_codes,      # Q x K, {0,1} or {-1,+1}, or PackedCodes
+                         gallery_codes,    # N x K (the same K), {0,1} or {-1,+1}, or PackedCodes
+                         max_block_bytes: int = DEFAULT_BLOCK_BYTES,  # bytes of distances per block (one row at least)
+                         ):
+    """Yield `(start, stop, D)`: D[i, j] = d_H(query start+i, gallery j), in query blocks of bounded size.
+
+    >>> # 8 bytes hold two query rows of two uint16 distances: blocks of queries 0-1 and 2
+    >>> [(a, b, d.tolist()) for a, b, d in iter_distance_blocks([[0, 0], [1, 1], [0, 1]], [[0, 0], [1, 0]], 8)]
+    [(0, 2, [[0, 1], [2, 1]]), (2, 3, [[1, 2]])]
+    """
     q, g = pack_codes(query_codes, "query_codes"), pack_codes(gallery_codes, "gallery_codes")
     check_same_nbits(q.nbits, g.nbits, "query_codes", "gallery_codes")
     for start, stop in row_blocks(len(q), len(g), max_block_bytes, distance_dtype(q.nbits).itemsize):
         yield start, stop, _distance_block(q.words[start:stop], g.words, q.nbits)
 
 
-def hamming_distances(query_codes, gallery_codes, max_block_bytes: int = DEFAULT_BLOCK_BYTES) -> np.ndarray:
-    "The full (Q, N) Hamming distance matrix, uint16 (uint32 past 65,535 bits); for small inputs (else the blocks)."
+def hamming_distances(query_codes,      # Q x K, {0,1} or {-1,+1}, or PackedCodes
+                      gallery_codes,    # N x K (the same K), {0,1} or {-1,+1}, or PackedCodes
+                      max_block_bytes: int = DEFAULT_BLOCK_BYTES,  # the blocks' size while filling (not the output's)
+                      ) -> np.ndarray:
+    """The full (Q, N) Hamming distance matrix, uint16 (uint32 past 65,535 bits); for small inputs (else the blocks).
+
+    >>> hamming_distances([[0, 0, 1, 1]], [[0, 0, 1, 1], [1, 0, 1, 1], [0, 1, 1, 1], [1, 1, 0, 0]])   # 1 and 2 tie
+    array([[0, 1, 1, 4]], dtype=uint16)
+    """
     q, g = pack_codes(query_codes, "query_codes"), pack_codes(gallery_codes, "gallery_codes")
     out = np.empty((len(q), len(g)), dtype=distance_dtype(q.nbits))
     for start, stop, d in iter_distance_blocks(q, g, max_block_bytes):
@@ -139,8 +206,14 @@ def hamming_distances(query_codes, gallery_codes, max_block_bytes: int = DEFAULT
     return out
 
 # %% ../nbs/01_hamming.ipynb #310106fe
-def paired_hamming(a, b) -> np.ndarray:
-    "Hamming distance between row i of a and row i of b, for every i (popcount of XOR on the packed words)."
+def paired_hamming(a,  # items x bits, {0,1} or {-1,+1}, or PackedCodes
+                   b,  # as many codes of as many bits as `a`, either alphabet
+                   ) -> np.ndarray:
+    """Hamming distance between row i of a and row i of b, for every i (popcount of XOR on the packed words), int64.
+
+    >>> paired_hamming([[0, 0, 1], [1, 1, 1]], [[0, 1, 1], [0, 0, 0]])    # row 0 differs in one bit, row 1 in all 3
+    array([1, 3])
+    """
     a, b = pack_codes(a, "a"), pack_codes(b, "b")
     if len(a) != len(b) or a.nbits != b.nbits:
         fail("b", f"must hold as many codes of as many bits as `a` ({len(a)} x {a.nbits}), got {len(b)} x {b.nbits}")

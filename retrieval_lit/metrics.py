@@ -30,17 +30,25 @@ AP_INTERPOLATIONS = ("step", "trapezoid")
 @dataclass(frozen=True)
 class Conventions:
     "The choices a metric value depends on; `Conventions.make(**kw)` validates them."
-    ties: str = "expected"
-    ap_denominator: str = "retrieved"
-    empty: str = "zero"
-    gain: str = "exp2"
-    rbp_persistence: float = 0.8
-    ap_interpolation: str = "step"   # "step": mean of precisions at relevant ranks (the papers); "trapezoid": the
-                                     # area under the PR curve by trapezoids, precision 1 at rank 0 (Oxford/Paris)
+    ties: str = "expected"             # "expected" (mean over tie orders) | "optimistic" | "pessimistic" | "index"
+    ap_denominator: str = "retrieved"  # "retrieved" (relevant in the top p; the papers) | "all" (R) | "min" (min(R, p))
+    empty: str = "zero"                # an undefined value: "zero" (0) | "skip" (NaN, left out of means) | "error"
+    gain: str = "exp2"                 # nDCG gain: "exp2" (2^rel - 1) | "linear" (rel)
+    rbp_persistence: float = 0.8       # RBP's persistence p, in (0, 1)
+    ap_interpolation: str = "step"     # "step" (mean precision at hits; the papers) | "trapezoid" (Oxford/Paris)
+    # "trapezoid": the area under the PR curve by trapezoids, precision 1 at rank 0
 
     @classmethod
     def make(cls, **kwargs) -> "Conventions":
-        "Validated conventions; unknown names and bad values raise naming the argument."
+        """Validated conventions; unknown names and bad values raise naming the argument.
+
+        >>> c = Conventions.make(ties="index")
+        >>> c.ties, c.ap_denominator, c.empty                          # the others keep the papers' defaults
+        ('index', 'retrieved', 'zero')
+        >>> Conventions.make(tie="index")                                          # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        retrieval_lit.validate.RetrievalInputError: `tie` is not a convention; the conventions are ap_denominator, ...
+        """
         known = {f.name for f in fields(cls)}
         for k in kwargs:
             if k not in known:
@@ -54,12 +62,23 @@ class Conventions:
         check_choice(c.ap_interpolation, "ap_interpolation", AP_INTERPOLATIONS)
         return c
 
-    def with_ties(self, ties: str) -> "Conventions":
+    def with_ties(self,
+                  ties: str,  # the tie mode to put in place of this one's
+                  ) -> "Conventions":
+        "These conventions with another tie mode (validated)."
         return Conventions.make(**{**self.__dict__, "ties": ties})
 
 # %% ../nbs/04_metrics.ipynb #2b4d21db
-def apply_empty_policy(values: np.ndarray, undefined: np.ndarray, conventions: Conventions, what: str) -> np.ndarray:
-    "Values with undefined entries set by `conventions.empty`: 0, NaN (skipped in means), or an error."
+def apply_empty_policy(values: np.ndarray,        # (Q,) per-query values (entries where undefined are ignored)
+                       undefined: np.ndarray,     # (Q,) bool: True where a query's value is undefined
+                       conventions: Conventions,  # its `empty`: "zero" -> 0.0 | "skip" -> NaN | "error" -> raise
+                       what: str,                 # what those queries lack, for the error: "have no relevant item"
+                       ) -> np.ndarray:
+    """Values with undefined entries set by `conventions.empty`: 0, NaN (skipped in means), or an error.
+
+    >>> apply_empty_policy([0.5, 0.0], [False, True], Conventions.make(empty="skip"), "have no relevant item")
+    array([0.5, nan])
+    """
     undefined = np.asarray(undefined, dtype=bool)
     out = np.array(values, dtype=np.float64)
     if undefined.any():
@@ -84,7 +103,7 @@ class Metric:
     code_max: bool = False              # reads summary.code_max (LGAP)
     binary: bool = True                 # reads grade > 0 only (False: graded, e.g. nDCG)
     hamming_only: bool = False          # reads a group index as a Hamming radius: refused on score rankings
-    higher_is_better: bool = True
+    higher_is_better: bool = True       # the direction (False: lower is better, e.g. EGR, an entropy)
     tie_bounds: bool = True             # the report gives its range over all tie orders
     index_sums: bool = False            # whole-ranking metric the engine can finish from streamed sums
     bounds: Callable | None = None      # bounds(summary, conventions) -> (low, high) per query; None: the
@@ -105,7 +124,11 @@ _REGISTRY: list = []
 METRIC_MODULES = ("precision", "average_precision", "dcg", "lgap", "egr")
 
 
-def register_metric(pattern: str, build: Callable, example: str, doc: str):
+def register_metric(pattern: str,     # a regex the lower-cased, stripped name must match in full (named groups)
+                    build: Callable,  # build(match) -> the Metric of one matching name
+                    example: str,     # one name of the family, as listings show it, e.g. "map@1000"
+                    doc: str,         # a one-line description, for listings
+                    ):
     "Register a family of metric names: `build(match)` returns the Metric for a name fully matching `pattern`."
     entry = _Entry(re.compile(pattern), build, example, doc)
     _REGISTRY[:] = [e for e in _REGISTRY if e.pattern.pattern != pattern] + [entry]
@@ -124,8 +147,13 @@ def known_metrics() -> list:
     return [(e.example, e.doc) for e in _REGISTRY]
 
 
-def metric_names(metrics) -> list:
-    "The requested metric names as a list: one name, or an iterable of names (never None, a number, or empty)."
+def metric_names(metrics,  # one metric name (str), or an iterable of names
+                 ) -> list:
+    """The requested metric names as a list: one name, or an iterable of names (never None, a number, or empty).
+
+    >>> metric_names("map"), metric_names(("map@100", "p@10"))
+    (['map'], ['map@100', 'p@10'])
+    """
     if isinstance(metrics, str):
         return [metrics]
     if metrics is None or not hasattr(metrics, "__iter__") or isinstance(metrics, (bytes, dict)):
@@ -136,8 +164,14 @@ def metric_names(metrics) -> list:
     return names
 
 
-def parse_metric(name) -> Metric:
-    "The Metric for a name such as 'map@1000' (case-insensitive); unknown names list the known ones."
+def parse_metric(name,  # a metric name such as "map@1000", "ndcg@100", "p@10" (case and outer spaces ignored)
+                 ) -> Metric:
+    """The Metric for a name such as 'map@1000' (case-insensitive); unknown names list the known ones.
+
+    >>> m = parse_metric(" MAP@1000")
+    >>> m.name, m.top, m.tie_bounds
+    ('map@1000', 1000, True)
+    """
     load_metric_modules()
     if not isinstance(name, str):
         fail("metrics", f"entries must be metric names (strings), got {name!r}")
@@ -153,8 +187,16 @@ def parse_metric(name) -> Metric:
 MAX_CUTOFF = 2**53   # every cutoff and radius is exact as a float64 and far from int64 overflow
 
 
-def parse_cutoff(text: str, metric: str, what: str = "cutoff", minimum: int = 1) -> int:
-    "A metric's numeric parameter (the p of 'map@p', the r of 'p@r2'): a whole number from `minimum` to 2**53."
+def parse_cutoff(text: str,              # the digits the name's pattern captured
+                 metric: str,            # the metric's name, for error messages
+                 what: str = "cutoff",   # what the number is called in error messages: "cutoff", "radius", ...
+                 minimum: int = 1,       # the smallest value allowed (0 for radii)
+                 ) -> int:
+    """A metric's numeric parameter (the p of 'map@p', the r of 'p@r2'): a whole number from `minimum` to 2**53.
+
+    >>> parse_cutoff("1000", "map@1000")
+    1000
+    """
     value = int(text)
     if value < minimum:
         fail("metrics", f"{metric!r}: the {what} must be at least {minimum}, got {value}")
@@ -163,8 +205,20 @@ def parse_cutoff(text: str, metric: str, what: str = "cutoff", minimum: int = 1)
     return value
 
 # %% ../nbs/04_metrics.ipynb #541622a1
-def tie_range(metric: Metric, summary, conventions: Conventions) -> tuple:
-    "(low, high): each query's smallest and largest value over every order inside its tie groups."
+def tie_range(metric: Metric,            # its own `bounds` if it has one, else its values in the two fixed orders
+              summary,                   # the queries' RankSummary
+              conventions: Conventions,  # as for the value; `ties` is replaced by "pessimistic" and "optimistic"
+              ) -> tuple:
+    """(low, high): each query's smallest and largest value over every order inside its tie groups.
+
+    >>> from retrieval_lit.ranking import summarize
+    >>> from retrieval_lit.relevance import relevance_from_labels
+    >>> # distances 1, 1, 0, 2; rank 2 falls in the tie at distance 1: one relevant item (0), one not (1)
+    >>> s = summarize([[0, 0]], [[1, 0], [0, 1], [0, 0], [1, 1]], relevance_from_labels([7], [7, 3, 3, 7], 1, 4))
+    >>> p2 = parse_metric("p@2")
+    >>> p2.compute(s, Conventions()), tie_range(p2, s, Conventions())     # expected 1/4; range 0 .. 1/2
+    (array([0.25]), (array([0.]), array([0.5])))
+    """
     if metric.bounds is not None:
         return metric.bounds(summary, conventions)
     last = np.asarray(metric.compute(summary, conventions.with_ties("pessimistic")), dtype=np.float64)

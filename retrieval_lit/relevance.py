@@ -27,13 +27,13 @@ class Relevance:
     `kind` is "class" (class ids), "multihot" (shared-label counts), or "matrix" (given grades;
     relation types are converted to grades on the way in). Build one with `relevance_from_labels`,
     `relevance_from_types` or `relevance_from_matrix`."""
-    kind: str
-    n_queries: int
-    n_gallery: int
-    max_grade: int
-    query_labels: np.ndarray | None = None
-    gallery_labels: np.ndarray | None = None
-    matrix: np.ndarray | None = None
+    kind: str                                 # "class" | "multihot" | "matrix" (see above)
+    n_queries: int                            # Q, the queries covered
+    n_gallery: int                            # N, the gallery items covered
+    max_grade: int                            # grades are 0..max_grade: 1 class, L multi-hot, 2 types, matrix's max
+    query_labels: np.ndarray | None = None    # (Q,) int64 class codes or (Q, L) uint8 multi-hot rows; None for "matrix"
+    gallery_labels: np.ndarray | None = None  # (N,) or (N, L), encoded like query_labels; None for "matrix"
+    matrix: np.ndarray | None = None          # (Q, N) uint8 grades, 0 = irrelevant; only for "matrix"
 
     def block(self, start: int, stop: int) -> np.ndarray:
         "Grades of queries start..stop-1 against the whole gallery: a new (stop-start, N) uint8 array."
@@ -50,7 +50,10 @@ class Relevance:
         return replace(self, n_queries=stop - start, query_labels=self.query_labels[start:stop])
 
 
-def check_relevance(relevance, n_queries: int, n_gallery: int) -> Relevance:
+def check_relevance(relevance,       # what a caller passed as the relevance (must be a Relevance)
+                    n_queries: int,  # the Q it must cover (the query codes' items)
+                    n_gallery: int,  # the N it must cover (the gallery codes' items)
+                    ) -> Relevance:
     "`relevance` must be a Relevance covering exactly these queries and gallery items."
     if not isinstance(relevance, Relevance):
         fail("relevance", f"must be a retrieval_lit.relevance.Relevance (see make_relevance), got {type(relevance).__name__}")
@@ -60,13 +63,31 @@ def check_relevance(relevance, n_queries: int, n_gallery: int) -> Relevance:
     return relevance
 
 
-def shared_label_counts(query_rows: np.ndarray, gallery_rows: np.ndarray) -> np.ndarray:
-    "Number of labels each query row shares with each gallery row (multi-hot {0,1} inputs), as uint8."
+def shared_label_counts(query_rows: np.ndarray,    # (rows, L) multi-hot {0,1}, a numpy array
+                        gallery_rows: np.ndarray,  # (N, L) multi-hot {0,1}, the same L (at most 255)
+                        ) -> np.ndarray:
+    """Number of labels each query row shares with each gallery row (multi-hot {0,1} inputs), as uint8.
+
+    >>> shared_label_counts(np.array([[1, 1, 0]]), np.array([[1, 1, 0], [0, 1, 1], [0, 0, 1]]))
+    array([[2, 1, 0]], dtype=uint8)
+    """
     return (query_rows.astype(np.int32) @ gallery_rows.T.astype(np.int32)).astype(np.uint8)
 
 # %% ../nbs/02_relevance.ipynb #1cd8e5cc
-def relevance_from_labels(query_labels, gallery_labels, n_queries: int, n_gallery: int) -> Relevance:
-    "Grades from class ids (1 if same class) or multi-hot labels (number of shared labels)."
+def relevance_from_labels(query_labels,    # (Q,) class ids (numbers, strings, any hashable) or (Q, L) multi-hot {0,1}
+                          gallery_labels,  # (N,) or (N, L): the same kind (and L) as query_labels; L <= 255
+                          n_queries: int,  # Q: one label (row) per query
+                          n_gallery: int,  # N: one label (row) per gallery item
+                          ) -> Relevance:
+    """Grades from class ids (1 if same class) or multi-hot labels (number of shared labels).
+
+    An (items, 1) column of labels is read as class ids.
+
+    >>> relevance_from_labels([3, 5], [3, 3, 5, 1], 2, 4).block(0, 2).tolist()                  # same class: 1
+    [[1, 1, 0, 0], [0, 0, 1, 0]]
+    >>> relevance_from_labels([[1, 1, 0]], [[1, 1, 0], [0, 1, 1], [0, 0, 1]], 1, 3).block(0, 1).tolist()  # shared
+    [[2, 1, 0]]
+    """
     ql = check_labels(query_labels, "query_labels", n_queries, "query_codes")
     gl = check_labels(gallery_labels, "gallery_labels", n_gallery, "gallery_codes")
     check_label_pair(ql, gl)
@@ -77,8 +98,15 @@ def relevance_from_labels(query_labels, gallery_labels, n_queries: int, n_galler
     return Relevance("multihot", n_queries, n_gallery, int(ql.shape[1]), ql, gl)
 
 
-def relevance_from_types(types, n_queries: int, n_gallery: int) -> Relevance:
-    "Grades from metrics note A's relation types: type 1 -> 2, type 2 -> 1, type 3 -> 0."
+def relevance_from_types(types,           # Q x N relation types of metrics note A, each 1, 2 or 3
+                         n_queries: int,  # Q
+                         n_gallery: int,  # N
+                         ) -> Relevance:
+    """Grades from metrics note A's relation types: type 1 -> 2, type 2 -> 1, type 3 -> 0.
+
+    >>> relevance_from_types([[1, 2, 3, 3]], 1, 4).block(0, 1).tolist()
+    [[2, 1, 0, 0]]
+    """
     t = check_relation_types(types, "relation_types", (n_queries, n_gallery))
     lookup = np.zeros(4, dtype=np.uint8)
     for typ, grade in RELATION_TYPE_GRADES.items():
@@ -86,15 +114,33 @@ def relevance_from_types(types, n_queries: int, n_gallery: int) -> Relevance:
     return Relevance("matrix", n_queries, n_gallery, 2, matrix=lookup[t])
 
 
-def relevance_from_matrix(matrix, n_queries: int, n_gallery: int) -> Relevance:
-    "Grades given directly as a Q x N matrix of whole numbers 0..255 (0 = irrelevant)."
+def relevance_from_matrix(matrix,          # Q x N whole-number grades 0..255 (0 = irrelevant), copied as uint8
+                          n_queries: int,  # Q
+                          n_gallery: int,  # N
+                          ) -> Relevance:
+    """Grades given directly as a Q x N matrix of whole numbers 0..255 (0 = irrelevant).
+
+    >>> relevance_from_matrix([[0, 2, 1]], 1, 3).max_grade          # the largest grade given
+    2
+    """
     m = check_grade_matrix(matrix, "relevance", (n_queries, n_gallery))
     return Relevance("matrix", n_queries, n_gallery, int(m.max()), matrix=m)
 
 
-def make_relevance(n_queries: int, n_gallery: int, query_labels=None, gallery_labels=None,
-                   relevance=None, relation_types=None) -> Relevance:
-    "Exactly one source of relevance: labels (both), a grade matrix, or relation types."
+def make_relevance(n_queries: int,       # Q
+                   n_gallery: int,       # N
+                   query_labels=None,    # with gallery_labels: class ids or multi-hot rows (relevance_from_labels)
+                   gallery_labels=None,  # the gallery's labels, of the same kind as query_labels
+                   relevance=None,       # instead of labels: a Q x N grade matrix 0..255 (relevance_from_matrix)
+                   relation_types=None,  # instead of labels: a Q x N matrix of types 1/2/3 (relevance_from_types)
+                   ) -> Relevance:
+    """Exactly one source of relevance: labels (both), a grade matrix, or relation types.
+
+    >>> make_relevance(1, 3, [7], [7, 3, 7]).block(0, 1).tolist()                    # class ids
+    [[1, 0, 1]]
+    >>> make_relevance(1, 4, relation_types=[[1, 2, 3, 3]]).block(0, 1).tolist()     # type 1 -> 2, 2 -> 1, 3 -> 0
+    [[2, 1, 0, 0]]
+    """
     given = [name for name, v in (("query_labels/gallery_labels", query_labels if query_labels is not None else gallery_labels),
                                   ("relevance", relevance), ("relation_types", relation_types)) if v is not None]
     if len(given) != 1:
@@ -116,10 +162,10 @@ class IgnoreSets:
 
     indptr:  (Q+1,) int64; the items of query q are indices[indptr[q]:indptr[q+1]]
     indices: (nnz,) int64, sorted and distinct within each row, each in 0..N-1"""
-    n_queries: int
-    n_gallery: int
-    indptr: np.ndarray
-    indices: np.ndarray
+    n_queries: int       # Q
+    n_gallery: int       # N
+    indptr: np.ndarray   # (Q+1,) int64, from 0, non-decreasing: query q's items are indices[indptr[q]:indptr[q+1]]
+    indices: np.ndarray  # (nnz,) int64 gallery indices 0..N-1, sorted and distinct within each query's row
 
     def rows(self, start: int, stop: int) -> "IgnoreSets":
         "The ignore sets of queries start..stop-1 only."
@@ -188,9 +234,20 @@ def _self_rows(self_index, n_queries: int, n_gallery: int) -> list:
     return [np.array([i], dtype=np.int64) if i >= 0 else np.zeros(0, dtype=np.int64) for i in s.tolist()]
 
 
-def make_ignore(n_queries: int, n_gallery: int, ignore=None, self_index=None) -> IgnoreSets | None:
+def make_ignore(n_queries: int,   # Q
+                n_gallery: int,   # N
+                ignore=None,      # a Q x N bool array (True = removed), or one index list per query (None/[]: none)
+                self_index=None,  # (Q,) integers: each query's own gallery index, removed too; -1: none
+                ) -> IgnoreSets | None:
     """The IgnoreSets of `ignore` (a Q x N bool mask, or one array of gallery indices per query) together with
-    `self_index` (each query's own gallery index, -1 for none); None when neither is given."""
+    `self_index` (each query's own gallery index, -1 for none); None when neither is given.
+
+    >>> ig = make_ignore(2, 5, ignore=[[4, 1], []], self_index=[0, -1])   # query 0 also loses its own copy, item 0
+    >>> ig.indptr.tolist(), ig.indices.tolist()
+    ([0, 3, 3], [0, 1, 4])
+    >>> make_ignore(2, 5) is None
+    True
+    """
     if ignore is None and self_index is None:
         return None
     rows = [np.zeros(0, dtype=np.int64)] * n_queries

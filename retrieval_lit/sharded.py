@@ -63,9 +63,17 @@ def _task_code_max(q, words, counts, removed=None):
     return engine.code_max_pass(q, words, counts, removed)
 
 # %% ../nbs/61_sharded.ipynb #121210ef
-def shard_offsets(hists: list) -> tuple:
+def shard_offsets(hists: list,  # S shard histograms, each (Q, K+1, G) int64, in gallery order
+                  ) -> tuple:
     """For shard histograms (each (Q, K+1, G), in gallery order): per shard (before, rel_before), the
-    number of items and of relevant items ranked ahead of the shard's first item at each distance."""
+    number of items and of relevant items ranked ahead of the shard's first item at each distance.
+
+    >>> h0 = np.array([[[1, 1], [0, 0]]])      # shard 0, one query: two items at distance 0, one of them relevant
+    >>> h1 = np.array([[[0, 1], [2, 0]]])      # shard 1: a relevant item at distance 0, two irrelevant at 1
+    >>> # shard 1's item at distance 0 comes after shard 0's two (one relevant); distance 1 after all three
+    >>> [(b.tolist(), r.tolist()) for b, r in shard_offsets([h0, h1])]
+    [([[0, 3]], [[0, 2]]), ([[2, 3]], [[1, 2]])]
+    """
     counts = np.stack([h.sum(-1) for h in hists])               # (S, Q, K+1)
     rel = np.stack([h[:, :, 1:].sum(-1) for h in hists])
     base, rbase = engine.exclusive_cumsum(counts.sum(0)), engine.exclusive_cumsum(rel.sum(0))
@@ -74,8 +82,16 @@ def shard_offsets(hists: list) -> tuple:
     return [(base + earlier[s], rbase + rearlier[s]) for s in range(len(hists))]
 
 
-def merge_distinct(tables: list) -> tuple:
-    "Merge (words, counts) tables of distinct codes: one row per code, counts summed across tables."
+def merge_distinct(tables: list,  # (words (U_s, W) uint64, counts (U_s,) int64) per shard (`engine.distinct_codes`)
+                   ) -> tuple:
+    """Merge (words, counts) tables of distinct codes: one row per code, counts summed across tables.
+
+    >>> a = (np.array([[1], [2]], dtype=np.uint64), np.array([2, 1]))
+    >>> b = (np.array([[2], [5]], dtype=np.uint64), np.array([4, 1]))
+    >>> words, counts = merge_distinct([a, b])
+    >>> words.tolist(), counts.tolist()      # code 2 has items in both shards: 1 + 4
+    ([[1], [2], [5]], [2, 5, 1])
+    """
     words = np.concatenate([w for w, _ in tables])
     counts = np.concatenate([c for _, c in tables])
     merged, inverse = np.unique(words, axis=0, return_inverse=True)
@@ -180,8 +196,14 @@ class ShardedGallery:
         ends = np.cumsum(self.sizes).tolist()
         return list(zip([0] + ends[:-1], ends))
 
-    def scan(self, query_codes, relevance: Relevance, top: int = 0, code_max: bool = False,
-             index_sums: bool = False, ignore: IgnoreSets | None = None) -> engine.Scan:
+    def scan(self,
+             query_codes,                       # Q x K local codes (either alphabet) or PackedCodes, K = self.nbits
+             relevance: Relevance,              # over these Q queries x the whole gallery (labels: of the same kind)
+             top: int = 0,                      # grades kept in stable order: 0 none, -1 all, t
+             code_max: bool = False,            # also code_max (LGAP)
+             index_sums: bool = False,          # also the whole-ranking index-order sums
+             ignore: IgnoreSets | None = None,  # over these queries and the whole gallery; None: none
+             ) -> engine.Scan:
         """`engine.scan` of one block of queries (local codes) against the sharded gallery. `relevance`: a
         `Relevance` over these queries and the whole gallery (labels: the gallery's own were sent with it)."""
         q = pack_codes(query_codes, "query_codes")
@@ -211,7 +233,12 @@ def _gallery_on_cluster(client, g_blocks: list, gl_blocks: list | None) -> Shard
     return ShardedGallery(client, gf, glf, [int(x) for x in sizes], int(bits[0]))
 
 
-def scatter_gallery(gallery_codes, gallery_labels=None, *, shards: int | None = None, client=None) -> ShardedGallery:
+def scatter_gallery(gallery_codes,               # items x bits (either alphabet), PackedCodes, a Dask array or shards
+                    gallery_labels=None,         # class ids or multi-hot rows, split like the codes; None: grade matrix
+                    *,
+                    shards: int | None = None,   # pieces a local array is cut into; None: one per worker
+                    client=None,                 # a dask.distributed.Client, a scheduler address, or None: the default
+                    ) -> ShardedGallery:
     """Send a gallery to a Dask cluster once, as `shards` consecutive pieces (default: one per worker). The codes:
     an array (items x bits, either alphabet), `PackedCodes`, a Dask array (its chunks are the shards) or a list of
     shards; `gallery_labels` split the same way (None when the relevance will be a grade matrix)."""
@@ -271,9 +298,19 @@ def _scan_block(gal: ShardedGallery, qf, qlf, grades: list, n_grades: int, t: in
     return engine.Scan(RankSummary(gal.nbits, gal.n_items, hist, top_grades, cmax, index_sums=sums), sums)
 
 
-def sharded_scan(query_codes, gallery_codes, query_labels=None, gallery_labels=None, *, relevance=None,
-                 top: int = 0, code_max: bool = False, index_sums: bool = False, ignore=None, self_index=None,
-                 client=None) -> engine.Scan:
+def sharded_scan(query_codes,               # Q x K: an array, PackedCodes, a Dask array or a list of query blocks
+                 gallery_codes,             # N x K: a Dask array (row chunks = shards), a list of shards, or one array
+                 query_labels=None,         # class ids or multi-hot rows, split like query_codes (with gallery_labels)
+                 gallery_labels=None,       # split like gallery_codes; None when `relevance` is given
+                 *,
+                 relevance=None,            # instead of labels: Q x N grades, a Dask array or [query block][shard]
+                 top: int = 0,              # grades kept in stable order (ties by gallery index): 0 none, -1 all, t
+                 code_max: bool = False,    # also code_max (LGAP): multiplicities merged across shards first
+                 index_sums: bool = False,  # also the whole-ranking index-order sums (AP, DCG, R-precision)
+                 ignore=None,               # removed items: a Q x N bool mask, index lists per query, or IgnoreSets
+                 self_index=None,           # (Q,) each query's own gallery index, removed too; -1: none
+                 client=None,               # a dask.distributed.Client, a scheduler address, or None: the default
+                 ) -> engine.Scan:
     """`engine.scan` with the gallery (and optionally the queries) split into shards evaluated on a Dask
     cluster. Relevance: class ids or multi-hot labels (query_labels, gallery_labels) or a grade matrix
     (`relevance`). `ignore` / `self_index`: items removed from each query's ranking, as in `evaluate` (or
@@ -353,8 +390,18 @@ def _merge_sums(parts: list) -> tuple:
     return engine._finish_pairs(ap), engine._finish_pairs(dcg), hits
 
 
-def sharded_summarize(query_codes, gallery_codes, query_labels=None, gallery_labels=None, *, relevance=None,
-                      top: int = 0, code_max: bool = False, ignore=None, self_index=None, client=None) -> RankSummary:
+def sharded_summarize(query_codes,             # Q x K: an array, PackedCodes, a Dask array or a list of query blocks
+                      gallery_codes,           # N x K: a Dask array (its row chunks are the shards) or a list of shards
+                      query_labels=None,       # class ids or multi-hot rows, split like query_codes
+                      gallery_labels=None,     # split like gallery_codes; None when `relevance` is given
+                      *,
+                      relevance=None,          # instead of labels: Q x N grades, a Dask array or [query block][shard]
+                      top: int = 0,            # grades kept in stable order (ties by gallery index): 0 none, -1 all, t
+                      code_max: bool = False,  # also code_max (LGAP)
+                      ignore=None,             # removed items: a Q x N bool mask, index lists per query, or IgnoreSets
+                      self_index=None,         # (Q,) each query's own gallery index, removed too; -1: none
+                      client=None,             # a dask.distributed.Client, a scheduler address, or None: the default
+                      ) -> RankSummary:
     "The `RankSummary` of `ranking.summarize`, computed shard by shard on a Dask cluster (see `sharded_scan`)."
     return sharded_scan(query_codes, gallery_codes, query_labels, gallery_labels, relevance=relevance,
                         top=top, code_max=code_max, ignore=ignore, self_index=self_index, client=client).summary
