@@ -33,7 +33,7 @@ class Report(Mapping):
     conventions: Conventions          # the conventions every value was computed under
     n_queries: int                    # Q, the queries evaluated
     n_gallery: int                    # N, the gallery items each query ranks
-    nbits: int                        # bits per code; None when the ranking came from scores or embeddings
+    nbits: int | None                 # bits per code, or None: the ranking came from scores or embeddings
     bounds: dict = field(default_factory=dict)            # name -> (min, max) of the mean over every tie order
     lower_is_better: tuple = ()       # the names of metrics whose lower value is the better one
     orders: dict = field(default_factory=dict)            # name -> (relevant last, relevant first) means

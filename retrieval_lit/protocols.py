@@ -5,12 +5,15 @@
 # %% ../nbs/51_protocols.ipynb #262b2221
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from .evaluation import evaluate
 from .ranking import check_scores, ordered_top, summarize_scores
 from .relevance import make_ignore, relevance_from_matrix
-from .validate import as_numeric_array, check_choice, check_int, fail
+from .validate import (as_numeric_array, check_choice, check_finite, check_int, check_numbers, fail,
+                                    shown)
 
 # %% auto #0
 __all__ = ['REVISITED_SETUPS', 'revisited_sets', 'cut_precision_at', 'revisited', 'ranked_grades', 'oxford', 'holidays',
@@ -24,6 +27,9 @@ REVISITED_SETUPS = {"easy": (("easy",), ("junk", "hard")),
 
 def _index_array(x, name: str, n_gallery: int) -> np.ndarray:
     a = as_numeric_array([] if x is None else x, name).reshape(-1)
+    if a.dtype == bool:
+        fail(name, "must hold whole gallery indices, got booleans; for a mask, pass np.flatnonzero(mask)")
+    check_finite(a, name)
     if a.size and (a.dtype.kind not in "iu" and not np.array_equal(a, np.round(a))):
         fail(name, f"must hold whole gallery indices, got {a[:3].tolist()}")
     a = a.astype(np.int64)
@@ -64,8 +70,26 @@ def _positives_matrix(positives, n_gallery: int) -> np.ndarray:
     return m
 
 
+def _kappas(kappas) -> list:
+    "The k of mP@k and p@k: one whole number >= 1, or a list, tuple, range or 1-D array of them; as a list of ints."
+    several = "must be one whole number or a list, tuple or array of them"
+    if isinstance(kappas, np.ndarray) and kappas.ndim == 0:
+        kappas = kappas.item()
+    if isinstance(kappas, np.ndarray):
+        if kappas.ndim != 1:
+            fail("kappas", f"{several}, got an array of shape {kappas.shape}")
+        kappas = kappas.tolist()
+    if isinstance(kappas, (list, tuple, range)):
+        return [check_int(k, "kappas", 1) for k in kappas]
+    if isinstance(kappas, str):
+        fail("kappas", f"{several}, got the string {kappas!r}")
+    if not isinstance(kappas, numbers.Number):
+        fail("kappas", f"{several}, got {shown(kappas)} ({type(kappas).__name__})")
+    return [check_int(kappas, "kappas", 1)]
+
+
 def cut_precision_at(grades_in_order: np.ndarray,  # (Q, N) each query's grades in rank order (ties in a fixed order)
-                     kappas,                      # the k of each mP@k, whole numbers >= 1
+                     kappas,                      # the k of each mP@k: one whole number >= 1, or several
                      ) -> np.ndarray:
     """(Q, len(kappas)) the published mP@k per query: precision at min(k, rank of the last positive) (positive =
     grade > 0); NaN for a query without positives.
@@ -73,7 +97,8 @@ def cut_precision_at(grades_in_order: np.ndarray,  # (Q, N) each query's grades 
     >>> cut_precision_at([[1, 0, 1, 0, 0], [0, 0, 0, 0, 0]], [1, 2, 5]).round(4).tolist()   # last positive: rank 3
     [[1.0, 0.5, 0.6667], [nan, nan, nan]]
     """
-    rel = np.asarray(grades_in_order) > 0
+    kappas = _kappas(kappas)
+    rel = check_numbers(grades_in_order, "grades_in_order", 2, "queries x ranks") > 0
     hits = np.cumsum(rel, axis=1)
     last = np.where(rel.any(axis=1), rel.shape[1] - np.argmax(rel[:, ::-1], axis=1), 0)   # 1-based rank
     out = np.full((rel.shape[0], len(kappas)), np.nan)
@@ -100,7 +125,7 @@ def revisited(scores,                 # Q x N similarities (higher = nearer)
     {'map': 0.6042, 'p@1': 0.5}
     """
     s = check_scores(scores, "scores")
-    kappas = [check_int(k, "kappas", 1) for k in (kappas if hasattr(kappas, "__iter__") else [kappas])]
+    kappas = _kappas(kappas)
     check_choice(ties, "ties", ("index", "optimistic", "pessimistic", "expected"))
     out = {}
     for setup, (pos, removed) in revisited_sets(gnd, *s.shape).items():
@@ -168,6 +193,12 @@ def _groups(groups, n: int, name: str = "groups") -> np.ndarray:
     g = as_numeric_array(groups, name).reshape(-1)
     if g.shape != (n,):
         fail(name, f"must give one group id per image ({n}), got shape {g.shape}")
+    check_finite(g, name)
+    if g.dtype == bool:
+        fail(name, "must hold whole-number group ids, got booleans")
+    if g.dtype.kind == "f" and not np.array_equal(g, np.round(g)):
+        i = int(np.flatnonzero(g != np.round(g))[0])
+        fail(name, f"must hold whole-number group ids, got {shown(g[i])} at index {i}")
     return g
 
 

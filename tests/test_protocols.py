@@ -6,7 +6,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from retrieval_lit import RetrievalInputError
-from retrieval_lit.protocols import REVISITED_SETUPS, holidays, oxford, revisited, ukbench_ns
+from retrieval_lit.protocols import REVISITED_SETUPS, cut_precision_at, holidays, oxford, revisited, ukbench_ns
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 
@@ -113,6 +113,25 @@ def test_oxford_equals_revisited_medium_when_good_ok_are_easy_hard():
     (lambda: ukbench_ns(np.zeros((4, 5)), np.zeros(5)), "`scores` must be square"),
     (lambda: ukbench_ns(np.zeros((4, 4)), np.zeros(3)), "`groups` must give one group id per image (4)"),
     (lambda: holidays(np.zeros((2, 4)), np.zeros(4), [0]), "`query_index` must give each of the 2 queries"),
+    (lambda: revisited(np.zeros((1, 3)), [{"easy": [0], "hard": [], "junk": []}], kappas="5"),
+     "`kappas` must be one whole number or a list, tuple or array of them, got the string '5'"),
+    (lambda: revisited(np.zeros((1, 3)), [{"easy": [0], "hard": [], "junk": []}], kappas={1, 5}),
+     "`kappas` must be one whole number or a list, tuple or array of them, got {1, 5} (set)"),
+    (lambda: revisited(np.zeros((1, 3)), [{"easy": [0], "hard": [], "junk": []}], kappas=[1, 0]),
+     "`kappas` must be at least 1, got 0"),
+    (lambda: revisited(np.zeros((1, 3)), [{"easy": [0], "hard": [], "junk": []}], kappas=np.array([[1, 5]])),
+     "`kappas` must be one whole number or a list, tuple or array of them, got an array of shape (1, 2)"),
+    (lambda: cut_precision_at([[1, 0, 1]], [0]), "`kappas` must be at least 1, got 0"),
+    (lambda: cut_precision_at([[1, 0, 1]], "5"), "`kappas` must be one whole number or a list"),
+    (lambda: cut_precision_at([1, 0, 1], [1]), "`grades_in_order` must be a 2-D array (queries x ranks), got shape (3,)"),
+    (lambda: oxford(np.zeros((1, 4)), [{"good": [np.inf], "ok": [], "junk": []}]),
+     "`gnd[0]['good']` contains inf at index (0,): NaN and inf are not allowed"),
+    (lambda: holidays(np.zeros((2, 4)), [0, 0, 1, 1], [True, False]),
+     "`query_index` must hold whole gallery indices, got booleans"),
+    (lambda: holidays(np.zeros((1, 4)), [0, 0.5, 1, 1], [0]), "`groups` must hold whole-number group ids, got 0.5 at index 1"),
+    (lambda: holidays(np.zeros((1, 4)), [0, np.nan, 1, 1], [0]), "`groups` contains nan at index (1,)"),
+    (lambda: ukbench_ns(np.eye(4), [0, 0, np.nan, 1]), "`groups` contains nan at index (2,)"),
+    (lambda: ukbench_ns(np.eye(4), [True, True, False, False]), "`groups` must hold whole-number group ids, got booleans"),
 ])
 def test_bad_ground_truth_is_named(call, message):
     with pytest.raises(RetrievalInputError) as e:

@@ -247,3 +247,11 @@ def test_bad_scores_input(kwargs, message):
     with pytest.raises(RetrievalInputError) as e:
         evaluate(**kwargs)
     assert message in str(e.value), str(e.value)
+
+
+def test_report_nbits_is_none_for_scores_and_typed_so():
+    import typing
+    from retrieval_lit.evaluation import Report
+    r = evaluate(scores=[[0.9, 0.5, 0.1]], relevance=[[1, 0, 1]], metrics=["map"])
+    assert r.nbits is None and r["map"] == pytest.approx((1 + 2 / 3) / 2, abs=1e-15)
+    assert typing.get_type_hints(Report)["nbits"] == (int | None)

@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 
 from retrieval_lit.cli import main
-from retrieval_lit.trec import (TrecFileError, check_qrels, check_run, evaluate_run, parse_measures, rank_run,
-                                read_qrels, read_run, trec_order, write_qrels, write_run)
+from retrieval_lit.trec import (TrecFileError, TrecMeasure, check_qrels, check_run, evaluate_run,
+                                interpolated_precision, measure_values, parse_measures, rank_run, read_qrels, read_run,
+                                recall_cut, trec_order, write_qrels, write_run)
 from retrieval_lit.validate import RetrievalInputError
 
 pytrec_eval = pytest.importorskip("pytrec_eval", reason="pytrec_eval (a dev dependency) is the oracle here")
@@ -252,6 +253,46 @@ def test_measure_names():
         with pytest.raises(RetrievalInputError, match=message):
             parse_measures(bad)
 
+
+
+TIED = rank_run({"q": {"a": 1, "b": 0}}, {"q": {"a": 0.5, "b": 0.5}})
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: measure_values(parse_measures("runid")[0], TIED),
+     "`m` must be a measure with a value per topic, got 'runid', which exists only over all topics"),
+    (lambda: measure_values(parse_measures("num_q")[0], TIED),
+     "`m` must be a measure with a value per topic, got 'num_q'"),
+    (lambda: measure_values("map", TIED), "`m` must be a TrecMeasure (from parse_measures), got 'map' (str)"),
+    (lambda: measure_values(TrecMeasure("nope", "nope"), TIED), "`m` must be a measure parse_measures knows, got the family 'nope'"),
+    (lambda: measure_values(parse_measures("map")[0], TIED, ties="index"),
+     "`ties` must be one of 'trec_eval', 'expected', 'optimistic', 'pessimistic'; got 'index'"),
+    (lambda: measure_values(parse_measures("bpref")[0], TIED, ties="random"), "`ties` must be one of 'trec_eval'"),
+    (lambda: measure_values(parse_measures("map")[0], TIED, bounds="yes"), "`bounds` must be True or False"),
+    (lambda: measure_values(parse_measures("iprec_at_recall_0.4")[0], TIED, trec_version="11"),
+     "`trec_version` must be one of '9', '10'; got '11'"),
+    (lambda: recall_cut(0.4, 3, "11"), "`trec_version` must be one of '9', '10'; got '11'"),
+    (lambda: recall_cut(0.4, 3, 10), "`trec_version` must be one of '9', '10'; got 10"),
+    (lambda: interpolated_precision([1, 0, 1], 2, [0.4], trec_version=9), "`trec_version` must be one of '9', '10'; got 9"),
+])
+def test_bad_measure_values_arguments_are_named(call, message):
+    with pytest.raises(RetrievalInputError) as e:
+        call()
+    assert message in str(e.value), str(e.value)
+
+
+def test_trec_eval_order_is_the_one_fixed_order_name_for_every_measure():
+    "'index' is refused: it meant trec_eval's order for map but relevant-last for bpref; 'trec_eval' means one thing."
+    tr = rank_run({"q": {"a": 0, "b": 1}}, {"q": {"a": 0.5, "b": 0.5}})       # the tie: b (relevant) first
+    for spec in ("bpref", "map", "P_1"):
+        m = parse_measures(spec)[0]
+        assert measure_values(m, tr)[0].tolist() == [1.0], spec
+        assert measure_values(m, tr, ties="pessimistic")[0].tolist() == [0.0 if spec != "map" else 0.5], spec
+
+
+def test_module_docstring_is_the_whole_description():
+    import retrieval_lit.trec as trec
+    assert trec.__doc__.rstrip().endswith("then what its tie order hides."), trec.__doc__
 
 # ---------------------------------------------------------------- the command line
 def cli(*argv):
