@@ -6,8 +6,6 @@
 from __future__ import annotations
 
 import math
-import sys
-import time
 from dataclasses import dataclass
 
 import threading
@@ -15,12 +13,9 @@ import threading
 import numpy as np
 
 from .hamming import PackedCodes, pack_codes
-from .average_precision import ap_from_sums
-from .dcg import dcg_from_sums
-from .precision import r_precision_from_sums
 from .ranking import IndexSums, Progress, RankSummary, check_ignore, progress_wanted, resolve_top
 from .relevance import IgnoreSets, Relevance, check_relevance
-from .validate import check_bool, check_choice, check_int, check_same_nbits, fail
+from .validate import check_bool, check_int, check_same_nbits, fail
 
 # %% auto #0
 __all__ = ['CLASS_IDS', 'LABEL_WORDS', 'GRADE_BLOCK', 'CLASS_SORT_MIN_QUERIES', 'SECONDS_PER_PAIR', 'exclusive_cumsum',

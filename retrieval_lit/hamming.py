@@ -40,7 +40,7 @@ def eq1_cosine(h_i: np.ndarray,  # a code of length K; eq. 1 is d_H only for {-1
     0.5857864376269051
     """
     h_i, h_j = np.asarray(h_i, float), np.asarray(h_j, float)
-    return len(h_i) / 2 * (1 - float(h_i @ h_j) / (np.linalg.norm(h_i) * np.linalg.norm(h_j)))
+    return float(len(h_i) / 2 * (1 - float(h_i @ h_j) / (np.linalg.norm(h_i) * np.linalg.norm(h_j))))
 
 # %% ../nbs/01_hamming.ipynb #ea09898a
 def to_bits(codes,                # items x bits, {0,1} or {-1,+1} (any numeric dtype, or bool)

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import importlib
 import re
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 from typing import Callable
 
 import numpy as np
 
 from .ranking import TIE_MODES
-from .validate import RetrievalInputError, check_choice, check_int, check_probability, fail
+from .validate import check_choice, check_probability, fail
 
 # %% auto #0
 __all__ = ['AP_DENOMINATORS', 'EMPTY_POLICIES', 'GAINS', 'AP_INTERPOLATIONS', 'METRIC_MODULES', 'MAX_CUTOFF', 'Conventions',

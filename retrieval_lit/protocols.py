@@ -12,8 +12,8 @@ import numpy as np
 from .evaluation import evaluate
 from .ranking import check_scores, ordered_top, summarize_scores
 from .relevance import make_ignore, relevance_from_matrix
-from .validate import (as_numeric_array, check_choice, check_finite, check_int, check_numbers, fail,
-                                    shown)
+from .validate import (as_numeric_array, check_choice, check_finite, check_ids, check_int, check_numbers,
+                                    fail, shown)
 
 # %% auto #0
 __all__ = ['REVISITED_SETUPS', 'revisited_sets', 'cut_precision_at', 'revisited', 'ranked_grades', 'oxford', 'holidays',
@@ -29,13 +29,7 @@ def _index_array(x, name: str, n_gallery: int) -> np.ndarray:
     a = as_numeric_array([] if x is None else x, name).reshape(-1)
     if a.dtype == bool:
         fail(name, "must hold whole gallery indices, got booleans; for a mask, pass np.flatnonzero(mask)")
-    check_finite(a, name)
-    if a.size and (a.dtype.kind not in "iu" and not np.array_equal(a, np.round(a))):
-        fail(name, f"must hold whole gallery indices, got {a[:3].tolist()}")
-    a = a.astype(np.int64)
-    if a.size and (a.min() < 0 or a.max() >= n_gallery):
-        fail(name, f"holds gallery index {int(a[(a < 0) | (a >= n_gallery)][0])}, outside 0..{n_gallery - 1}")
-    return a
+    return check_ids(a, name, n_gallery, f"the gallery has {n_gallery} items")
 
 
 def revisited_sets(gnd,                  # one dict per query, arrays of gallery indices 'easy', 'hard', 'junk'

@@ -9,8 +9,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .validate import (check_choice, check_grade_matrix, check_label_pair, check_labels,
-                                     check_relation_types, encode_class_ids, fail, shown)
+from .validate import (check_grade_matrix, check_ids, check_label_pair, check_labels, check_relation_types,
+                                    encode_class_ids, fail, shown)
 
 # %% auto #0
 __all__ = ['RELATION_TYPE_GRADES', 'Relevance', 'check_relevance', 'shared_label_counts', 'relevance_from_labels',
@@ -206,20 +206,8 @@ def _ignore_rows_from_mask(mask, n_queries: int, n_gallery: int) -> list:
 def _ignore_rows_from_lists(lists, n_queries: int, n_gallery: int) -> list:
     if len(lists) != n_queries:
         fail("ignore", f"must hold one array of gallery indices per query ({n_queries}), got {len(lists)}")
-    rows = []
-    for q, items in enumerate(lists):
-        a = np.asarray([] if items is None else items)
-        if a.size == 0:
-            rows.append(np.zeros(0, dtype=np.int64))
-            continue
-        if a.ndim != 1 or a.dtype.kind not in "iu":
-            fail("ignore", f"entry {q} must be a 1-D array of integer gallery indices, got dtype {a.dtype} "
-                           f"and shape {a.shape}")
-        if a.min() < 0 or a.max() >= n_gallery:
-            bad = a[(a < 0) | (a >= n_gallery)][0]
-            fail("ignore", f"entry {q} holds gallery index {shown(bad)}, outside 0..{n_gallery - 1}")
-        rows.append(a.astype(np.int64))
-    return rows
+    return [check_ids(np.zeros(0, dtype=np.int64) if items is None else items, f"ignore[{q}]", n_gallery,
+                      f"the gallery has {n_gallery} items") for q, items in enumerate(lists)]
 
 
 def _self_rows(self_index, n_queries: int, n_gallery: int) -> list:
@@ -234,9 +222,20 @@ def _self_rows(self_index, n_queries: int, n_gallery: int) -> list:
     return [np.array([i], dtype=np.int64) if i >= 0 else np.zeros(0, dtype=np.int64) for i in s.tolist()]
 
 
+def _is_mask(ignore) -> bool:
+    "A Q x N mask: a 2-D array, or nested lists of booleans (lists of indices are ragged or hold integers)."
+    if hasattr(ignore, "shape"):
+        return getattr(ignore, "ndim", 1) == 2
+    try:
+        a = np.asarray(ignore)
+    except (ValueError, TypeError):         # ragged index lists
+        return False
+    return a.ndim == 2 and a.dtype == bool
+
+
 def make_ignore(n_queries: int,   # Q
                 n_gallery: int,   # N
-                ignore=None,      # a Q x N bool array (True = removed), or one index list per query (None/[]: none)
+                ignore=None,      # a Q x N bool array or nested lists of bools (True = removed), or one index list per query
                 self_index=None,  # (Q,) integers: each query's own gallery index, removed too; -1: none
                 ) -> IgnoreSets | None:
     """The IgnoreSets of `ignore` (a Q x N bool mask, or one array of gallery indices per query) together with
@@ -252,8 +251,7 @@ def make_ignore(n_queries: int,   # Q
         return None
     rows = [np.zeros(0, dtype=np.int64)] * n_queries
     if ignore is not None:
-        is_mask = hasattr(ignore, "shape") and getattr(ignore, "ndim", 1) == 2
-        rows = (_ignore_rows_from_mask if is_mask else _ignore_rows_from_lists)(ignore, n_queries, n_gallery)
+        rows = (_ignore_rows_from_mask if _is_mask(ignore) else _ignore_rows_from_lists)(ignore, n_queries, n_gallery)
     if self_index is not None:
         rows = [np.concatenate([r, s]) for r, s in zip(rows, _self_rows(self_index, n_queries, n_gallery))]
     rows = [np.unique(r) for r in rows]

@@ -7,7 +7,6 @@
 * exact rational arithmetic over every order of the tied items against "expected", "optimistic", "pessimistic",
   for every denominator and empty-query policy.
 """
-import itertools
 import math
 from fractions import Fraction
 

@@ -3,7 +3,6 @@
 Checked against: scikit-learn's ndcg_score (tie-averaged, linear gain) for `expected`, trec_eval (pytrec_eval,
 ndcg_cut, linear gain) on rankings whose ties are broken the same way on both sides, brute force over every
 order of the tied items, math.fsum for the discount table, and properties."""
-import itertools
 import math
 
 import numpy as np
@@ -11,7 +10,6 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from tie_orders import all_orders, tied_lists
-from retrieval_lit.ranking import list_summary
 from retrieval_lit.dcg import (dcg, dcg_from_summary, discount_prefix, discount_sum, gain_values, idcg_from_summary,
                                ndcg, ndcg_from_summary)
 from retrieval_lit.evaluation import evaluate

@@ -10,7 +10,9 @@ from hypothesis import given, settings, strategies as st
 from hypothesis.extra.numpy import arrays
 
 from retrieval_lit import engine, ranking
-from retrieval_lit.average_precision import ap_from_summary
+from retrieval_lit.average_precision import ap_from_sums, ap_from_summary
+from retrieval_lit.dcg import dcg_from_sums
+from retrieval_lit.precision import r_precision_from_sums
 from retrieval_lit.metrics import Conventions, known_metrics, parse_metric
 from retrieval_lit.relevance import make_ignore, relevance_from_labels, relevance_from_matrix, relevance_from_types
 from retrieval_lit.validate import RetrievalInputError
@@ -92,7 +94,7 @@ def test_streamed_ap_equals_chapter(prob):
     res = engine.scan(qb, gb, rel, top=-1, index_sums=True)
     for den in ("retrieved", "all", "min"):
         chapter = ap_from_summary(res.summary, None, Conventions.make(ties="index", ap_denominator=den))
-        streamed, undefined = engine.ap_from_sums(res.sums, res.summary.n_relevant)
+        streamed, undefined = ap_from_sums(res.sums, res.summary.n_relevant)
         np.testing.assert_allclose(chapter, np.where(undefined, 0.0, streamed), rtol=1e-13, atol=0)
 
 
@@ -253,9 +255,9 @@ def test_streamed_dcg_and_rprec_equal_chapters(prob):
     res = engine.scan(qb, gb, rel, top=-1, index_sums=True)
     for gain in ("exp2", "linear"):
         chapter = dcg_from_summary(res.summary, None, Conventions.make(ties="index", gain=gain))
-        np.testing.assert_allclose(engine.dcg_from_sums(res.sums, gain), chapter, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(dcg_from_sums(res.sums, gain), chapter, rtol=1e-12, atol=1e-12)
     chapter = rprec_from_summary(res.summary, Conventions.make(ties="index"))
-    streamed, undefined = engine.r_precision_from_sums(res.sums, res.summary.n_relevant)
+    streamed, undefined = r_precision_from_sums(res.sums, res.summary.n_relevant)
     np.testing.assert_array_equal(np.where(undefined, 0.0, streamed), chapter)
 
 

@@ -2,7 +2,6 @@
 
 Checked against: brute force over every order of the tied items (exact fractions), trec_eval (pytrec_eval) on
 rankings whose ties are broken the same way on both sides, the foundation's `ordered_top`, and properties."""
-import itertools
 from fractions import Fraction
 
 import numpy as np

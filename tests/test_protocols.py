@@ -107,7 +107,7 @@ def test_oxford_equals_revisited_medium_when_good_ok_are_easy_hard():
 
 @pytest.mark.parametrize("call, message", [
     (lambda: revisited(np.zeros((1, 3)), [{"easy": [0], "hard": []}]), "`gnd` entry 0 has no 'junk'"),
-    (lambda: revisited(np.zeros((1, 3)), [{"easy": [0], "hard": [], "junk": [3]}]), "`gnd[0]['junk']` holds gallery index 3"),
+    (lambda: revisited(np.zeros((1, 3)), [{"easy": [0], "hard": [], "junk": [3]}]), "`gnd[0]['junk']` holds id 3 at index 0, but the gallery has 3 items"),
     (lambda: revisited(np.zeros((1, 3)), {"easy": [0]}), "`gnd` must be a list of one dict per query"),
     (lambda: revisited(np.array([[0.0, np.nan, 1]]), [{"easy": [0], "hard": [], "junk": []}]), "`scores` contains nan"),
     (lambda: ukbench_ns(np.zeros((4, 5)), np.zeros(5)), "`scores` must be square"),

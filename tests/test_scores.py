@@ -230,7 +230,7 @@ def test_pytrec_eval_agrees_on_rankings_without_ties():
     (dict(scores=[[0.1, 0.2]], query_codes=[[0, 1]], gallery_codes=[[0, 1], [1, 1]], relevance=[[1, 0]]),
      "`scores` needs exactly one ranking source"),
     (dict(relevance=[[1, 0]]), "`scores` needs exactly one ranking source"),
-    (dict(scores=[[0.1, 0.2]], relevance=[[1, 0]], ignore=[[2]]), "`ignore` entry 0 holds gallery index 2, outside 0..1"),
+    (dict(scores=[[0.1, 0.2]], relevance=[[1, 0]], ignore=[[2]]), "`ignore[0]` holds id 2 at index 0, but the gallery has 2 items (ids run from 0 to 1)"),
     (dict(scores=[[0.1, 0.2]], relevance=[[1, 0]], ignore=np.ones((1, 3), bool)), "`ignore` must be a 1 x 2 boolean array"),
     (dict(scores=[[0.1, 0.2]], relevance=[[1, 0]], self_index=[5]), "`self_index` entry 0 is 5, outside -1..1"),
     (dict(scores=[[0.1, 0.2]], relevance=[[1, 0]], metrics=["p@r2"]), "`metrics` 'p@r2' reads Hamming distances"),

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from retrieval_lit.cli import main
-from retrieval_lit.trec import (TrecFileError, TrecMeasure, check_qrels, check_run, evaluate_run,
+from retrieval_lit.trec import (TrecFileError, TrecMeasure, check_run, evaluate_run,
                                 interpolated_precision, measure_values, parse_measures, rank_run, read_qrels, read_run,
                                 recall_cut, trec_order, write_qrels, write_run)
 from retrieval_lit.validate import RetrievalInputError
