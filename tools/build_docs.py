@@ -2,7 +2,7 @@
 """Build the retrieval_lit documentation as a browsable HTML site, offline.
 
     python tools/build_docs.py                 # every notebook in nbs/ -> site/
-    python tools/build_docs.py --out /tmp/site --only 70_demo 14_ap_playground
+    python tools/build_docs.py /tmp/site --only 70_demo 14_ap_playground
     python tools/build_docs.py --no-execute    # render the outputs saved in the notebooks
 
 Each chapter notebook is executed (a real Jupyter kernel, through nbclient) with the
