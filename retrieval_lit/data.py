@@ -18,13 +18,13 @@ __all__ = ['RetrievalData', 'load_digits_split', 'sign_random_projection', 'load
 @dataclass(frozen=True)
 class RetrievalData:
     "A query/gallery split: features, class labels and (optionally) K-bit codes of both sides."
-    name: str
-    query_features: np.ndarray
-    gallery_features: np.ndarray
-    query_labels: np.ndarray
-    gallery_labels: np.ndarray
-    query_codes: np.ndarray | None = None
-    gallery_codes: np.ndarray | None = None
+    name: str                                # what the data is, shown by `describe`
+    query_features: np.ndarray               # (Q, D) real-valued features of the queries (digits: 64 pixels, 0..16)
+    gallery_features: np.ndarray             # (N, D) features of the gallery
+    query_labels: np.ndarray                 # (Q,) class ids of the queries (digits: 0..9)
+    gallery_labels: np.ndarray               # (N,) class ids of the gallery
+    query_codes: np.ndarray | None = None    # (Q, K) uint8 {0,1} codes of the queries, or None
+    gallery_codes: np.ndarray | None = None  # (N, K) uint8 {0,1} codes of the gallery, or None
 
     @property
     def nbits(self):
@@ -36,8 +36,14 @@ class RetrievalData:
                 f"{len(np.unique(self.gallery_labels))} classes{codes}")
 
 
-def load_digits_split(n_queries: int = 297, seed: int = 0) -> RetrievalData:
-    "scikit-learn's digits (1797 images, 8x8, 10 classes) split at random into queries and gallery."
+def load_digits_split(n_queries: int = 297,   # queries drawn (1..1796); the other 1797 - n_queries are the gallery
+                      seed: int = 0,          # seed (>= 0) of the random split (numpy default_rng)
+                      ) -> RetrievalData:
+    """scikit-learn's digits (1797 images, 8x8, 10 classes) split at random into queries and gallery.
+
+    >>> load_digits_split().describe()
+    'digits: 297 queries, 1500 gallery items, 10 classes'
+    """
     from sklearn.datasets import load_digits
     check_int(n_queries, "n_queries", 1, 1796)
     check_int(seed, "seed", 0)
@@ -47,8 +53,17 @@ def load_digits_split(n_queries: int = 297, seed: int = 0) -> RetrievalData:
     return RetrievalData("digits", x[q], x[g], y[q], y[g])
 
 
-def sign_random_projection(features, nbits: int, seed: int = 0, center=None) -> np.ndarray:
-    "K-bit codes (uint8 {0,1}): signs of projections of (features - center) on nbits seeded Gaussian directions."
+def sign_random_projection(features,       # (items, D) finite real-valued features
+                           nbits: int,     # K >= 1, the code length: one Gaussian direction per bit
+                           seed: int = 0,  # seed of the directions (numpy default_rng): the same seed, the same hash
+                           center=None,    # (D,) the point the hyperplanes pass through; None: the origin
+                           ) -> np.ndarray:
+    """K-bit codes (uint8 {0,1}): signs of projections of (features - center) on nbits seeded Gaussian directions.
+    A projection of exactly 0 gives bit 0.
+
+    >>> sign_random_projection([[1.0, 2.0], [-1.0, -2.0]], 6).sum(axis=0).tolist()   # opposite vectors: opposite bits
+    [1, 1, 1, 1, 1, 1]
+    """
     x = check_numbers(features, "features", 2, "items x dimensions")
     check_int(nbits, "nbits", 1)
     center = np.zeros(x.shape[1]) if center is None else np.asarray(center, float)
@@ -56,8 +71,15 @@ def sign_random_projection(features, nbits: int, seed: int = 0, center=None) -> 
     return ((x - center) @ directions > 0).astype(np.uint8)
 
 
-def load_digits_codes(nbits: int = 32, seed: int = 0, n_queries: int = 297) -> RetrievalData:
-    "The digits split, hashed to nbits by sign random projection through the gallery mean."
+def load_digits_codes(nbits: int = 32,        # K, the code length
+                      seed: int = 0,          # seed of both the split and the projection directions
+                      n_queries: int = 297,   # queries drawn (1..1796); the rest is the gallery
+                      ) -> RetrievalData:
+    """The digits split, hashed to nbits by sign random projection through the gallery mean.
+
+    >>> load_digits_codes(12).describe()
+    'digits (sign random projection, seed 0): 297 queries, 1500 gallery items, 10 classes, 12-bit codes'
+    """
     d = load_digits_split(n_queries, seed)
     center = d.gallery_features.mean(0)
     hash_ = lambda x: sign_random_projection(x, nbits, seed, center)

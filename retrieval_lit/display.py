@@ -26,7 +26,8 @@ def new_axes(ax=None,                  # the caller's Axes (or array of Axes): r
     return plt.subplots(1, ncols, figsize=figsize, layout="constrained")[1]
 
 
-def integer_ticks(axis):
+def integer_ticks(axis,   # a matplotlib Axis that counts items: `ax.xaxis` or `ax.yaxis`
+                  ):
     "Ticks at whole numbers only, on an axis that counts items (`ax.xaxis` or `ax.yaxis`)."
     from matplotlib.ticker import MaxNLocator
     axis.set_major_locator(MaxNLocator(integer=True))
@@ -34,7 +35,8 @@ def integer_ticks(axis):
 
 def png_html(fig,                      # a matplotlib Figure
              alt: str = "figure",      # the image's text alternative
-             dpi: int = 80) -> str:
+             dpi: int = 80,            # the PNG's resolution in dots per inch
+             ) -> str:
     "A Figure as an <img> with the PNG inline: it shows live in a widget and in the static docs."
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi)
@@ -50,8 +52,13 @@ def load_ipywidgets():
     return ipywidgets
 
 
-def fmt_number(x) -> str:
-    "A number as the widgets show it: 4 decimals, '—' for NaN (a value skipped by the empty policy)."
+def fmt_number(x,   # a real number (anything float() takes); NaN is a value skipped by the `empty` policy
+               ) -> str:
+    """A number as the widgets show it: 4 decimals, '—' for NaN (a value skipped by the empty policy).
+
+    >>> fmt_number(1 / 3), fmt_number(float("nan"))
+    ('0.3333', '—')
+    """
     x = float(x)
     return "—" if math.isnan(x) else f"{x:.4f}"
 
@@ -70,8 +77,13 @@ def html_table(header: list,     # the column titles
     return f'<table style="{TABLE_CSS}"><tr>{h}</tr>{body}</table>'
 
 
-def error_html(e: Exception) -> str:
-    "An error message as red monospace HTML (what a widget shows instead of its numbers after bad input)."
+def error_html(e: Exception,   # the error caught; its message is HTML-escaped, never rendered
+               ) -> str:
+    """An error message as red monospace HTML (what a widget shows instead of its numbers after bad input).
+
+    >>> error_html(ValueError("<b>"))
+    '<div style="color:#b91c1c;font-family:monospace">&lt;b&gt;</div>'
+    """
     return f'<div style="color:#b91c1c;font-family:monospace">{html.escape(str(e))}</div>'
 
 

@@ -25,8 +25,14 @@ __all__ = ['TIE_MODES', 'MAX_EXACT_INT_SCORE', 'SIMILARITIES', 'counting_sort_or
            'summarize_scores', 'summarize_lists', 'similarity_rows', 'Progress', 'progress_wanted']
 
 # %% ../nbs/03_ranking.ipynb #5259d31c
-def counting_sort_order(distances: np.ndarray, nbits: int) -> np.ndarray:
-    "Gallery indices sorted by distance, ties in index order: the textbook counting sort (one query)."
+def counting_sort_order(distances: np.ndarray,   # (N,) one query's whole-number distances 0..nbits: the sort keys
+                        nbits: int,              # K, the largest possible distance
+                        ) -> np.ndarray:
+    """Gallery indices sorted by distance, ties in index order: the textbook counting sort (one query).
+
+    >>> counting_sort_order([2, 0, 2, 1, 0], 2)      # distance 0: items 1, 4; distance 1: item 3; distance 2: 0, 2
+    array([1, 4, 3, 0, 2])
+    """
     d = np.asarray(distances)
     counts = np.bincount(d, minlength=nbits + 1)
     next_slot = np.concatenate(([0], np.cumsum(counts)[:-1]))
@@ -37,13 +43,24 @@ def counting_sort_order(distances: np.ndarray, nbits: int) -> np.ndarray:
     return order
 
 # %% ../nbs/03_ranking.ipynb #218bb0c8
-def stable_order(distances: np.ndarray) -> np.ndarray:
-    "Row-wise stable ranking: for each query row, gallery indices nearest first, ties by gallery index."
+def stable_order(distances: np.ndarray,   # (Q, N) keys per query row (distances), smaller = nearer; or one (N,) row
+                 ) -> np.ndarray:
+    """Row-wise stable ranking: for each query row, gallery indices nearest first, ties by gallery index.
+
+    >>> stable_order(np.array([[2, 0, 2, 1, 0]]))   # the counting sort's answer: ties keep gallery order
+    array([[1, 4, 3, 0, 2]])
+    """
     return np.argsort(distances, axis=-1, kind="stable")
 
 
-def tie_group_sizes(distances: np.ndarray, nbits: int) -> np.ndarray:
-    "Number of gallery items at each distance 0..nbits (one query): the sizes of the tie groups."
+def tie_group_sizes(distances: np.ndarray,   # (N,) one query's whole-number distances 0..nbits
+                    nbits: int,              # K, the largest possible distance: the result has K+1 entries
+                    ) -> np.ndarray:
+    """Number of gallery items at each distance 0..nbits (one query): the sizes of the tie groups.
+
+    >>> tie_group_sizes([2, 0, 2, 1, 0], 3)           # no item at distance 3: an empty group
+    array([2, 1, 2, 0])
+    """
     return np.bincount(np.asarray(distances), minlength=nbits + 1)
 
 # %% ../nbs/03_ranking.ipynb #23c1b3b4
@@ -56,9 +73,9 @@ class IndexSums:
     discount_sum:  (Q, G) float64, sum over items of grade g >= 1 of 1 / log2(r_j + 1) (column 0 stays 0:
                    grade 0 has gain 0 under either convention, so it is not accumulated)
     r_hits:        (Q,) int64, relevant items among the first R ranks"""
-    precision_sum: np.ndarray
-    discount_sum: np.ndarray
-    r_hits: np.ndarray
+    precision_sum: np.ndarray    # (Q,) float64: sum over relevant items j of k_j / r_j (AP's numerator)
+    discount_sum: np.ndarray     # (Q, G) float64: sum over items of grade g >= 1 of 1 / log2(r_j + 1) (DCG)
+    r_hits: np.ndarray           # (Q,) int64: relevant items among the first R ranks (R-precision)
 
 
 @dataclass
@@ -76,14 +93,14 @@ class RankSummary:
               nbits = number of groups - 1, not a code length)
     unranked: (Q, G) int64 judged items of grade g that the ranking does not hold at all (a TREC run that did
               not retrieve them), or None: they count in R and in the ideal DCG, never at a rank"""
-    nbits: int
-    n_gallery: int
-    hist: np.ndarray
-    top: np.ndarray | None = None
-    code_max: np.ndarray | None = None
-    index_sums: IndexSums | None = None
-    kind: str = "hamming"
-    unranked: np.ndarray | None = None
+    nbits: int                           # the last group index: K (distances 0..K); kind="scores": groups - 1
+    n_gallery: int                       # N, the gallery items (ranked lists: the longest list's length)
+    hist: np.ndarray                     # (Q, K+1, G) int64: items of grade g in tie group d of each query's ranking
+    top: np.ndarray | None = None        # (Q, t) uint8: grades of the first t ranked items in stable order; or None
+    code_max: np.ndarray | None = None   # (Q, K+1) int64: most gallery items sharing one code at distance d; or None
+    index_sums: IndexSums | None = None  # whole-ranking sums in stable order, streamed by the engine; or None
+    kind: str = "hamming"                # "hamming" (group d = distance d) | "scores" (equal scores, best first)
+    unranked: np.ndarray | None = None   # (Q, G) int64: judged items of grade g that the ranking lacks; or None
 
     @property
     def n_queries(self) -> int:
@@ -111,8 +128,14 @@ class RankSummary:
         return self.grade_totals[:, 1:].sum(-1)
 
 # %% ../nbs/03_ranking.ipynb #4805894a
-def resolve_top(top: int, n_gallery: int) -> int:
-    "Positions to keep in stable order: -1 means the whole ranking; never more than the gallery."
+def resolve_top(top: int,         # ranks to keep in stable order: 0 none, -1 the whole ranking, t > 0 the first t
+                n_gallery: int,   # N: there are no more ranks than gallery items
+                ) -> int:
+    """Positions to keep in stable order: -1 means the whole ranking; never more than the gallery.
+
+    >>> resolve_top(-1, 7), resolve_top(10, 7), resolve_top(3, 7)
+    (7, 7, 3)
+    """
     top = check_int(top, "top", -1)
     return n_gallery if top == -1 else min(top, n_gallery)
 
@@ -126,7 +149,9 @@ def _hist_block(d: np.ndarray, grades: np.ndarray, n_groups: int, n_grades: int,
     return np.bincount(key, minlength=rows * cells).reshape(rows, n_groups, n_grades)
 
 
-def gallery_code_counts(gallery_codes, inverse: bool = False) -> tuple:
+def gallery_code_counts(gallery_codes,          # N x K codes, {0,1} or {-1,+1}, or PackedCodes
+                        inverse: bool = False,  # True: also return (N,) each item's index into the distinct codes
+                        ) -> tuple:
     "The gallery's distinct codes (as PackedCodes), how many items carry each (and, if asked, each item's code)."
     g = pack_codes(gallery_codes, "gallery_codes")
     words, code_of, counts = np.unique(g.words, axis=0, return_inverse=True, return_counts=True)
@@ -134,8 +159,12 @@ def gallery_code_counts(gallery_codes, inverse: bool = False) -> tuple:
     return out + (code_of.reshape(-1),) if inverse else out
 
 
-def code_max_by_distance(query_codes, distinct_codes, multiplicities: np.ndarray, ignore=None,
-                         code_of=None) -> np.ndarray:
+def code_max_by_distance(query_codes,                  # Q x K codes, {0,1} or {-1,+1}, or PackedCodes
+                         distinct_codes,               # the gallery's M distinct codes (from `gallery_code_counts`)
+                         multiplicities: np.ndarray,   # (M,) int64: gallery items carrying each distinct code
+                         ignore=None,                  # IgnoreSets: items removed from each query's ranking; or None
+                         code_of=None,                 # (N,) each gallery item's distinct code; needed with `ignore`
+                         ) -> np.ndarray:
     """(Q, K+1): the largest multiplicity among distinct gallery codes at each distance from each query code.
     With `ignore` (IgnoreSets; `code_of[i]` = the distinct code of gallery item i) a query's removed items do not
     count on their codes."""
@@ -154,7 +183,10 @@ def code_max_by_distance(query_codes, distinct_codes, multiplicities: np.ndarray
     return out
 
 
-def check_ignore(ignore, n_queries: int, n_gallery: int):
+def check_ignore(ignore,            # None, or relevance.IgnoreSets (see `make_ignore`), returned as it is
+                 n_queries: int,    # Q, the queries it must cover
+                 n_gallery: int,    # N, the gallery items it must cover
+                 ):
     "`ignore` must be None or IgnoreSets covering exactly these queries and gallery items."
     if ignore is not None and (not isinstance(ignore, IgnoreSets) or (ignore.n_queries, ignore.n_gallery) != (n_queries, n_gallery)):
         fail("ignore", f"must be relevance.IgnoreSets for {n_queries} queries x {n_gallery} gallery items "
@@ -162,10 +194,23 @@ def check_ignore(ignore, n_queries: int, n_gallery: int):
     return ignore
 
 
-def summarize(query_codes, gallery_codes, relevance: Relevance, top: int = 0, code_max: bool = False,
-              max_block_bytes: int = DEFAULT_BLOCK_BYTES, ignore=None) -> RankSummary:
+def summarize(query_codes,                    # Q x K codes, {0,1} or {-1,+1}, or PackedCodes
+              gallery_codes,                  # N x K codes (the same K), ranked by Hamming distance to each query
+              relevance: Relevance,           # Q x N grades (relevance.relevance_from_labels, _from_matrix, ...)
+              top: int = 0,                   # ranks kept in stable order as `top`: 0 none, -1 the whole ranking
+              code_max: bool = False,         # True: also LGAP's `code_max` (the tallest code bar at each distance)
+              max_block_bytes: int = DEFAULT_BLOCK_BYTES,  # memory bound of one query block of distances
+              ignore=None,                    # IgnoreSets: items removed from each query's ranking; or None
+              ) -> RankSummary:
     """The ranking summary of every query (the readable numpy reference the fast engine must match). `ignore`
-    (IgnoreSets): items removed from each query's ranking before anything is counted."""
+    (IgnoreSets): items removed from each query's ranking before anything is counted.
+
+    >>> s = summarize([[0, 0]], [[0, 0], [1, 0], [0, 0], [1, 1]], relevance_from_matrix([[0, 1, 1, 1]], 1, 4), top=-1)
+    >>> s.hist[0].tolist()      # [grade 0, grade 1] at distance 0 (items 0, 2), 1 (item 1), 2 (item 3)
+    [[1, 1], [0, 1], [0, 1]]
+    >>> s.top[0].tolist()       # stable order: items 0, 2 (tied at distance 0), 1, 3
+    [0, 1, 1, 1]
+    """
     q, g = pack_codes(query_codes, "query_codes"), pack_codes(gallery_codes, "gallery_codes")
     nbits = check_same_nbits(q.nbits, g.nbits, "query_codes", "gallery_codes")
     check_relevance(relevance, len(q), len(g))
@@ -193,8 +238,16 @@ def summarize(query_codes, gallery_codes, relevance: Relevance, top: int = 0, co
 TIE_MODES = ("expected", "optimistic", "pessimistic", "index")
 
 
-def ordered_top(summary: RankSummary, t: int, ties: str) -> np.ndarray:
-    "(Q, t) grades of the first t ranked items, ties broken by `ties` in {'index', 'optimistic', 'pessimistic'}."
+def ordered_top(summary: RankSummary,   # the ranking summary; ties="index" needs its `top` of at least t columns
+                t: int,                 # ranks wanted: t > 0 the first t (at most N), -1 the whole ranking
+                ties: str,              # "index" (stable) | "optimistic" (high grades first per group) | "pessimistic"
+                ) -> np.ndarray:
+    """(Q, t) grades of the first t ranked items, ties broken by `ties` in {'index', 'optimistic', 'pessimistic'}.
+
+    >>> s = list_summary([1, 0, 2, 0, 1], [2, 3])      # two tie groups: grades (1, 0) and (2, 0, 1)
+    >>> ordered_top(s, -1, "optimistic").tolist(), ordered_top(s, -1, "pessimistic").tolist()
+    ([[1, 0, 2, 1, 0]], [[0, 1, 0, 1, 2]])
+    """
     check_choice(ties, "ties", ("index", "optimistic", "pessimistic"))
     t = resolve_top(t, summary.n_gallery)
     if ties == "index":
@@ -214,8 +267,14 @@ def ordered_top(summary: RankSummary, t: int, ties: str) -> np.ndarray:
     return np.repeat(np.tile(values, summary.n_queries), kept.ravel()).reshape(summary.n_queries, t)
 
 # %% ../nbs/03_ranking.ipynb #80445be6
-def list_summary(grades, tie_sizes=None) -> RankSummary:
-    "The one-query RankSummary of a ranked list of grades whose tie groups are consecutive runs of `tie_sizes`."
+def list_summary(grades,           # the ranked list's whole-number grades 0..255, rank order (ties in the given order)
+                 tie_sizes=None,   # sizes of consecutive tie groups, in rank order; None: no ties (groups of one)
+                 ) -> RankSummary:
+    """The one-query RankSummary of a ranked list of grades whose tie groups are consecutive runs of `tie_sizes`.
+
+    >>> list_summary([1, 0, 2, 0, 1], [2, 3]).hist[0].tolist()   # [grade 0, 1, 2] counts of groups (1, 0), (2, 0, 1)
+    [[1, 1, 0], [1, 1, 1]]
+    """
     g = check_whole_numbers(grades, "grades", 1, "one grade per ranked item", 0, 255)
     g = check_nonempty(g, "grades", "ranked items").astype(np.uint8)
     sizes = np.ones(len(g), dtype=np.int64) if tie_sizes is None else check_tie_sizes(tie_sizes, len(g))
@@ -225,9 +284,17 @@ def list_summary(grades, tie_sizes=None) -> RankSummary:
     return RankSummary(nbits=len(sizes) - 1, n_gallery=len(g), hist=hist, top=g[None, :].copy())
 
 # %% ../nbs/03_ranking.ipynb #41f8c06b
-def hypergeometric_weights(n, r, j) -> tuple:
+def hypergeometric_weights(n,   # (Q,) the tie groups' sizes
+                           r,   # (Q,) relevant items in each group (0..n)
+                           j,   # (Q,) the group's first slots counted (0..n): where the cutoff falls in the group
+                           ) -> tuple:
     """(h_lo, w): w[k] = P(H = h_lo + k) for H = relevant items among the first j slots of a group of n items
-    holding r relevant ones, all orders equally likely. n, r, j are (Q,) arrays; w is (Q, L), zero-padded."""
+    holding r relevant ones, all orders equally likely. n, r, j are (Q,) arrays; w is (Q, L), zero-padded.
+
+    >>> lo, w = hypergeometric_weights([4], [2], [2])   # C(2,h) C(2,2-h) / C(4,2) = 1/6, 4/6, 1/6 for h = 0, 1, 2
+    >>> lo.tolist(), w.round(6).tolist()
+    ([0], [[0.166667, 0.666667, 0.166667]])
+    """
     n, r, j = (np.asarray(a, dtype=np.int64) for a in (n, r, j))
     lo, hi = np.maximum(0, j - (n - r)), np.minimum(j, r)
     width = int((hi - lo).max(initial=0)) + 1
@@ -246,7 +313,8 @@ def hypergeometric_weights(n, r, j) -> tuple:
     return lo, w / row_sums(w)[:, None]
 
 
-def row_sums(a) -> np.ndarray:
+def row_sums(a,   # an array of real numbers, summed along its last axis (an empty axis sums to 0)
+             ) -> np.ndarray:
     """Sums along the last axis, added strictly left to right: a row's sum never depends on the other rows of the
     array, nor on zeros padded at its end (numpy's pairwise `sum` can regroup the additions with the width)."""
     a = np.asarray(a, dtype=np.float64)
@@ -256,7 +324,10 @@ def row_sums(a) -> np.ndarray:
 MAX_EXACT_INT_SCORE = 2**53
 
 
-def check_scores(scores, name: str, shape: tuple | None = None) -> np.ndarray:
+def check_scores(scores,                       # Q x N finite scores (floats, or integers within +-2**53)
+                 name: str,                    # the argument's name, for the message
+                 shape: tuple | None = None,   # (Q, N), the shape it must have; None: any with a row and a column
+                 ) -> np.ndarray:
     "A queries x gallery array of finite similarity scores (float or integer), as float64 (an exact conversion)."
     a = check_numbers(scores, name, 2, "queries x gallery")
     if shape is not None and a.shape != tuple(shape):
@@ -337,13 +408,22 @@ def _pad_groups(blocks: list) -> np.ndarray:
     return np.concatenate([np.pad(h, ((0, 0), (0, width - h.shape[1]), (0, 0))) for h in blocks], axis=0)
 
 
-def summarize_scores(scores, relevance: Relevance, top: int = 0, ignore=None, cutoff: int | None = None,
-                     max_block_bytes: int = DEFAULT_BLOCK_BYTES) -> RankSummary:
+def summarize_scores(scores,                      # Q x N scores (higher = nearer), or a function (start, stop) -> rows
+                     relevance: Relevance,        # Q x N grades (relevance.relevance_from_labels, _from_matrix, ...)
+                     top: int = 0,                # ranks kept in stable order as `top`: 0 none, -1 the whole ranking
+                     ignore=None,                 # IgnoreSets: items removed from each query's ranking; or None
+                     cutoff: int | None = None,   # the last rank any metric reads (None: all); later groups merge
+                     max_block_bytes: int = DEFAULT_BLOCK_BYTES,  # memory bound of one query block
+                     ) -> RankSummary:
     """The ranking summary of every query of a ranking by similarity scores (higher = nearer; `kind="scores"`).
+    `scores` as a function (start, stop) -> the (stop-start, N) score rows of those queries is how embeddings are
+    compared block by block (`similarity_rows`); it is not checked.
 
-    scores: a Q x N array, or a function (start, stop) -> the (stop-start, N) score rows of those queries (how
-            embeddings are compared block by block); top: grades kept in stable order (-1: all); ignore: IgnoreSets;
-    cutoff: the last rank any metric reads (None: the whole ranking): later groups merge into one."""
+    >>> rel = relevance_from_matrix([[1, 1, 0, 0, 1]], 1, 5)
+    >>> s = summarize_scores(np.array([[0.7, 0.9, 0.2, 0.7, 0.2]]), rel, top=-1)
+    >>> s.group_sizes.tolist(), s.top.tolist()   # groups 0.9 | 0.7 0.7 | 0.2 0.2; stable: items 1, 0, 3, 2, 4
+    ([[1, 2, 2]], [[1, 1, 0, 0, 1]])
+    """
     n_q, n_g = relevance.n_queries, relevance.n_gallery
     rows = scores if callable(scores) else None
     if rows is None:
@@ -379,14 +459,21 @@ def _list_arrays(lists, name: str, n_queries: int | None = None) -> list:
     return arrays
 
 
-def summarize_lists(scores, grades, top: int = 0, cutoff: int | None = None, unranked=None) -> RankSummary:
+def summarize_lists(scores,                      # Q 1-D arrays of finite scores (higher = nearer); a list may be empty
+                    grades,                      # Q 1-D arrays of the same lengths: whole-number grades 0..255
+                    top: int = 0,                # ranks kept in stable order as `top`: 0 none, -1 the whole ranking
+                    cutoff: int | None = None,   # the last rank any metric reads (None: all); later groups merge
+                    unranked=None,               # (Q, G) counts of judged items of grade g that no list holds; or None
+                    ) -> RankSummary:
     """The ranking summary of ranked lists of any lengths (`kind="scores"`): query q ranks the len(scores[q]) items
     of its list by descending score; under ties="index" equal scores keep their order in the list.
 
-    scores:   a sequence of Q one-dimensional arrays of finite scores (higher = nearer); a list may be empty
-    grades:   the same shapes: whole-number grades 0..255 (0 = not relevant)
-    top, cutoff: as in `summarize_scores`
-    unranked: (Q, G) whole-number counts of judged items of each grade that no list holds, or None"""
+    >>> s = summarize_lists([[0.9, 0.5, 0.5], [3, 1]], [[0, 1, 0], [1, 0]], top=-1, unranked=[[0, 1], [0, 0]])
+    >>> s.group_sizes.tolist(), s.top.tolist()   # the tie at 0.5 keeps list order; the short list is padded with 0
+    ([[1, 2], [1, 1]], [[0, 1, 0], [1, 0, 0]])
+    >>> s.n_relevant.tolist()                    # query 0: one ranked + one unranked relevant item
+    [2, 1]
+    """
     score_lists = _list_arrays(scores, "scores")
     grade_lists = _list_arrays(grades, "grades", len(score_lists))
     for i, (s, g) in enumerate(zip(score_lists, grade_lists)):
@@ -422,8 +509,16 @@ def _embeddings(x, name: str, dim: int | None = None) -> np.ndarray:
     return a.astype(np.float64)
 
 
-def similarity_rows(query_embeddings, gallery_embeddings, similarity: str = "cosine"):
-    "(n_queries, n_gallery, rows): rows(start, stop) -> the float64 similarity of queries start..stop-1 to the gallery."
+def similarity_rows(query_embeddings,              # Q x D real-valued descriptors
+                    gallery_embeddings,            # N x D descriptors (the same D)
+                    similarity: str = "cosine",    # "cosine" (zero vectors refused) | "dot" | "l2" (-squared distance)
+                    ):
+    """(n_queries, n_gallery, rows): rows(start, stop) -> float64 similarities of queries start..stop-1 to the gallery.
+
+    >>> n_q, n_g, rows = similarity_rows([[1.0, 0.0]], [[2.0, 0.0], [1.0, 1.0]], "l2")
+    >>> rows(0, 1).tolist()                          # -|q - g|^2 = -1 for both: a tie
+    [[-1.0, -1.0]]
+    """
     check_choice(similarity, "similarity", SIMILARITIES)
     q = _embeddings(query_embeddings, "query_embeddings")
     g = _embeddings(gallery_embeddings, "gallery_embeddings", q.shape[1])
@@ -446,12 +541,18 @@ def similarity_rows(query_embeddings, gallery_embeddings, similarity: str = "cos
 class Progress:
     "A one-line progress bar on stderr: done/total queries, elapsed time, time left. Inert when not `enabled`."
 
-    def __init__(self, total: int, enabled: bool, label: str = "retrieval_lit"):
+    def __init__(self,
+                 total: int,                    # queries to be done in all: the bar's 100%
+                 enabled: bool,                 # False: `update` does nothing, nothing is printed
+                 label: str = "retrieval_lit",  # the text before the bar
+                 ):
         self.total, self.enabled, self.label = total, enabled, label
         self.start = time.perf_counter()
         self.done = 0
 
-    def update(self, n: int):
+    def update(self,
+               n: int,   # queries just finished
+               ):
         "Count `n` more queries done; print the bar."
         if not self.enabled:
             return
@@ -466,8 +567,14 @@ class Progress:
         sys.stderr.flush()
 
 
-def progress_wanted(progress, seconds: float) -> bool:
-    "`progress` True/False as given; None: on when stderr is a terminal and the run is estimated over 2 seconds."
+def progress_wanted(progress,         # True | False (as given) | None: decide automatically
+                    seconds: float,   # the run's estimated duration in seconds (read only when `progress` is None)
+                    ) -> bool:
+    """`progress` True/False as given; None: on when stderr is a terminal and the run is estimated over 2 seconds.
+
+    >>> progress_wanted(True, 0.0), progress_wanted(False, 60.0)
+    (True, False)
+    """
     if progress is None:
         return seconds > 2.0 and hasattr(sys.stderr, "isatty") and sys.stderr.isatty()
     return bool(progress)

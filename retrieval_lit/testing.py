@@ -20,7 +20,11 @@ def tie_orders(grades,                 # the ranked list's grades (any order ins
                sizes,                  # the tie groups' sizes, in rank order (0 allowed; they sum to len(grades))
                ) -> Iterator[tuple]:
     """Every distinct ranked list obtained by permuting the grades inside each tie group, each once; all are equally
-    likely under uniform tie-breaking. Exponential: for small cases only."""
+    likely under uniform tie-breaking. Exponential: for small cases only.
+
+    >>> list(tie_orders([1, 2, 1, 0], [3, 1]))     # a tie of (1, 2, 1): 3!/2! = 3 distinct orders; then the 0
+    [(1, 1, 2, 0), (1, 2, 1, 0), (2, 1, 1, 0)]
+    """
     grades, ends = tuple(grades), np.cumsum(sizes).tolist()
     if (ends[-1] if ends else 0) != len(grades):
         raise ValueError(f"tie group sizes {list(sizes)} do not add up to the {len(grades)} grades")
@@ -35,7 +39,12 @@ def papers_loop_ap(query_pm1,          # (Q, K) query codes in {-1, +1}
                    relevant,           # (Q, N) bool: which gallery items are relevant to each query
                    topk: int,          # the cutoff p
                    ) -> np.ndarray:
-    "AP@topk of each query as the hashing papers' loop computes it (stable sort: ties by gallery index; 0 if none)."
+    """AP@topk of each query as the hashing papers' loop computes it (stable sort: ties by gallery index; 0 if none).
+
+    >>> g = [[1, 1, -1], [-1, 1, -1], [1, -1, -1], [-1, -1, 1]]      # distances 0, 1, 1, 3 from the query
+    >>> print(papers_loop_ap([[1, 1, -1]], g, [[0, 0, 1, 1]], 4)[0])  # the tie at 1 by index: hits at 3, 4: (1/3+2/4)/2
+    0.41666666666666663
+    """
     q, g = np.asarray(query_pm1, dtype=np.float64), np.asarray(gallery_pm1, dtype=np.float64)
     out = np.zeros(len(q))
     for i in range(len(q)):
@@ -46,8 +55,16 @@ def papers_loop_ap(query_pm1,          # (Q, K) query codes in {-1, +1}
     return out
 
 # %% ../nbs/06_testing.ipynb #58e52ae2
-def show_error(f, *args, **kwargs) -> RetrievalInputError:
-    "Call f(*args, **kwargs), print the RetrievalInputError it raises and return it; fail if it raises none."
+def show_error(f,          # a callable expected to raise RetrievalInputError on these arguments
+               *args,      # passed to f
+               **kwargs,   # passed to f
+               ) -> RetrievalInputError:
+    """Call f(*args, **kwargs), print the RetrievalInputError it raises and return it; fail if it raises none.
+
+    >>> from retrieval_lit.validate import check_int
+    >>> e = show_error(check_int, 0, "p", 1)
+    RetrievalInputError: `p` must be at least 1, got 0
+    """
     try:
         f(*args, **kwargs)
     except RetrievalInputError as e:

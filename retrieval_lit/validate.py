@@ -21,17 +21,26 @@ class RetrievalInputError(ValueError):
     "A bad argument to a retrieval_lit function; the message names the argument."
 
 
-def fail(name: str, message: str):
+def fail(name: str,      # the argument's name: the message starts with it in backticks
+         message: str,   # what was wrong and what was found, e.g. "must be at least 1, got 0"
+         ):
     "Raise `RetrievalInputError` for argument `name` (the one way errors are worded)."
     raise RetrievalInputError(f"`{name}` {message}")
 
 
-def shown(value) -> str:
-    "A value as a message shows it: numpy scalars as plain Python numbers (2, not np.int64(2))."
+def shown(value,   # any value to quote in a message; numpy scalars become plain Python numbers
+          ) -> str:
+    """A value as a message shows it: numpy scalars as plain Python numbers (2, not np.int64(2)).
+
+    >>> shown(np.int64(2)), shown(np.float32(0.5)), shown("a")
+    ('2', '0.5', "'a'")
+    """
     return repr(value.item() if isinstance(value, np.generic) else value)
 
 # %% ../nbs/00_validate.ipynb #8d10c1d1
-def to_numpy(x, name: str):
+def to_numpy(x,            # torch / CuPy / pandas / __dlpack__ objects are converted; anything else returned as is
+             name: str,    # the argument's name, for the message when __dlpack__ fails
+             ):
     """The arrays researchers hold, as numpy, moved to host memory once: PyTorch tensors (on any device, with or
     without grad: detached), CuPy arrays, pandas Series/DataFrames, anything with `__array__` or `__dlpack__`,
     lists. No library is imported for this: an object is recognised by its module and its methods."""
@@ -50,7 +59,9 @@ def to_numpy(x, name: str):
     return x
 
 
-def as_array(x, name: str) -> np.ndarray:
+def as_array(x,           # any array-like (through `to_numpy`); None and ragged nested lists are refused
+             name: str,   # the argument's name, for the message
+             ) -> np.ndarray:
     "`x` as a numpy array of any dtype (`to_numpy` first); None and ragged input are refused."
     if x is None:
         fail(name, "is required, got None")
@@ -60,7 +71,9 @@ def as_array(x, name: str) -> np.ndarray:
         fail(name, f"could not be read as an array ({e})")
 
 
-def as_numeric_array(x, name: str) -> np.ndarray:
+def as_numeric_array(x,           # any array-like of bools or real numbers (not strings, objects, dates, complex)
+                     name: str,   # the argument's name, for the message
+                     ) -> np.ndarray:
     "`x` as a numpy array of bools or numbers (never a copy the caller can see us write to)."
     a = as_array(x, name)
     if a.dtype == object or a.dtype.kind in "USVMm":
@@ -70,14 +83,21 @@ def as_numeric_array(x, name: str) -> np.ndarray:
     return a
 
 
-def check_ndim(a: np.ndarray, name: str, ndim: int, what: str) -> np.ndarray:
+def check_ndim(a: np.ndarray,   # the array, returned as it is if it passes
+               name: str,       # the argument's name, for the message
+               ndim: int,       # the number of dimensions it must have
+               what: str,       # what its axes hold, for the message, e.g. "items x bits"
+               ) -> np.ndarray:
     "Require `a.ndim == ndim`; `what` describes the axes, e.g. 'items x bits'."
     if a.ndim != ndim:
         fail(name, f"must be a {ndim}-D array ({what}), got shape {a.shape}")
     return a
 
 
-def check_nonempty(a: np.ndarray, name: str, what: str = "items") -> np.ndarray:
+def check_nonempty(a: np.ndarray,        # the array, returned as it is if it passes
+                   name: str,            # the argument's name, for the message
+                   what: str = "items",  # what its rows are, for the message, e.g. "queries"
+                   ) -> np.ndarray:
     "Require at least one row (and, for 2-D arrays, one column)."
     if a.shape[0] == 0:
         fail(name, f"is empty: it needs at least one of its {what}, got shape {a.shape}")
@@ -86,7 +106,9 @@ def check_nonempty(a: np.ndarray, name: str, what: str = "items") -> np.ndarray:
     return a
 
 
-def check_finite(a: np.ndarray, name: str) -> np.ndarray:
+def check_finite(a: np.ndarray,   # a numeric array (only float dtypes can hold NaN or inf), returned as it is
+                 name: str,       # the argument's name, for the message
+                 ) -> np.ndarray:
     "Reject NaN and +-inf, pointing at the first bad entry."
     if a.dtype.kind == "f" and not np.isfinite(a).all():
         where = tuple(int(i) for i in np.argwhere(~np.isfinite(a))[0])
@@ -94,10 +116,12 @@ def check_finite(a: np.ndarray, name: str) -> np.ndarray:
     return a
 
 
-def check_numbers(x, name: str,            # the argument, and its name for the message
-                  ndim: int, what: str,      # its number of dimensions, and what they hold, e.g. "items x dimensions"
+def check_numbers(x,                         # the argument: any array-like of bools or real numbers
+                  name: str,                 # its name, for the message
+                  ndim: int,                 # the number of dimensions it must have
+                  what: str,                 # what the dimensions hold, e.g. "items x dimensions"
                   *,
-                  nonempty: bool = False,    # True: at least one row (named by `what`'s first word) and, for 2-D, one column
+                  nonempty: bool = False,    # True: at least one row (named by `what`'s first word), for 2-D one column
                   columns: int | None = None,  # 2-D: the number of columns it must have (None: any)
                   ) -> np.ndarray:
     """A finite real array (bools too) of `ndim` dimensions: the check every array of numbers starts with. Not a
@@ -114,8 +138,15 @@ def check_numbers(x, name: str,            # the argument, and its name for the 
     return check_finite(a, name)
 
 # %% ../nbs/00_validate.ipynb #8891cc7f
-def check_codes(codes, name: str) -> np.ndarray:
-    "Validate unpacked hash codes (`{0,1}` or `{-1,+1}`, items x bits); return a new uint8 bit array."
+def check_codes(codes,       # items x bits, {0,1} or {-1,+1} (bools, ints or floats); -1 and 0 together are refused
+                name: str,   # the argument's name, for the message
+                ) -> np.ndarray:
+    """Validate unpacked hash codes (`{0,1}` or `{-1,+1}`, items x bits); return a new uint8 bit array.
+
+    >>> check_codes([[1, -1, -1], [-1, 1, 1]], "codes")                 # +-1 codes: bit = (h > 0)
+    array([[1, 0, 0],
+           [0, 1, 1]], dtype=uint8)
+    """
     a = check_numbers(codes, name, 2, "items x bits", nonempty=True)
     if a.dtype == bool:
         return a.astype(np.uint8)
@@ -138,7 +169,9 @@ def check_codes(codes, name: str) -> np.ndarray:
     fail(name, f"must hold only {{0,1}} or {{-1,+1}} values; found {shown(bad)} at index {where}")
 
 
-def check_code(code, name: str) -> np.ndarray:
+def check_code(code,        # one code: 1-D, {0,1} or {-1,+1}
+               name: str,   # the argument's name, for the message
+               ) -> np.ndarray:
     """One code (a query's, a walk's start): a 1-D array in either alphabet, as a new uint8 array of bits.
 
     >>> check_code([1, -1, 1], "query_code")
@@ -147,16 +180,28 @@ def check_code(code, name: str) -> np.ndarray:
     return check_codes(check_numbers(code, name, 1, "bits")[None, :], name)[0]
 
 
-def check_same_nbits(nbits_a: int, nbits_b: int, name_a: str, name_b: str) -> int:
+def check_same_nbits(nbits_a: int,   # the first codes' length K (returned when they match)
+                     nbits_b: int,   # the second codes' length
+                     name_a: str,    # the first argument's name, e.g. "query_codes"
+                     name_b: str,    # the second argument's name: the message is about it
+                     ) -> int:
     "Query and gallery codes must have the same length."
     if nbits_a != nbits_b:
         fail(name_b, f"has {nbits_b}-bit codes but `{name_a}` has {nbits_a}-bit codes: the lengths must match")
     return nbits_a
 
 # %% ../nbs/00_validate.ipynb #313468ae
-def check_labels(labels, name: str, n_items: int, codes_name: str) -> np.ndarray:
+def check_labels(labels,            # (N,) class ids (numbers, strings, any hashable), (N, 1) ids, or (N, L) multi-hot
+                 name: str,         # the argument's name, for the message
+                 n_items: int,      # N, the number of items the labels describe (one row each)
+                 codes_name: str,   # the name of the argument that holds those items, for the message
+                 ) -> np.ndarray:
     """Validate class ids (1-D: numbers, strings or any hashable ids; a single column (N, 1) is read as ids) or
-    multi-hot labels (2-D {0,1}, two or more columns) for `n_items` items; return a new array."""
+    multi-hot labels (2-D {0,1}, two or more columns) for `n_items` items; return a new array.
+
+    >>> check_labels([[3], [1], [3]], "query_labels", 3, "query_codes")     # a column of ids is ids
+    array([3, 1, 3])
+    """
     raw = as_array(labels, name)
     if raw.ndim == 2 and raw.shape[1] == 1:
         raw = raw[:, 0]                     # a column of ids is ids (as .mat files store them), not one label
@@ -188,10 +233,16 @@ def _fits_int64(a: np.ndarray) -> bool:
     return a.dtype.kind == "i" or (a.dtype.kind == "u" and (a.size == 0 or a.max() <= np.iinfo(np.int64).max))
 
 
-def encode_class_ids(query_ids: np.ndarray, gallery_ids: np.ndarray) -> tuple:
+def encode_class_ids(query_ids: np.ndarray,     # (Q,) class ids checked by `check_labels`: numbers or hashable ids
+                     gallery_ids: np.ndarray,   # (N,) class ids of the gallery, compared exactly with the queries'
+                     ) -> tuple:
     """Both sides' class ids as int64 codes that are equal exactly where the ids are equal. No lossy cast: uint64 ids
     beyond 2**63 and integral floats beyond 2**63 (1e19 vs 2e19) stay distinct, and a float id equals an integer
-    id only when they are the same number."""
+    id only when they are the same number.
+
+    >>> encode_class_ids(np.array(["cat", "dog"]), np.array(["dog", "cow", "cat"]))   # codes in order of first sight
+    (array([0, 1]), array([1, 2, 0]))
+    """
     q, g = np.asarray(query_ids), np.asarray(gallery_ids)
     if q.dtype.kind in "OUS" or g.dtype.kind in "OUS":    # strings or other hashable ids: one code per distinct id
         codes = {}
@@ -208,8 +259,11 @@ def encode_class_ids(query_ids: np.ndarray, gallery_ids: np.ndarray) -> tuple:
     return codes[: len(q)], codes[len(q):]
 
 
-def check_label_pair(query_labels: np.ndarray, gallery_labels: np.ndarray,
-                     qname: str = "query_labels", gname: str = "gallery_labels"):
+def check_label_pair(query_labels: np.ndarray,     # checked query labels: (Q,) class ids or (Q, L) multi-hot
+                     gallery_labels: np.ndarray,   # checked gallery labels: the same kind (and, if multi-hot, L)
+                     qname: str = "query_labels",  # the query labels' name, for the message
+                     gname: str = "gallery_labels",  # the gallery labels' name: the message is about them
+                     ):
     "Query and gallery labels must be of one kind (class ids or multi-hot) and, if multi-hot, one width."
     if query_labels.ndim != gallery_labels.ndim:
         kinds = {1: "class ids (1-D)", 2: "multi-hot (2-D)"}
@@ -218,14 +272,20 @@ def check_label_pair(query_labels: np.ndarray, gallery_labels: np.ndarray,
         fail(gname, f"have {gallery_labels.shape[1]} label columns but `{qname}` have {query_labels.shape[1]}")
 
 # %% ../nbs/00_validate.ipynb #a21e0540
-def check_whole_numbers(x, name: str,          # the array, and the argument's name for the message
-                        ndim: int, what: str,    # its number of dimensions, and what they hold (for the message)
+def check_whole_numbers(x,                       # the array: integers, integral floats or (if allowed) bools
+                        name: str,               # the argument's name, for the message
+                        ndim: int,               # the number of dimensions it must have
+                        what: str,               # what the dimensions hold, for the message
                         minimum: int = 0,        # the smallest value allowed
                         maximum: int | None = None,  # the largest (None: up to 2**53, exact in float64)
                         allow_bool: bool = True,     # False for ids, where True / False would be a mistake
                         ) -> np.ndarray:
     """Whole numbers in [minimum, maximum] (counts, grades, ids, sizes), of `ndim` dimensions, from any integer, float
-    or (if allowed) boolean array; returned as a new int64 array. The one check every such argument goes through."""
+    or (if allowed) boolean array; returned as a new int64 array. The one check every such argument goes through.
+
+    >>> check_whole_numbers([3, 0, 2.0], "counts", 1, "counts")          # integral floats are whole numbers
+    array([3, 0, 2])
+    """
     a = check_numbers(x, name, ndim, what)
     if a.dtype == bool and not allow_bool:
         fail(name, f"must hold whole numbers, got booleans (dtype {a.dtype})")
@@ -237,7 +297,8 @@ def check_whole_numbers(x, name: str,          # the array, and the argument's n
     return a.astype(np.int64)
 
 
-def check_ids(x, name: str,                 # the argument, and its name for the message
+def check_ids(x,                          # the argument: a 1-D array of whole numbers (no booleans)
+              name: str,                  # its name, for the message
               upper: int | None = None,     # ids run from 0 to upper - 1 (None: no upper bound)
               upper_what: str = "",         # why that is the bound, e.g. "`scores` has only 6 images"
               ) -> np.ndarray:
@@ -252,7 +313,11 @@ def check_ids(x, name: str,                 # the argument, and its name for the
     return a
 
 
-def check_grade_matrix(matrix, name: str, shape: tuple, max_grade: int = 255) -> np.ndarray:
+def check_grade_matrix(matrix,               # Q x N whole-number grades (0 = irrelevant)
+                       name: str,            # the argument's name, for the message
+                       shape: tuple,         # (Q, N), the shape it must have
+                       max_grade: int = 255,  # the largest grade allowed (the result is uint8)
+                       ) -> np.ndarray:
     "Validate a Q x N matrix of non-negative integer grades; return it as a new uint8 array."
     a = check_whole_numbers(matrix, name, 2, "queries x gallery", 0, max_grade)
     if a.shape != tuple(shape):
@@ -260,7 +325,10 @@ def check_grade_matrix(matrix, name: str, shape: tuple, max_grade: int = 255) ->
     return a.astype(np.uint8)
 
 
-def check_count_matrix(counts, name: str, n_rows: int) -> np.ndarray:
+def check_count_matrix(counts,         # (n_rows, G) whole-number counts >= 0 (G: any number of columns)
+                       name: str,      # the argument's name, for the message
+                       n_rows: int,    # the rows it must have: one per query
+                       ) -> np.ndarray:
     "Validate an (n_rows, G) matrix of non-negative whole-number counts; return it as a new int64 array."
     a = check_whole_numbers(counts, name, 2, "queries x grades")
     if a.shape[0] != n_rows:
@@ -268,7 +336,10 @@ def check_count_matrix(counts, name: str, n_rows: int) -> np.ndarray:
     return a
 
 
-def check_relation_types(types, name: str, shape: tuple) -> np.ndarray:
+def check_relation_types(types,          # Q x N relation types of metrics note A, each 1, 2 or 3
+                         name: str,      # the argument's name, for the message
+                         shape: tuple,   # (Q, N), the shape it must have
+                         ) -> np.ndarray:
     "Validate metrics note A's relation types: a Q x N matrix with values in {1, 2, 3}."
     a = check_numbers(types, name, 2, "queries x gallery")
     if a.shape != tuple(shape):
@@ -278,8 +349,14 @@ def check_relation_types(types, name: str, shape: tuple) -> np.ndarray:
     return a.astype(np.uint8)
 
 # %% ../nbs/00_validate.ipynb #e79bc774
-def check_tie_sizes(tie_sizes, n_items: int) -> np.ndarray:
-    "Sizes of consecutive tie groups of a ranked list: whole numbers >= 0 adding up to its length; returned as int64."
+def check_tie_sizes(tie_sizes,      # sizes of the consecutive tie groups, in rank order (0 allowed; no booleans)
+                    n_items: int,   # the ranked list's length, which the sizes must add up to
+                    ) -> np.ndarray:
+    """Sizes of consecutive tie groups of a ranked list: whole numbers >= 0 adding up to its length; returned as int64.
+
+    >>> check_tie_sizes([1, 2, 1], 4)                                    # ranks 2-3 tie
+    array([1, 2, 1])
+    """
     a = check_whole_numbers(tie_sizes, "tie_sizes", 1, "group sizes", allow_bool=False)
     if a.size == 0:
         fail("tie_sizes", "must be a non-empty list of group sizes, got none")
@@ -288,8 +365,20 @@ def check_tie_sizes(tie_sizes, n_items: int) -> np.ndarray:
     return a
 
 # %% ../nbs/00_validate.ipynb #1290ff31
-def check_int(value, name: str, minimum: int | None = None, maximum: int | None = None) -> int:
-    "A whole number (not a bool, not a float) within [minimum, maximum]."
+def check_int(value,                      # a Python or numpy integer (bools and floats are refused)
+              name: str,                  # the argument's name, for the message
+              minimum: int | None = None,  # the smallest value allowed (None: no lower bound)
+              maximum: int | None = None,  # the largest value allowed (None: no upper bound)
+              ) -> int:
+    """A whole number (not a bool, not a float) within [minimum, maximum], as a Python int.
+
+    >>> check_int(np.int64(3), "p", 1)
+    3
+    >>> check_int(0, "p", 1)
+    Traceback (most recent call last):
+    ...
+    retrieval_lit.validate.RetrievalInputError: `p` must be at least 1, got 0
+    """
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
         fail(name, f"must be a whole number, got {value!r} ({type(value).__name__})")
     value = int(value)
@@ -300,7 +389,10 @@ def check_int(value, name: str, minimum: int | None = None, maximum: int | None 
     return value
 
 
-def check_bool(value, name: str, allow_none: bool = False):
+def check_bool(value,                     # True or False (numpy bools too); a truthy string such as "no" is refused
+               name: str,                 # the argument's name, for the message
+               allow_none: bool = False,  # True: None is accepted too (and returned), meaning "automatic"
+               ):
     "True or False (numpy bools too), or None where allowed: never a truthy string such as 'no'."
     if value is None and allow_none:
         return None
@@ -309,14 +401,20 @@ def check_bool(value, name: str, allow_none: bool = False):
     return bool(value)
 
 
-def check_choice(value, name: str, choices) -> str:
+def check_choice(value,       # the name given, returned as it is if allowed
+                 name: str,   # the argument's name, for the message
+                 choices,     # the allowed names, e.g. ("expected", "optimistic", "pessimistic", "index")
+                 ) -> str:
     "One of a fixed set of names (conventions, modes)."
     if value not in tuple(choices):
         fail(name, f"must be one of {', '.join(map(repr, choices))}; got {value!r}")
     return value
 
 
-def check_real(value, name: str, minimum: float | None = None) -> float:
+def check_real(value,                        # a Python or numpy real number (bools, NaN and inf are refused)
+               name: str,                    # the argument's name, for the message
+               minimum: float | None = None,  # the smallest value allowed (None: no lower bound)
+               ) -> float:
     "A finite real number (not a bool), at least `minimum` if given: weights, thresholds, ink levels."
     bad = isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) or not np.isfinite(value)
     if bad or (minimum is not None and value < minimum):
@@ -324,7 +422,12 @@ def check_real(value, name: str, minimum: float | None = None) -> float:
     return float(value)
 
 
-def check_probability(value, name: str, *, open_low: bool = True, open_high: bool = True) -> float:
+def check_probability(value,                   # a finite real number (see `check_real`)
+                      name: str,               # the argument's name, for the message
+                      *,
+                      open_low: bool = True,   # True: 0 itself is refused; False: 0 is allowed
+                      open_high: bool = True,  # True: 1 itself is refused; False: 1 is allowed
+                      ) -> float:
     "A real number in (0, 1) (the ends included where asked)."
     v = check_real(value, name)
     if (v < 0 or v > 1) or (open_low and v == 0) or (open_high and v == 1):
