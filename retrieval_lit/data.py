@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .validate import check_int, check_numbers
+from .validate import check_int, check_numbers, fail
 
 # %% auto #0
 __all__ = ['RetrievalData', 'load_digits_split', 'sign_random_projection', 'load_digits_codes']
@@ -66,8 +66,10 @@ def sign_random_projection(features,       # (items, D) finite real-valued featu
     """
     x = check_numbers(features, "features", 2, "items x dimensions")
     check_int(nbits, "nbits", 1)
-    center = np.zeros(x.shape[1]) if center is None else np.asarray(center, float)
-    directions = np.random.default_rng(seed).standard_normal((x.shape[1], nbits))
+    center = np.zeros(x.shape[1]) if center is None else check_numbers(center, "center", 1, "one value per dimension")
+    if center.shape != (x.shape[1],):
+        fail("center", f"must have one value per feature dimension ({x.shape[1]}), got shape {center.shape}")
+    directions = np.random.default_rng(check_int(seed, "seed", 0)).standard_normal((x.shape[1], nbits))
     return ((x - center) @ directions > 0).astype(np.uint8)
 
 

@@ -37,7 +37,7 @@ def png_html(fig,                      # a matplotlib Figure
              alt: str = "figure",      # the image's text alternative
              dpi: int = 80,            # the PNG's resolution in dots per inch
              ) -> str:
-    "A Figure as an <img> with the PNG inline: it shows live in a widget and in the static docs."
+    "A Figure as an HTML image element with the PNG inline: it shows live in a widget and in the static docs."
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi)
     return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{base64.b64encode(buf.getvalue()).decode()}">'

@@ -226,8 +226,8 @@ def summarize(query_codes,                    # Q x K codes, {0,1} or {-1,+1}, o
         if t:
             key = d if kept is None else np.where(kept, d.astype(np.int64), nbits + 1)   # removed items last
             order = stable_order(key)[:, :t]
-            shown = grades if kept is None else grades * kept                            # ... and graded 0
-            top_grades[start:stop] = np.take_along_axis(shown, order, axis=1)
+            ranked = grades if kept is None else grades * kept                           # ... and graded 0
+            top_grades[start:stop] = np.take_along_axis(ranked, order, axis=1)
     cmax = None
     if code_max:
         distinct, mult, code_of = gallery_code_counts(g, inverse=True)

@@ -319,7 +319,7 @@ def check_grade_matrix(matrix,               # Q x N whole-number grades (0 = ir
                        max_grade: int = 255,  # the largest grade allowed (the result is uint8)
                        ) -> np.ndarray:
     "Validate a Q x N matrix of non-negative integer grades; return it as a new uint8 array."
-    a = check_whole_numbers(matrix, name, 2, "queries x gallery", 0, max_grade)
+    a = check_whole_numbers(matrix, name, 2, "queries x gallery", 0, check_int(max_grade, "max_grade", 1, 255))
     if a.shape != tuple(shape):
         fail(name, f"must have shape {tuple(shape)} (queries x gallery items), got {a.shape}")
     return a.astype(np.uint8)
