@@ -37,7 +37,11 @@ def _ap_denominator(retrieved, total, t, denominator: str):
     return np.minimum(total, t)
 
 
-def ap_ordered(relevant: np.ndarray, n_relevant: np.ndarray, denominator: str, interpolation: str = "step") -> APParts:
+def ap_ordered(relevant: np.ndarray,          # (Q, t) bool: the top t = min(p, N) items of each query, in rank order
+               n_relevant: np.ndarray,        # (Q,) relevant items R of each whole gallery (read by "all" and "min")
+               denominator: str,              # "retrieved" (relevant in the top t) | "all" (R) | "min" (min(R, t))
+               interpolation: str = "step",   # "step" (precision at each hit) | "trapezoid" (Oxford/Paris)
+               ) -> APParts:
     """AP@t of lists in a fixed order: `relevant` (Q, t) bool, the top t = min(p, N) items of each query in rank
     order; `n_relevant` (Q,) relevant items in each whole gallery (R). `interpolation="trapezoid"` averages, at each
     relevant rank, the precision there and the precision just before it (1 at rank 1)."""
@@ -75,7 +79,9 @@ def _small_gap_table() -> np.ndarray:
     return t
 
 
-def harmonic_gap(start, count) -> np.ndarray:
+def harmonic_gap(start,    # whole numbers >= 0 (any shape): the first term is 1/(start + 1)
+                 count,    # whole numbers >= 0: how many terms (broadcast with start); 0 gives 0
+                 ) -> np.ndarray:
     "H(start + count) - H(start) = sum of 1/m for m = start+1 .. start+count, elementwise, to a few ulps."
     start, count = np.broadcast_arrays(np.asarray(start, dtype=np.int64), np.asarray(count, dtype=np.int64))
     shape = start.shape
@@ -93,7 +99,12 @@ def harmonic_gap(start, count) -> np.ndarray:
     return out.reshape(shape)
 
 # %% ../nbs/11_average_precision.ipynb #aa94d179
-def expected_precision_sum(rel_before, items_before, slots, q, slope) -> np.ndarray:
+def expected_precision_sum(rel_before,     # relevant items ranked before the group (R_g)
+                           items_before,   # items ranked before the group (N_g), whole numbers
+                           slots,          # how many of the group's first slots to sum over (j), whole numbers
+                           q,              # the probability that a slot holds a relevant item (r_g / n_g)
+                           slope,          # s: given a relevant slot i, E[relevant in slots 1..i-1] = s (i - 1)
+                           ) -> np.ndarray:
     """Mean of sum(Rel * Prec) over the first `slots` slots of a tie group preceded by `items_before` items
     (`rel_before` relevant), when each slot is relevant with probability q and, given that, the expected number of
     relevant items in the i-1 slots before it is slope * (i - 1):
@@ -104,7 +115,13 @@ def expected_precision_sum(rel_before, items_before, slots, q, slope) -> np.ndar
     return q * (slope * slots + (rel_before + 1 - slope * (1 + items_before)) * gap)
 
 
-def expected_term_sum(rel_before, items_before, slots, q, slope, interpolation: str = "step") -> np.ndarray:
+def expected_term_sum(rel_before,                 # relevant items ranked before the group (R_g)
+                      items_before,               # items ranked before the group (N_g)
+                      slots,                      # how many of the group's first slots to sum over (j)
+                      q,                          # the probability that a slot holds a relevant item
+                      slope,                      # s: as in `expected_precision_sum`
+                      interpolation: str = "step",  # "step" | "trapezoid" (also the precision just before each slot)
+                      ) -> np.ndarray:
     """`expected_precision_sum` under `interpolation`: "trapezoid" averages it with the same sum of the precision
     just *before* each slot, (relevant before) / (items before), which is 1 at rank 1. Shifting both counts by one
     turns that sum into the step form: sum (rb + s(i-1)) / (nb - 1 + i) = expected_precision_sum(rb - 1, nb - 1, ...),
@@ -124,7 +141,13 @@ def _safe_div(a, b):
     return np.divide(a, b, out=np.zeros(a.shape), where=b != 0)
 
 
-def ap_expected(n, r, t, denominator: str, interpolation: str = "step", total=None) -> APParts:
+def ap_expected(n,                              # (Q, G) items per tie group, nearest group first
+                r,                              # (Q, G) relevant items per tie group
+                t,                              # the cutoff >= 1, one for all queries or (Q,); >= N: the whole ranking
+                denominator: str,               # "retrieved" (the papers) | "all" (R) | "min" (min(R, t))
+                interpolation: str = "step",    # "step" | "trapezoid"
+                total=None,                     # (Q,) relevant items R of each query; None: those the groups hold
+                ) -> APParts:
     """Exact mean of AP@t over all orders inside tie groups. n, r: (Q, G) items and relevant items per tie group,
     nearest group first; t >= 1 the cutoff (>= N: the whole ranking), one for all queries or one per query (Q,);
     total: (Q,) relevant items R of each query (None: those the groups hold; more when some are never ranked)."""
@@ -172,7 +195,10 @@ def _split_group_terms(nc, rc, jc, nb, rb, a, cells: int = 1 << 22, interpolatio
     return value, p_defined
 
 # %% ../nbs/11_average_precision.ipynb #adf55119
-def finish_ap(parts: APParts, conventions: Conventions, t: int) -> np.ndarray:
+def finish_ap(parts: APParts,              # from `ap_ordered` or `ap_expected`
+              conventions: Conventions,    # reads `empty` (and `ap_denominator`, `ties` for the error message)
+              t: int,                      # the cutoff min(p, N), for the error message only
+              ) -> np.ndarray:
     "Per-query AP from its parts under `conventions.empty` (applied order by order, as listed above)."
     if conventions.empty == "skip":
         values = _safe_div(parts.value, parts.p_defined)
@@ -186,14 +212,19 @@ def finish_ap(parts: APParts, conventions: Conventions, t: int) -> np.ndarray:
     return apply_empty_policy(values, undefined, conventions, what)
 
 # %% ../nbs/11_average_precision.ipynb #21b9e8f6
-def ap_from_sums(sums, n_relevant: np.ndarray) -> tuple:
+def ap_from_sums(sums,                     # the engine's IndexSums (precision_sum: sum of k_j / r_j over the hits)
+                 n_relevant: np.ndarray,   # (Q,) relevant items R of each query
+                 ) -> tuple:
     "(values, undefined): AP over the whole ranking in index order; undefined where R = 0 (value 0 there)."
     r = np.asarray(n_relevant, dtype=np.int64)
     undefined = r == 0
     return np.divide(sums.precision_sum, r, out=np.zeros(len(r)), where=~undefined), undefined
 
 # %% ../nbs/11_average_precision.ipynb #cd156178
-def ap_from_summary(summary: RankSummary, p, conventions: Conventions) -> np.ndarray:
+def ap_from_summary(summary: RankSummary,      # the ranking summary (chapter 03)
+                    p,                         # the cutoff p >= 1 (beyond N: N); None: the whole ranking
+                    conventions: Conventions,  # reads `ties`, `ap_denominator`, `empty`, `ap_interpolation`
+                    ) -> np.ndarray:
     "(Q,) AP@p of every query (p=None: the whole ranking) under `conventions`; NaN where skipped."
     t = summary.n_gallery if p is None else min(check_int(p, "p", 1), summary.n_gallery)
     interpolation = conventions.ap_interpolation
@@ -210,9 +241,18 @@ def ap_from_summary(summary: RankSummary, p, conventions: Conventions) -> np.nda
     return finish_ap(parts, conventions, t)
 
 
-def map_at_r_from_summary(summary: RankSummary, conventions: Conventions) -> np.ndarray:
+def map_at_r_from_summary(summary: RankSummary,      # the ranking summary (chapter 03)
+                          conventions: Conventions,  # reads `ties`, `empty`, `ap_interpolation` (the denominator is R)
+                          ) -> np.ndarray:
     """(Q,) MAP@R (Musgrave et al. 2020): AP over the first R ranks divided by R, R = the query's relevant items
-    (after any removed ones); every tie mode; a query with R = 0 follows `conventions.empty`."""
+    (after any removed ones); every tie mode; a query with R = 0 follows `conventions.empty`.
+
+    >>> s = list_summary([1, 0, 1, 0], [1, 2, 1])     # R = 2; ranks 2-3 tie, one of them relevant
+    >>> float(map_at_r_from_summary(s, Conventions.make(ties="index"))[0])   # rank 2 irrelevant: (1/1) / 2
+    0.5
+    >>> float(map_at_r_from_summary(s, Conventions())[0])    # the mean over the two orders of 1/2 and (1 + 1)/2
+    0.75
+    """
     big_r = summary.n_relevant
     interpolation = conventions.ap_interpolation
     if conventions.ties == "expected":
@@ -230,9 +270,9 @@ def average_precision(grades,                       # the ranked list's grades, 
                       p=None,                       # the cutoff; None: the whole list
                       tie_sizes=None,               # sizes of consecutive tie groups; None: no ties
                       *,
-                      ties: str = "expected",       # "expected" (mean over tie orders) | "optimistic" | "pessimistic" | "index"
+                      ties: str = "expected",       # "expected" (mean over orders) | "optimistic" | "pessimistic" | ...
                       ap_denominator: str = "retrieved",  # "retrieved" (the papers) | "all" (trec_eval) | "min"
-                      empty: str = "zero",          # no relevant item in the denominator: "zero" | "skip" (NaN) | "error"
+                      empty: str = "zero",          # a denominator of 0: "zero" | "skip" (NaN) | "error"
                       ap_interpolation: str = "step",     # "step" (mean precision at hits) | "trapezoid" (Oxford/Paris)
                       ) -> float:
     """AP@p of one ranked list; relevant = grade > 0. NaN if skipped by `empty`.
@@ -267,8 +307,19 @@ def _whole_group_extremes(n, r, items_before, rel_before, whole, interpolation: 
     return row_sums(np.where(whole, s_max, 0.0)), row_sums(np.where(whole, s_min, 0.0))
 
 
-def ap_bounds(summary: RankSummary, p, conventions: Conventions) -> tuple:
-    "(low, high): each query's smallest and largest AP@p over every order inside its tie groups (NaN: skipped)."
+def ap_bounds(summary: RankSummary,      # the ranking summary (chapter 03)
+              p,                         # the cutoff p >= 1 (beyond N: N); None: the whole ranking
+              conventions: Conventions,  # reads `ap_denominator`, `empty`, `ap_interpolation` (not `ties`)
+              ) -> tuple:
+    """(low, high): each query's smallest and largest AP@p over every order inside its tie groups (NaN: skipped).
+
+    >>> low, high = ap_bounds(list_summary([1, 0, 1, 0], [1, 2, 1]), None, Conventions())   # ranks 2-3 tie
+    >>> float(low[0]), float(high[0])           # the second hit at rank 3: (1 + 2/3)/2 = 5/6; at rank 2: 1
+    (0.8333333333333334, 1.0)
+    >>> low, high = ap_bounds(list_summary([1, 0, 0, 1, 0], [1, 1, 1, 2]), 4, Conventions())  # rank 4 splits a tie
+    >>> float(low[0]), float(high[0])           # the hit inside the top 4: (1 + 2/4)/2; pushed out: 1/1
+    (0.75, 1.0)
+    """
     t = summary.n_gallery if p is None else min(check_int(p, "p", 1), summary.n_gallery)
     n, r = summary.group_sizes, summary.relevant_hist
     items_before, rel_before = np.cumsum(n, axis=1) - n, np.cumsum(r, axis=1) - r

@@ -20,7 +20,8 @@ __all__ = ['discount_prefix', 'discount_sum', 'gain_values', 'dcg_of_runs', 'dcg
 
 # %% ../nbs/12_dcg.ipynb #06e9ba6b
 @lru_cache(maxsize=4)
-def discount_prefix(n: int) -> tuple:
+def discount_prefix(n: int,    # the last position m the table covers (n + 1 entries, m = 0..n)
+                    ) -> tuple:
     """Prefix sums D(m) = sum_{i<=m} 1/log2(i+1), m = 0..n, as a compensated pair (hi, lo) of read-only arrays:
     D(m) = hi[m] + lo[m] to about 1e-32 relative."""
     x = 1.0 / np.log2(np.arange(2, n + 2, dtype=np.float64))
@@ -38,21 +39,31 @@ def discount_prefix(n: int) -> tuple:
     return hi, lo
 
 
-def discount_sum(start, count, p: int, table: tuple) -> np.ndarray:
-    "sum of 1/log2(m+1) over positions m = start+1 .. start+count that are <= p (elementwise; `table` from discount_prefix)."
+def discount_sum(start,          # items ranked before each run (whole numbers, any shape)
+                 count,          # items in each run (broadcast with start)
+                 p: int,         # the cutoff: positions past p add nothing
+                 table: tuple,   # (hi, lo) from discount_prefix(n), n >= p
+                 ) -> np.ndarray:
+    "sum of 1/log2(m+1) over positions m = start+1 .. start+count that are <= p (elementwise)."
     hi, lo = table
     a = np.minimum(start, p)
     b = np.minimum(np.asarray(start) + count, p)
     return (hi[b] - hi[a]) + (lo[b] - lo[a])
 
 # %% ../nbs/12_dcg.ipynb #49ae7637
-def gain_values(n_grades: int, gain: str) -> np.ndarray:
+def gain_values(n_grades: int,   # how many grades: 0..n_grades-1
+                gain: str,       # "exp2" (2^g - 1, the papers) | "linear" (g)
+                ) -> np.ndarray:
     "Gain of each grade 0..n_grades-1: 2^g - 1 ('exp2', the papers') or g ('linear')."
     g = np.arange(n_grades, dtype=np.float64)
     return np.exp2(g) - 1.0 if check_choice(gain, "gain", ("exp2", "linear")) == "exp2" else g
 
 
-def dcg_of_runs(counts: np.ndarray, gains: np.ndarray, p: int, table: tuple) -> np.ndarray:
+def dcg_of_runs(counts: np.ndarray,   # (Q, J) items in each run of consecutive positions, in rank order
+                gains: np.ndarray,    # (Q, J) or (J,) the (mean) gain of each run's items
+                p: int,               # the cutoff: positions past p add nothing
+                table: tuple,         # (hi, lo) from discount_prefix(n), n >= p
+                ) -> np.ndarray:
     """(Q,) sum over runs of gain * (discounts of the run's positions <= p); counts (Q, J), gains (Q, J) or (J,).
     The runs are added left to right, so runs of zero items change nothing, bit for bit."""
     counts = np.asarray(counts, dtype=np.int64)
@@ -61,7 +72,10 @@ def dcg_of_runs(counts: np.ndarray, gains: np.ndarray, p: int, table: tuple) -> 
     return np.cumsum(terms, axis=1)[:, -1]
 
 
-def dcg_of_ordered(grades: np.ndarray, gains: np.ndarray, cells: int = 1 << 22) -> np.ndarray:
+def dcg_of_ordered(grades: np.ndarray,     # (Q, t) integer grades in rank order (they index `gains`)
+                   gains: np.ndarray,      # (G,) the gain of each grade 0..G-1 (`gain_values`)
+                   cells: int = 1 << 22,   # the most floats held at once (rows x t of a block)
+                   ) -> np.ndarray:
     "(Q,) the textbook sum of gain / log2(m + 1) over the columns of a (Q, t) matrix of grades in rank order."
     n_q, t = grades.shape
     discounts = 1.0 / np.log2(np.arange(2, t + 2, dtype=np.float64))
@@ -71,7 +85,9 @@ def dcg_of_ordered(grades: np.ndarray, gains: np.ndarray, cells: int = 1 << 22) 
     return out
 
 # %% ../nbs/12_dcg.ipynb #8ebf0f81
-def dcg_from_sums(sums, gain: str = "exp2") -> np.ndarray:
+def dcg_from_sums(sums,               # the engine's IndexSums (discount_sum: (Q, G) discounts summed per grade)
+                  gain: str = "exp2",  # "exp2" (2^g - 1) | "linear" (g)
+                  ) -> np.ndarray:
     "DCG over the whole ranking in index order: sum over grades of gain(g) * discount_sum[g]."
     return row_sums(sums.discount_sum * gain_values(sums.discount_sum.shape[1], gain))   # no BLAS: per-row exact order
 
@@ -93,7 +109,10 @@ def _cutoff(summary: RankSummary, p) -> int:
     return summary.n_gallery if p is None else min(check_int(p, "p", 1), summary.n_gallery)
 
 
-def dcg_from_summary(summary: RankSummary, p, conventions: Conventions) -> np.ndarray:
+def dcg_from_summary(summary: RankSummary,      # the ranking summary (chapter 03)
+                     p,                         # the cutoff p >= 1 (beyond N: N); None: the whole ranking
+                     conventions: Conventions,  # reads `ties` and `gain`
+                     ) -> np.ndarray:
     "(Q,) DCG@p of every query (p=None: the whole ranking) under `conventions.ties` and `conventions.gain`."
     t = _cutoff(summary, p)
     gains = gain_values(summary.hist.shape[2], conventions.gain)
@@ -106,7 +125,10 @@ def dcg_from_summary(summary: RankSummary, p, conventions: Conventions) -> np.nd
     return dcg_of_runs(counts, run_gains, t, discount_prefix(t))
 
 
-def idcg_from_summary(summary: RankSummary, p, conventions: Conventions) -> np.ndarray:
+def idcg_from_summary(summary: RankSummary,      # the ranking summary (chapter 03), with its `unranked` if any
+                      p,                         # the cutoff p >= 1; None: every judged item
+                      conventions: Conventions,  # reads `gain` (the ideal order does not depend on ties)
+                      ) -> np.ndarray:
     """(Q,) iDCG@p: the DCG@p of every judged item in the ideal order (grades descending): the whole gallery, plus
     any judged items the ranking never holds (`RankSummary.unranked`), so the ideal list may be longer than N."""
     totals = summary.grade_totals
@@ -117,8 +139,19 @@ def idcg_from_summary(summary: RankSummary, p, conventions: Conventions) -> np.n
     return dcg_of_runs(per_grade, gains[::-1], t, discount_prefix(t))
 
 
-def ndcg_from_summary(summary: RankSummary, p, conventions: Conventions) -> np.ndarray:
-    "(Q,) nDCG@p = DCG@p / iDCG@p; a query with iDCG 0 (no item of grade > 0) follows `conventions.empty`."
+def ndcg_from_summary(summary: RankSummary,      # the ranking summary (chapter 03)
+                      p,                         # the cutoff p >= 1 (beyond N: N); None: the whole ranking
+                      conventions: Conventions,  # reads `ties`, `gain`, and `empty` for a query with iDCG = 0
+                      ) -> np.ndarray:
+    """(Q,) nDCG@p = DCG@p / iDCG@p; a query with iDCG 0 (no item of grade > 0) follows `conventions.empty`.
+
+    >>> s = list_summary([2, 0, 1, 2, 0, 1], [1, 3, 2])  # ranks 2-4 tie (grades 0, 1, 2); iDCG@4 = 3 + 3/log2(3) + ...
+    >>> for ties in ("pessimistic", "expected", "optimistic"):  # grade 2 at rank 4 / mean gain 4/3 / grade 2 at rank 2
+    ...     print(ties, round(float(ndcg_from_summary(s, 4, Conventions.make(ties=ties))[0]), 6))
+    pessimistic 0.822883
+    expected 0.872701
+    optimistic 0.926045
+    """
     dcg = dcg_from_summary(summary, p, conventions)
     ideal = idcg_from_summary(summary, p, conventions)
     value = np.divide(dcg, ideal, out=np.zeros(len(dcg)), where=ideal > 0)

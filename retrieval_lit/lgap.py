@@ -25,14 +25,22 @@ __all__ = ['PAPER_FIG6', 'ball_size', 'inverse_ball_sizes', 'phi', 'lgap_terms',
            'orthodrome', 'perfect_map_layout', 'utilisation']
 
 # %% ../nbs/20_lgap.ipynb #41abfe60
-def ball_size(nbits: int, radius: int) -> int:
-    "V(K, k): the number of codes within Hamming distance `radius` of a `nbits`-bit code, as an exact int."
+def ball_size(nbits: int,    # K >= 1, the code length
+              radius: int,   # k >= 0 (k >= K: the whole cube, 2^K codes)
+              ) -> int:
+    """V(K, k): the number of codes within Hamming distance `radius` of a `nbits`-bit code, as an exact int.
+
+    >>> ball_size(4, 2), ball_size(64, 64) == 2**64      # 1 + 4 + 6 codes; the whole 64-bit cube, beyond int64
+    (11, True)
+    """
     nbits = check_int(nbits, "nbits", 1)
     radius = check_int(radius, "radius", 0)
     return sum(math.comb(nbits, i) for i in range(min(radius, nbits) + 1))
 
 
-def inverse_ball_sizes(nbits: int, kmax: int) -> np.ndarray:
+def inverse_ball_sizes(nbits: int,   # K >= 1, the code length
+                       kmax: int,    # the largest radius >= 0 (capped at K)
+                       ) -> np.ndarray:
     """1 / V(K, k) for k = 0..min(kmax, K), each correctly rounded from the exact integer (Python's int / int).
     The binomials are built one from the last, C(K, k) = C(K, k-1) (K-k+1) / k: O(K) big-integer steps, not O(K^2)."""
     nbits, kmax = check_int(nbits, "nbits", 1), min(check_int(kmax, "kmax", 0), nbits)
@@ -45,9 +53,15 @@ def inverse_ball_sizes(nbits: int, kmax: int) -> np.ndarray:
     return out
 
 # %% ../nbs/20_lgap.ipynb #572f504f
-def phi(counts, n_codes: int) -> float:
+def phi(counts,         # (m,) items on each code of the ball (the bars; zeros allowed, m <= n_codes)
+        n_codes: int,   # V(K, k): every code of the ball, occupied or not (`ball_size`)
+        ) -> float:
     """φ(S) = A(S) / B(S) (Ding, Li & Li 2018, Fig. 6b): items in the ball over (largest bar x `n_codes`, the
-    number of codes of the ball, occupied or not). NaN for an empty ball (0/0)."""
+    number of codes of the ball, occupied or not). NaN for an empty ball (0/0).
+
+    >>> phi([2, 1, 1, 0, 0], 5), phi([3, 3, 3], 3)    # 4 items / (2 x 5 codes); evenly filled: 1
+    (0.4, 1.0)
+    """
     c = check_whole_numbers(counts, "counts", 1, "items per code")
     n_codes = check_int(n_codes, "n_codes", 1)
     if c.size > n_codes:
@@ -57,7 +71,12 @@ def phi(counts, n_codes: int) -> float:
     return int(c.sum()) / (int(c.max()) * n_codes)
 
 # %% ../nbs/20_lgap.ipynb #bca615b9
-def lgap_terms(n_at, rel_at, max_at, nbits: int, r: int) -> np.ndarray:
+def lgap_terms(n_at,         # (..., K+1) items at each distance d (not read: the terms need only rel_at and max_at)
+               rel_at,       # (..., K+1) relevant items at each distance d
+               max_at,       # (..., K+1) the most items on one code at distance d
+               nbits: int,   # K, the code length (the last axis has K + 1 entries)
+               r: int,       # the radius r >= 0 (beyond K: the terms repeat the whole cube's)
+               ) -> np.ndarray:
     """The terms (P@d_H<=k) * φ(S_k) = R_k / (M_k V(K,k)), k = 0..r, from per-distance counts whose last
     axis is d = 0..K: items at d (`n_at`), relevant items at d (`rel_at`), the largest number of items on
     one code at d (`max_at`). A term is 0 where the ball S_k is empty."""
@@ -72,7 +91,12 @@ def lgap_terms(n_at, rel_at, max_at, nbits: int, r: int) -> np.ndarray:
     return terms
 
 
-def lgap_from_counts(n_at, rel_at, max_at, nbits: int, r: int) -> np.ndarray:
+def lgap_from_counts(n_at,         # (..., K+1) items at each distance d, as in `lgap_terms`
+                     rel_at,       # (..., K+1) relevant items at each distance d
+                     max_at,       # (..., K+1) the most items on one code at distance d
+                     nbits: int,   # K, the code length
+                     r: int,       # the radius r >= 0 (any size: r > K costs no more)
+                     ) -> np.ndarray:
     """LGAP@r (eq. 10) from per-distance counts (see `lgap_terms`): the mean of the r+1 terms. For r > K the balls of
     radius K..r are all the whole cube, so the last term repeats: added in closed form, never as an r-long array."""
     r = check_int(r, "r", 0)
@@ -82,7 +106,10 @@ def lgap_from_counts(n_at, rel_at, max_at, nbits: int, r: int) -> np.ndarray:
     return (terms.sum(axis=-1) + (r - nbits) * terms[..., -1]) / (r + 1)
 
 # %% ../nbs/20_lgap.ipynb #58f558c3
-def shell_counts(query_code, gallery_codes, grades) -> tuple:
+def shell_counts(query_code,      # (K,) the query's code, {0,1} or {-1,+1}
+                 gallery_codes,   # N x K codes in either alphabet, or PackedCodes
+                 grades,          # (N,) whole-number grades of the gallery items; relevant = grade > 0
+                 ) -> tuple:
     """Per distance d = 0..K from `query_code` (1-D, {0,1} or {-1,+1}): items at d, relevant items at d
     (grade > 0), and the largest number of gallery items sharing one code at d."""
     q = check_code(query_code, "query_code")[None, :]
@@ -102,8 +129,17 @@ def shell_counts(query_code, gallery_codes, grades) -> tuple:
     return n_at, rel_at, max_at
 
 
-def lgap(query_code, gallery_codes, grades, r: int) -> float:
-    "LGAP(b)@r (eq. 10) of one query code against explicit gallery codes; relevant = grade > 0. NaN if S_r is empty."
+def lgap(query_code,      # (K,) the query's code, {0,1} or {-1,+1}
+         gallery_codes,   # N x K codes in either alphabet, or PackedCodes
+         grades,          # (N,) whole-number grades of the gallery items; relevant = grade > 0
+         r: int,          # the radius r >= 0
+         ) -> float:
+    """LGAP(b)@r (eq. 10) of one query code against explicit gallery codes; relevant = grade > 0. NaN if S_r is empty.
+
+    >>> q, codes, grades = paper_fig6_gallery()
+    >>> round(lgap(q, codes, grades, 2), 4)          # (1 + 4/(2 x 5) + 5/(2 x 11)) / 3: the paper's eq. 15
+    0.5424
+    """
     r = check_int(r, "r", 0)
     n_at, rel_at, max_at = shell_counts(query_code, gallery_codes, grades)
     K = len(n_at) - 1
@@ -160,7 +196,13 @@ def ball_histogram(query_code,              # the query's code: 1-D, {0,1} or {-
                    grades=None,             # (N,) grades, relevant = grade > 0 (None: no relevant counts)
                    ) -> BallHistogram:
     """Items per occupied code inside the Hamming ball of `radius` around `query_code` (1-D, {0,1} or
-    {-1,+1}); `grades` (one per gallery item, relevant = grade > 0) splits each bar into relevant items."""
+    {-1,+1}); `grades` (one per gallery item, relevant = grade > 0) splits each bar into relevant items.
+
+    >>> q, codes, grades = paper_fig6_gallery()
+    >>> h = ball_histogram(q, codes, 1, grades)          # Fig. 6: the query's code and its 4 neighbours
+    >>> h.counts.tolist(), h.relevant.tolist(), h.n_codes, h.phi     # phi = 6 items / (2 x 5 codes)
+    ([1, 1, 1, 1, 2], [1, 0, 0, 1, 2], 5, 0.6)
+    """
     q = check_code(query_code, "query_code")
     g = pack_codes(gallery_codes, "gallery_codes")
     if g.nbits != len(q):
@@ -184,7 +226,9 @@ def ball_histogram(query_code,              # the query's code: 1-D, {0,1} or {-
                          ball_size(len(q), radius))
 
 # %% ../nbs/20_lgap.ipynb #073a3013
-def ball_codes(query_code, radius: int) -> np.ndarray:
+def ball_codes(query_code,    # (K,) the centre, {0,1} or {-1,+1}
+               radius: int,   # k >= 0 (k >= K: every code of the cube)
+               ) -> np.ndarray:
     "(V, K) uint8: every code of the Hamming ball, nearest first (flips of the bit positions in lexicographic order)."
     q = check_code(query_code, "query_code")
     radius = check_int(radius, "radius", 0)
@@ -201,7 +245,7 @@ def plot_phi(hist: BallHistogram,          # one ball, from `ball_histogram`
              ax=None,                       # Axes to draw on (None: a new figure)
              max_slots: int = 128,          # draw every code of the ball up to this many; beyond, the occupied ones
              title: str | None = None,      # None: "r = k: φ = A/B = ..." with the numbers
-             legend: bool = True):
+             legend: bool = True):          # draw the legend (and leave headroom above the bars for it)
     "Draw the ball's histogram and the rectangle B(S) (Ding, Li & Li 2018, Fig. 6b); returns the matplotlib Axes."
     from matplotlib.patches import Rectangle
     if not isinstance(hist, BallHistogram):
@@ -246,8 +290,19 @@ def plot_phi(hist: BallHistogram,          # one ball, from `ball_histogram`
     return ax
 
 # %% ../nbs/20_lgap.ipynb #e6861f04
-def mlgap(summary: RankSummary, r: int, conventions: Conventions = Conventions()) -> np.ndarray:
-    "LGAP@r of every query (Q,) from a ranking summary built with `code_max=True`; the mean is mLGAP (eq. 11)."
+def mlgap(summary: RankSummary,                      # a Hamming ranking summary built with code_max=True
+          r: int,                                    # the radius r >= 0
+          conventions: Conventions = Conventions(),  # reads `empty` (an empty ball S_r); every tie mode agrees
+          ) -> np.ndarray:
+    """LGAP@r of every query (Q,) from a ranking summary built with `code_max=True`; the mean is mLGAP (eq. 11).
+
+    >>> from retrieval_lit.ranking import summarize
+    >>> from retrieval_lit.relevance import relevance_from_labels
+    >>> q, codes, grades = paper_fig6_gallery()                  # grades 0/1 read as class labels; the query is 1
+    >>> s = summarize(q[None], codes, relevance_from_labels([1], grades, 1, len(grades)), code_max=True)
+    >>> [round(float(v), 4) for v in mlgap(s, 2)]                  # the same as `lgap` on the explicit codes
+    [0.5424]
+    """
     r = check_int(r, "r", 0)
     if summary.code_max is None:
         fail("summary", "has no `code_max`: LGAP needs it; build the summary with summarize(..., code_max=True)")
@@ -268,8 +323,14 @@ register_metric(r"mlgap@(?P<r>[0-9]+)", _build_mlgap, "mlgap@2",
                 "mean local group average precision (Ding, Li & Li 2018, eqs. 10-11): precision x code-usage penalty inside the Hamming ball of radius r")
 
 # %% ../nbs/20_lgap.ipynb #cff39583
-def collapse_lgap(nbits: int, r: int) -> float:
-    "LGAP@r of a query whose relevant items all share its code, with no other item within distance r."
+def collapse_lgap(nbits: int,   # K >= 1, the code length
+                  r: int,       # the radius r >= 0
+                  ) -> float:
+    """LGAP@r of a query whose relevant items all share its code, with no other item within distance r.
+
+    >>> collapse_lgap(12, 1) == (1 + 1 / 13) / 2        # the terms 1/V(12, 0) and 1/V(12, 1)
+    True
+    """
     return float(np.mean(inverse_ball_sizes(check_int(nbits, "nbits", 1), min(check_int(r, "r", 0), nbits)).tolist()
                          + [1 / ball_size(nbits, nbits)] * max(0, r - nbits)))
 
@@ -277,8 +338,8 @@ def collapse_lgap(nbits: int, r: int) -> float:
 @dataclass(frozen=True)
 class CodeUsage:
     "How N items are spread over the 2^K codes of a K-bit space."
-    nbits: int
-    n_items: int
+    nbits: int           # K, the code length
+    n_items: int         # N, the items counted
     n_used: int          # distinct codes holding at least one item
     entropy: float       # bits, of the distribution of items over codes
     largest: int         # items on the most crowded code
@@ -299,23 +360,38 @@ class CodeUsage:
         return self.entropy / self.max_entropy if self.max_entropy > 0 else 0.0
 
 
-def code_usage(codes) -> CodeUsage:
-    "Usage statistics of a set of codes ({0,1}/{-1,+1} items x bits, or PackedCodes)."
+def code_usage(codes,    # N x K codes, {0,1} or {-1,+1}, or PackedCodes
+               ) -> CodeUsage:
+    """Usage statistics of a set of codes ({0,1}/{-1,+1} items x bits, or PackedCodes).
+
+    >>> u = code_usage([[0, 0], [0, 0], [0, 1], [1, 1]])   # 3 of the 4 codes used, one by two items
+    >>> u.n_used, u.largest, u.share_used, u.entropy       # entropy of (1/2, 1/4, 1/4): 1.5 bits
+    (3, 2, 0.75, 1.5)
+    """
     distinct, counts = gallery_code_counts(pack_codes(codes, "codes"))
     p = counts / counts.sum()
     return CodeUsage(distinct.nbits, int(counts.sum()), len(counts), float(-(p * np.log2(p)).sum()) + 0.0,
                      int(counts.max()))
 
 # %% ../nbs/20_lgap.ipynb #27fa9d06
-def code_value(codes) -> np.ndarray:
-    "Each code as an integer 0..2^K-1 (bit j has weight 2^j, the packing's order); K <= 63."
+def code_value(codes,    # N x K codes, {0,1} or {-1,+1}, or PackedCodes; K <= 63
+               ) -> np.ndarray:
+    """Each code as an integer 0..2^K-1 (bit j has weight 2^j, the packing's order); K <= 63.
+
+    >>> code_value([[1, 0, 0], [0, 0, 1]]).tolist()
+    [1, 4]
+    """
     pc = pack_codes(codes, "codes")
     if pc.nbits > 63:
         fail("codes", f"have {pc.nbits} bits; code values are defined here for at most 63 bits")
     return pc.words[:, 0].astype(np.int64)
 
 
-def plot_code_usage(codes, ax=None, title: str | None = None, max_bars_bits: int = 16):
+def plot_code_usage(codes,                      # N x K codes, {0,1} or {-1,+1}, or PackedCodes
+                    ax=None,                    # Axes to draw on (None: a new figure)
+                    title: str | None = None,   # None: the codes used and the entropy
+                    max_bars_bits: int = 16,    # up to this K, one bar slot per code value; beyond, the used codes
+                    ):
     """Histogram of items per code (the paper's Figs. 1 and 8). For K <= `max_bars_bits`, one bar per
     code value 0..2^K-1 (empty codes show as gaps); for longer codes, the used codes by decreasing count."""
     pc = pack_codes(codes, "codes")
@@ -338,7 +414,10 @@ def plot_code_usage(codes, ax=None, title: str | None = None, max_bars_bits: int
     return ax
 
 
-def plot_code_occupancy(codes, ax=None, title: str | None = None):
+def plot_code_occupancy(codes,                      # N x K codes, {0,1} or {-1,+1}, or PackedCodes
+                        ax=None,                    # Axes to draw on (None: a new figure)
+                        title: str | None = None,   # None: the codes used, the most items on one, the entropy
+                        ):
     """How many codes hold 1, 2, 3, ... items: one bar per occupancy, codes counted on a log scale. Unlike the
     histogram by code value it reads the same at every code length (at 64 bits, where every item has a code of its
     own, it is one bar at 1, not a solid block)."""
@@ -364,7 +443,9 @@ def plot_code_occupancy(codes, ax=None, title: str | None = None):
     return ax
 
 
-def plot_utilisation(usages: dict, axes=None):
+def plot_utilisation(usages: dict,   # name -> CodeUsage, one bar each
+                     axes=None,      # two Axes to draw on (None: a new figure)
+                     ):
     "Bar charts of share of codes used and entropy ratio for named `CodeUsage`s (name -> CodeUsage)."
     axes = new_axes(axes, (8, 3), ncols=2)
     names = list(usages)
@@ -378,8 +459,15 @@ def plot_utilisation(usages: dict, axes=None):
     return axes
 
 # %% ../nbs/20_lgap.ipynb #85ba7bc5
-def orthodrome(start, order) -> np.ndarray:
-    "The 2K codes of the orthodrome through `start` ({0,1} bits) flipping bits in `order` out and back (Ding, Li & Li 2018, eq. 9)."
+def orthodrome(start,   # (K,) the first code, {0,1} or {-1,+1} (the walk holds {0,1} bits)
+               order,   # a permutation of the bit positions 0..K-1: the order they are flipped in
+               ) -> np.ndarray:
+    """The 2K codes of the orthodrome through `start` ({0,1} bits) flipping bits in `order` out and back (Ding, Li &
+    Li 2018, eq. 9).
+
+    >>> orthodrome([0, 0], [1, 0]).tolist()          # out to the antipode 11 and back
+    [[0, 0], [0, 1], [1, 1], [1, 0]]
+    """
     s = check_code(start, "start")
     order = [check_int(int(i), "order", 0, len(s) - 1) for i in order]
     if sorted(order) != list(range(len(s))):
@@ -399,9 +487,16 @@ def _layout(layout, name: str = "layout") -> tuple:
     return a, nbits
 
 
-def perfect_map_layout(layout, strict: bool = True) -> bool:
+def perfect_map_layout(layout,               # (2^K,) the class id of each code (by code value), -1 = unused
+                       strict: bool = True,  # True: "<" (AP = 1 under every tie order) | False: "<=" (optimistic)
+                       ) -> bool:
     """Does every occupied code rank its own class first? For each used code a of class j:
-    max d(a, same class) < min d(a, other class) (`strict`, AP = 1 under any tie order) or <= (optimistic ties)."""
+    max d(a, same class) < min d(a, other class) (`strict`, AP = 1 under any tie order) or <= (optimistic ties).
+
+    >>> layout = [0, 0, 1, -1]      # codes 00, 10 of class 0 (bit 0 weighs 1), code 01 of class 1
+    >>> perfect_map_layout(layout), perfect_map_layout(layout, strict=False)   # from 00: 10 and 01 tie at 1
+    (False, True)
+    """
     lab, nbits = _layout(layout)
     used = np.flatnonzero(lab >= 0)
     codes = np.arange(2 ** nbits)
@@ -412,7 +507,12 @@ def perfect_map_layout(layout, strict: bool = True) -> bool:
     return bool(np.all(far_same < near_other) if strict else np.all(far_same <= near_other))
 
 
-def utilisation(layout) -> float:
-    "Share of the 2^K codes that a layout occupies."
+def utilisation(layout,    # (2^K,) the class id of each code (by code value), -1 = unused
+                ) -> float:
+    """Share of the 2^K codes that a layout occupies.
+
+    >>> utilisation([0, 0, 1, -1])
+    0.75
+    """
     lab, _ = _layout(layout)
     return float((lab >= 0).mean())

@@ -40,7 +40,10 @@ def _cutoffs(k, n_queries: int) -> np.ndarray:
     return k
 
 
-def hits_in_top(summary: RankSummary, k, ties: str) -> tuple:
+def hits_in_top(summary: RankSummary,   # the ranking summary (chapter 03): tie groups and grades of each query
+                k,                      # cutoff(s) K >= 0: one for all queries, one per query (Q,), or a grid (Q, L)
+                ties: str,              # "expected" (mean over tie orders) | "optimistic" | "pessimistic" | "index"
+                ) -> tuple:
     """Relevant items (grade > 0) among the first k ranked items of every query, as an exact fraction
     `(numerator, denominator)` of int64 arrays. `k`: a cutoff >= 0, one per query (Q,), or a grid (Q, L);
     the result has shape (Q, L). `ties`: 'expected' (mean over tie orders), 'optimistic', 'pessimistic', 'index'."""
@@ -73,7 +76,9 @@ def hits_in_top(summary: RankSummary, k, ties: str) -> tuple:
     return whole_hits + np.maximum(0, m - (n_c - r_c)), np.ones_like(k)   # pessimistic
 
 # %% ../nbs/10_precision.ipynb #6d0cbdb7
-def r_precision_from_sums(sums, n_relevant: np.ndarray) -> tuple:
+def r_precision_from_sums(sums,                     # the engine's IndexSums (r_hits: relevant items in the top R)
+                          n_relevant: np.ndarray,   # (Q,) relevant items R of each query
+                          ) -> tuple:
     "(values, undefined): R-precision in index order, r_hits / R; undefined where R = 0."
     r = np.asarray(n_relevant, dtype=np.int64)
     undefined = r == 0
@@ -86,14 +91,20 @@ def _ratio(num: np.ndarray, den: np.ndarray, scale) -> np.ndarray:
     return np.divide(num, bottom, out=np.zeros(num.shape), where=bottom != 0)
 
 
-def precision_from_summary(summary: RankSummary, k: int, conventions: Conventions) -> np.ndarray:
+def precision_from_summary(summary: RankSummary,      # the ranking summary (chapter 03)
+                           k: int,                    # the cutoff K >= 1 (beyond N: the missing ranks are irrelevant)
+                           conventions: Conventions,  # reads `ties`
+                           ) -> np.ndarray:
     "(Q,) P@k of every query: relevant items among the first k, over k."
     k = check_int(k, "k", 1)
     num, den = hits_in_top(summary, k, conventions.ties)
     return _ratio(num, den, k)[:, 0]
 
 
-def recall_from_summary(summary: RankSummary, k: int, conventions: Conventions) -> np.ndarray:
+def recall_from_summary(summary: RankSummary,      # the ranking summary (chapter 03)
+                        k: int,                    # the cutoff K >= 1
+                        conventions: Conventions,  # reads `ties`, and `empty` for a query with R = 0
+                        ) -> np.ndarray:
     "(Q,) recall@k: relevant items among the first k, over all relevant items R; R = 0 follows `empty`."
     k = check_int(k, "k", 1)
     num, den = hits_in_top(summary, k, conventions.ties)
@@ -102,7 +113,9 @@ def recall_from_summary(summary: RankSummary, k: int, conventions: Conventions) 
                               "have no relevant item, so no recall")
 
 
-def rprec_from_summary(summary: RankSummary, conventions: Conventions) -> np.ndarray:
+def rprec_from_summary(summary: RankSummary,      # the ranking summary (chapter 03); index_sums used if present
+                       conventions: Conventions,  # reads `ties`, and `empty` for a query with R = 0
+                       ) -> np.ndarray:
     "(Q,) R-precision: P@R with R the query's relevant items; R = 0 follows `empty`."
     total = summary.n_relevant
     if conventions.ties == "index" and summary.index_sums is not None:
@@ -113,7 +126,9 @@ def rprec_from_summary(summary: RankSummary, conventions: Conventions) -> np.nda
     return apply_empty_policy(value, undefined, conventions, "have no relevant item, so no R-precision")
 
 # %% ../nbs/10_precision.ipynb #28aaae3b
-def ball_counts(summary: RankSummary, r) -> tuple:
+def ball_counts(summary: RankSummary,   # the ranking summary (chapter 03); group d = Hamming distance d
+                r,                      # radius >= 0, or a grid (L,) of radii; beyond nbits: the whole gallery
+                ) -> tuple:
     "(items, relevant items) within Hamming distance r of each query's code; r a scalar or a grid (L,)."
     r = np.minimum(np.asarray(r, dtype=np.int64), summary.nbits)
     items = np.cumsum(summary.group_sizes, axis=1)[:, r]
@@ -121,7 +136,10 @@ def ball_counts(summary: RankSummary, r) -> tuple:
     return items, relevant
 
 
-def radius_precision_from_summary(summary: RankSummary, r: int, conventions: Conventions) -> np.ndarray:
+def radius_precision_from_summary(summary: RankSummary,      # the ranking summary (chapter 03)
+                                  r: int,                    # the Hamming radius r >= 0
+                                  conventions: Conventions,  # reads `empty` (an empty ball); every tie mode agrees
+                                  ) -> np.ndarray:
     "(Q,) P@d_H<=r: relevant items in the Hamming ball of radius r over the items in it; an empty ball follows `empty`."
     r = check_int(r, "r", 0)
     items, relevant = ball_counts(summary, r)
@@ -129,7 +147,10 @@ def radius_precision_from_summary(summary: RankSummary, r: int, conventions: Con
                               f"have no gallery item within Hamming radius {r}")
 
 
-def radius_recall_from_summary(summary: RankSummary, r: int, conventions: Conventions) -> np.ndarray:
+def radius_recall_from_summary(summary: RankSummary,      # the ranking summary (chapter 03)
+                               r: int,                    # the Hamming radius r >= 0
+                               conventions: Conventions,  # reads `empty` (R = 0); every tie mode agrees
+                               ) -> np.ndarray:
     "(Q,) recall within Hamming radius r: relevant items in the ball over all relevant items; R = 0 follows `empty`."
     r = check_int(r, "r", 0)
     items, relevant = ball_counts(summary, r)
@@ -180,8 +201,18 @@ def r_precision(grades,                    # the ranked list's grades, rank orde
     return float(rprec_from_summary(list_summary(grades, tie_sizes), conventions)[0])
 
 
-def precision_within_radius(grades, r: int, tie_sizes, *, empty: str = "zero") -> float:
-    "P@d_H<=r of one ranked list whose `tie_sizes[d]` items lie at Hamming distance d. NaN if skipped."
+def precision_within_radius(grades,                 # the ranked list's grades, nearest first
+                            r: int,                 # the Hamming radius r >= 0 (past the last distance: the whole list)
+                            tie_sizes,              # required: the items at Hamming distance d = 0, 1, ... (0s allowed)
+                            *, empty: str = "zero",  # an empty ball: "zero" | "skip" (NaN) | "error"
+                            ) -> float:
+    """P@d_H<=r of one ranked list whose `tie_sizes[d]` items lie at Hamming distance d. NaN if skipped.
+
+    >>> precision_within_radius([1, 1, 1, 0, 0, 1], 1, [2, 3, 1])   # 2 items at d = 0, 3 at d = 1: 3 relevant of 5
+    0.6
+    >>> precision_within_radius([1, 0], 0, [0, 2], empty="skip")     # nothing at d = 0: the ball is empty
+    nan
+    """
     if tie_sizes is None:
         fail("tie_sizes", "is required: the number of items at each Hamming distance 0, 1, 2, ...")
     conventions = Conventions.make(empty=empty)
@@ -212,8 +243,17 @@ def _nanmean_columns(a: np.ndarray) -> np.ndarray:
     return np.divide(total, count, out=np.full(a.shape[1], np.nan), where=count > 0)
 
 
-def pr_curve_by_rank(summary: RankSummary, conventions: Conventions, ks=None, points: int = 100) -> PRCurve:
-    "P@K and recall@K for the cutoffs `ks` (default: `points` cutoffs spread evenly over 1..N)."
+def pr_curve_by_rank(summary: RankSummary,      # the ranking summary (chapter 03)
+                     conventions: Conventions,  # reads `ties`, and `empty` for the recall of a query with R = 0
+                     ks=None,                   # the cutoffs K >= 1, (L,); None: `points` cutoffs spread over 1..N
+                     points: int = 100,         # how many cutoffs when ks is None (fewer if they round to the same K)
+                     ) -> PRCurve:
+    """P@K and recall@K for the cutoffs `ks` (default: `points` cutoffs spread evenly over 1..N).
+
+    >>> c = pr_curve_by_rank(list_summary([1, 0, 1, 0], [1, 2, 1]), Conventions(), ks=[1, 2, 3])  # ranks 2-3 tie
+    >>> c.precision.tolist(), c.recall.tolist()    # the top 2: rank 1 and, on average, half a relevant item
+    ([[1.0, 0.75, 0.6666666666666666]], [[0.5, 0.75, 1.0]])
+    """
     if ks is None:
         ks = np.unique(np.linspace(1, summary.n_gallery, check_int(points, "points", 1)).round().astype(np.int64))
     ks = check_nonempty(check_whole_numbers(ks, "ks", 1, "cutoffs", minimum=1, allow_bool=False), "ks", "cutoffs")
@@ -225,7 +265,9 @@ def pr_curve_by_rank(summary: RankSummary, conventions: Conventions, ks=None, po
     return PRCurve(ks, _ratio(num, den, ks), recall, "rank")
 
 
-def pr_curve_by_radius(summary: RankSummary, conventions: Conventions) -> PRCurve:
+def pr_curve_by_radius(summary: RankSummary,      # the ranking summary (chapter 03); group d = Hamming distance d
+                       conventions: Conventions,  # reads `empty` (an empty ball; R = 0); every tie mode agrees
+                       ) -> PRCurve:
     "P@d_H<=r and recall@d_H<=r for every radius r = 0..nbits (the same under every tie mode)."
     radii = np.arange(summary.nbits + 1)
     items, relevant = ball_counts(summary, radii)
@@ -276,7 +318,8 @@ def plot_precision_by_radius(curves: dict,    # label -> PRCurve made by `pr_cur
     return ax
 
 # %% ../nbs/10_precision.ipynb #41443dbf
-def first_relevant_group(summary: RankSummary) -> tuple:
+def first_relevant_group(summary: RankSummary,   # the ranking summary (chapter 03)
+                         ) -> tuple:
     """(b, n, r, found), each (Q,): items ranked before the first tie group holding a relevant item, that group's
     items and relevant items; found is False where the query ranks no relevant item (then b, n, r are 0)."""
     rel = summary.relevant_hist
@@ -287,7 +330,10 @@ def first_relevant_group(summary: RankSummary) -> tuple:
     return pick(np.cumsum(sizes, axis=1) - sizes), pick(sizes), pick(rel), found
 
 
-def first_relevant_pmf(n, r, width: int) -> np.ndarray:
+def first_relevant_pmf(n,            # (Q,) items of the tie group, >= 1
+                       r,            # (Q,) relevant items among them, 1..n
+                       width: int,   # the columns x = 1..width to compute (past n - r + 1 the law is 0)
+                       ) -> np.ndarray:
     "(Q, width): P(X = x), x = 1..width, for X the first relevant slot of a random order of n items, r >= 1 relevant."
     n, r = (np.asarray(a, dtype=np.float64)[:, None] for a in (n, r))
     x = np.arange(1, width, dtype=np.float64)[None, :]
@@ -296,7 +342,14 @@ def first_relevant_pmf(n, r, width: int) -> np.ndarray:
     return np.cumprod(np.concatenate([r / n, step], axis=1), axis=1)
 
 
-def expected_first_relevant(b, n, r, found, k, reciprocal: bool, cells: int = 1 << 22) -> np.ndarray:
+def expected_first_relevant(b,                  # (Q,) items ranked before the first group holding a relevant item
+                            n,                  # (Q,) items of that group
+                            r,                  # (Q,) relevant items of that group
+                            found,              # (Q,) bool: False where the query ranks no relevant item
+                            k,                  # the cutoff K: ranks beyond it count nothing
+                            reciprocal: bool,   # True: E[RR@K] | False: E[success@K] = P(first relevant rank <= K)
+                            cells: int = 1 << 22,  # the most probabilities held at once (rows x width of a block)
+                            ) -> np.ndarray:
     "(Q,) E[1/(b+X)] (reciprocal) or P(b + X <= k) over X's law, X <= k - b; 0 where not found."
     b, n, r = (np.asarray(a, dtype=np.int64) for a in (b, n, r))
     span = np.where(found, np.minimum(n - r + 1, np.maximum(k - b, 0)), 0)   # positions of X that count
@@ -317,8 +370,19 @@ def expected_first_relevant(b, n, r, found, k, reciprocal: bool, cells: int = 1 
     return out
 
 
-def first_relevant_from_summary(summary: RankSummary, k, conventions: Conventions, reciprocal: bool) -> np.ndarray:
-    "(Q,) RR@k (reciprocal) or success@k of every query (k=None: the whole ranking); R = 0 follows `empty`."
+def first_relevant_from_summary(summary: RankSummary,      # the ranking summary (chapter 03)
+                                k,                         # the cutoff k >= 1; None: the whole ranking
+                                conventions: Conventions,  # reads `ties`, and `empty` for a query with R = 0
+                                reciprocal: bool,          # True: reciprocal rank RR@k (mrr) | False: success@k
+                                ) -> np.ndarray:
+    """(Q,) RR@k (reciprocal) or success@k of every query (k=None: the whole ranking); R = 0 follows `empty`.
+
+    >>> s = list_summary([0, 0, 1, 0, 1, 0], [1, 3, 2])     # the first relevant item ties at ranks 2-4 (1 of 3)
+    >>> float(first_relevant_from_summary(s, None, Conventions(), reciprocal=True)[0])   # (1/2 + 1/3 + 1/4) / 3
+    0.3611111111111111
+    >>> float(first_relevant_from_summary(s, 2, Conventions(), reciprocal=False)[0])     # at rank 2 in 1 order of 3
+    0.3333333333333333
+    """
     k = summary.n_gallery if k is None else check_int(k, "k", 1)
     ties = check_choice(conventions.ties, "ties", TIE_MODES)
     b, n, r, found = first_relevant_group(summary)
