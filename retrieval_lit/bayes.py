@@ -52,25 +52,29 @@ class InvertedIndex:
 
     per_image=True: one entry per image, `values` = TF (Algorithm 2). per_image=False: one entry per indexed
     descriptor, `values` = its vote (1), `descriptors` = its id, `signatures` = its binary signature for HE (Algorithm 1)."""
-    indptr: np.ndarray
-    images: np.ndarray
-    values: np.ndarray
-    n_images: int
-    per_image: bool
-    descriptors: np.ndarray | None = None
-    signatures: PackedCodes | None = None
+    indptr: np.ndarray       # (n_words + 1,) offsets: word v's list is entries indptr[v]:indptr[v+1]
+    images: np.ndarray       # every entry's image id, sorted by image id inside each word's list
+    values: np.ndarray       # what every entry adds: its TF (per_image) or its vote (1 per descriptor; see with_values)
+    n_images: int            # images in the collection: ids 0..n_images-1
+    per_image: bool          # True: one entry per image, its TF (Algorithm 2); False: one per descriptor (Algorithm 1)
+    descriptors: np.ndarray | None = None  # per descriptor: each entry's descriptor id (index in `words`); else None
+    signatures: PackedCodes | None = None  # per descriptor, for HE: every entry's binary signature; else None
 
     @property
     def n_words(self) -> int:
         return len(self.indptr) - 1
 
-    def postings(self, word: int) -> tuple:
+    def postings(self,
+                 word: int,          # a word of this vocabulary, 0..n_words-1
+                 ) -> tuple:
         "The list of `word`: (image ids, values), read-only views."
         word = check_int(word, "word", 0, self.n_words - 1)
         sl = slice(self.indptr[word], self.indptr[word + 1])
         return self.images[sl], self.values[sl]
 
-    def with_values(self, values) -> "InvertedIndex":
+    def with_values(self,
+                    values,          # one value per entry (len(images)), in the index's entry order
+                    ) -> "InvertedIndex":
         "The same lists carrying other values (e.g. TF-IDF weights), one per entry."
         v = _check_values(values, "values", len(self.images), "images")
         return InvertedIndex(self.indptr, self.images, _read_only(v), self.n_images, self.per_image,
@@ -82,12 +86,22 @@ def _read_only(a: np.ndarray) -> np.ndarray:
     return a
 
 
-def build_index(words, image_ids, n_words: int, n_images: int, per_image: bool = True,
-                signatures=None) -> InvertedIndex:
+def build_index(words,                   # (D,) visual word of every indexed descriptor, 0..n_words-1
+                image_ids,               # (D,) image of every indexed descriptor, 0..n_images-1
+                n_words: int,            # the vocabulary's size
+                n_images: int,           # images in the collection
+                per_image: bool = True,  # True: one entry per (word, image), TF; False: one per descriptor, vote 1
+                signatures=None,         # per_image=False only: one binary code per descriptor (for HE); None: none
+                ) -> InvertedIndex:
     """The inverted file of one vocabulary from the word of every indexed descriptor and the image it belongs to.
 
     words[d], image_ids[d]: visual word and image of descriptor d. per_image chooses the layout (see `InvertedIndex`);
-    signatures (one code per descriptor, any form `pack_codes` takes) are kept with the one-entry-per-descriptor layout."""
+    signatures (one code per descriptor, any form `pack_codes` takes) are kept with the one-entry-per-descriptor layout.
+
+    >>> ix = build_index([0, 1, 0, 0], [0, 0, 1, 1], n_words=2, n_images=2)   # image 1 has two descriptors in word 0
+    >>> ix.postings(0)                                                         # (image ids, TF)
+    (array([0, 1]), array([1., 2.]))
+    """
     n_words = check_int(n_words, "n_words", 1)
     n_images = check_int(n_images, "n_images", 1)
     w = check_ids(words, "words", n_words, f"`n_words` is {n_words}")
@@ -128,11 +142,21 @@ class WalkStep(NamedTuple):
     scores: np.ndarray  # the scores after this step: a read-only view of the live array, copy it to keep it
 
 
-def walk_per_image(idx1, tf1, idx2, tf2, scores, w: float = 1.0) -> Iterator[WalkStep]:
+def walk_per_image(idx1,                 # list 1's image ids, strictly increasing (one entry per image)
+                   tf1,                  # list 1's TF, one per entry (None: 1 each)
+                   idx2,                 # list 2's image ids, strictly increasing
+                   tf2,                  # list 2's TF, one per entry (None: 1 each)
+                   scores,               # (n_images,) scores so far; ids must be < len(scores); copied, never written
+                   w: float = 1.0,       # the Bayes weight (>= 0) of an image on both lists; 1: B1
+                   ) -> Iterator[WalkStep]:
     """Algorithm 2 of Zheng et al. (2014, supplement), repaired (one entry per image): the steps of the merge of two image-sorted lists.
 
     An image on one list adds its TF; an image on both adds w*tf_1 + w*tf_2. `scores` is copied, never written.
-    The arguments are checked at once (not at the first step); the walk itself is `_walk`."""
+    The arguments are checked at once (not at the first step); the walk itself is `_walk`.
+
+    >>> [(s.action, s.image, s.added) for s in walk_per_image([0, 2], [1, 1], [2], [3], np.zeros(3), 0.5)]
+    [('start', -1, 0.0), ('only list 1', 0, 1.0), ('both lists', 2, 2.0), ('done', -1, 0.0)]
+    """
     s = check_numbers(scores, "scores", 1, "images").astype(np.float64)   # a copy: never the caller's
     idx1 = _check_sorted_ids(idx1, "idx1", len(s), per_image=True)
     idx2 = _check_sorted_ids(idx2, "idx2", len(s), per_image=True)
@@ -178,21 +202,41 @@ def _walk(idx1, tf1, idx2, tf2, s, w):
 
 class MergeResult(NamedTuple):
     "The scores after merging the lists of one query feature, and the number of loop iterations it took."
-    scores: np.ndarray
-    steps: int
+    scores: np.ndarray  # the updated scores, a new (n_images,) float array
+    steps: int          # loop iterations the walk took (its cost), inner do-while iterations included
 
 
-def merge_per_image_reference(idx1, tf1, idx2, tf2, scores, w: float = 1.0) -> MergeResult:
-    "Algorithm 2 (repaired), run to the end: the updated scores (a new array) and the number of loop iterations."
+def merge_per_image_reference(idx1,      # list 1's image ids, strictly increasing (one entry per image)
+                              tf1,       # list 1's TF, one per entry (None: 1 each)
+                              idx2,      # list 2's image ids, strictly increasing
+                              tf2,       # list 2's TF, one per entry (None: 1 each)
+                              scores,    # (n_images,) scores so far; ids must be < len(scores); never written
+                              w: float = 1.0,  # the Bayes weight (>= 0) of an image on both lists; 1: B1
+                              ) -> MergeResult:
+    """Algorithm 2 (repaired), run to the end: the updated scores (a new array) and the number of loop iterations.
+
+    >>> merge_per_image_reference([0, 2], [1, 1], [2], [3], np.zeros(3), 0.5)      # image 2 on both: (1 + 3) / 2
+    MergeResult(scores=array([1., 0., 2.]), steps=2)
+    """
     for last in walk_per_image(idx1, tf1, idx2, tf2, scores, w):
         pass
     return MergeResult(np.array(last.scores), last.step)
 
 # %% ../nbs/40_bayes.ipynb #54c8ae98
-def merge_per_descriptor_reference(idx1, idx2, scores, w: float = 1.0, votes1=None, votes2=None) -> MergeResult:
+def merge_per_descriptor_reference(idx1,  # list 1's image ids, sorted (an id repeats: one entry per descriptor)
+                                   idx2,  # list 2's image ids, sorted
+                                   scores,  # (n_images,) scores so far; ids must be < len(scores); never written
+                                   w: float = 1.0,  # the Bayes weight (>= 0) of an image on both lists; 1: B1
+                                   votes1=None,  # list 1's vote per entry; None: 1 each (the printed algorithm)
+                                   votes2=None,  # list 2's vote per entry; None: 1 each
+                                   ) -> MergeResult:
     """Algorithm 1 of Zheng et al. (2014, supplement), repaired (one entry per descriptor): merge two image-sorted lists whose ids may repeat.
 
-    An entry of an image on one list adds its vote (default 1); every entry of an image on both lists adds w * vote."""
+    An entry of an image on one list adds its vote (default 1); every entry of an image on both lists adds w * vote.
+
+    >>> merge_per_descriptor_reference([0, 0, 2], [0, 1], np.zeros(3), 0.5)   # image 0: 3 entries x 1/2
+    MergeResult(scores=array([1.5, 1. , 1. ]), steps=6)
+    """
     s = check_numbers(scores, "scores", 1, "images").astype(np.float64)   # a copy: never the caller's
     idx1 = _check_sorted_ids(idx1, "idx1", len(s), per_image=False)
     idx2 = _check_sorted_ids(idx2, "idx2", len(s), per_image=False)
@@ -231,9 +275,15 @@ def merge_per_descriptor_reference(idx1, idx2, scores, w: float = 1.0, votes1=No
     return MergeResult(s, steps)
 
 # %% ../nbs/40_bayes.ipynb #485ab5f2
-def weight_table(w, n_lists: int) -> np.ndarray:
+def weight_table(w,                       # a number >= 0 (images on >= 2 lists; on one: 1), or 2**n_lists weights >= 0
+                 n_lists: int,           # K, the number of lists (1..MAX_LISTS)
+                 ) -> np.ndarray:
     """The weight of every membership mask of `n_lists` lists: entry `mask` multiplies the values of an image found
-    on the lists whose bits are set in `mask`. A number w: 1 for one list, w for two or more. An array: the table itself."""
+    on the lists whose bits are set in `mask`. A number w: 1 for one list, w for two or more. An array: the table itself.
+
+    >>> weight_table(0.5, 2)                                               # masks 00, 01, 10, 11
+    array([1. , 1. , 1. , 0.5])
+    """
     k = check_int(n_lists, "n_lists", 1, MAX_LISTS)
     if np.ndim(w) == 0:
         w = check_real(w, "w", 0)
@@ -260,7 +310,12 @@ def _check_lists(ids, values, scores, per_image: bool):
     return ids, values, s
 
 
-def merge_kway_reference(ids, values, scores, w=1.0, per_image: bool = False) -> MergeResult:
+def merge_kway_reference(ids,            # K (1..MAX_LISTS) lists of image ids, each sorted; a sequence, not an array
+                         values,         # K arrays, what each entry adds (TF or vote); None or a None entry: 1 each
+                         scores,         # (n_images,) scores so far; ids must be < len(scores); never written
+                         w=1.0,          # a number (images on >= 2 lists) or 2**K weights by membership mask
+                         per_image: bool = False,  # True: every list strictly increasing (one entry per image)
+                         ) -> MergeResult:
     """The K-way Bayes merge as a readable loop (K >= 1 lists of image-sorted ids; repeats allowed unless per_image).
 
     At each step the smallest head id m: on one list, its entry adds its value times table[that list's bit];
@@ -297,8 +352,13 @@ def _in_sorted(sorted_ids: np.ndarray, x: np.ndarray) -> np.ndarray:
     return sorted_ids[pos] == x
 
 
-def membership_masks(ids: Sequence[np.ndarray]) -> list:
-    "For every entry of every sorted list, the bit mask of the lists its image is on (bit k: list k)."
+def membership_masks(ids: Sequence[np.ndarray],  # K sorted arrays of ids (not checked: `merge_lists` checks them)
+                     ) -> list:
+    """For every entry of every sorted list, the bit mask of the lists its image is on (bit k: list k).
+
+    >>> membership_masks([np.array([0, 1]), np.array([0, 1, 1]), np.array([1, 2])])   # image 1 is on all three: 7
+    [array([3, 7]), array([3, 7, 7]), array([7, 4])]
+    """
     out = []
     for k, own in enumerate(ids):
         mask = np.full(len(own), 1 << k, dtype=np.int64)
@@ -309,12 +369,21 @@ def membership_masks(ids: Sequence[np.ndarray]) -> list:
     return out
 
 
-def merge_lists(ids, values, scores, w=1.0, per_image: bool = False) -> np.ndarray:
+def merge_lists(ids,                     # K (1..MAX_LISTS) lists of image ids, each sorted; a sequence, not an array
+                values,                  # K arrays, what each entry adds (TF or vote); None or a None entry: 1 each
+                scores,                  # (n_images,) scores so far; ids must be < len(scores); never written
+                w=1.0,                   # a number (images on >= 2 lists) or 2**K weights by membership mask
+                per_image: bool = False, # True: every list strictly increasing (one entry per image)
+                ) -> np.ndarray:
     """Bayes merging of the K inverted lists of one query feature, vectorised; equal, bit for bit, to the walks.
 
     ids[k]: image ids of list k, sorted (repeats = one entry per descriptor, unless per_image). values[k]: what each
     entry adds (TF or vote; None = 1). w: a number (images on >= 2 lists) or a table of 2**K weights by membership mask.
-    Returns the updated scores as a new array."""
+    Returns the updated scores as a new array.
+
+    >>> merge_lists([[0, 1], [1, 2]], [[1, 2], [3, 1]], np.zeros(3), 0.5)  # image 1 on both lists: (2 + 3) / 2
+    array([1. , 2.5, 1. ])
+    """
     ids, values, s = _check_lists(ids, values, scores, per_image)
     table = weight_table(w, len(ids))
     for own, vals, mask in zip(ids, values, membership_masks(ids)):
@@ -330,7 +399,10 @@ class WordOverlap:
     size_a: np.ndarray     # Card(A) for every word a of vocabulary 1
     size_b: np.ndarray     # Card(B) for every word b of vocabulary 2
 
-    def ratio(self, a, b) -> np.ndarray:
+    def ratio(self,
+              a,                         # word(s) of vocabulary 1
+              b,                         # word(s) of vocabulary 2, paired with `a` position by position
+              ) -> np.ndarray:
         "Card(A∩B) / Card(A∪B) for words a (vocabulary 1) and b (vocabulary 2), elementwise; 0 where both are empty."
         a = check_ids(np.atleast_1d(a), "a", len(self.size_a), f"vocabulary 1 has {len(self.size_a)} words")
         b = check_ids(np.atleast_1d(b), "b", len(self.size_b), f"vocabulary 2 has {len(self.size_b)} words")
@@ -344,8 +416,16 @@ class WordOverlap:
         return np.where(union > 0, inter / np.maximum(union, 1), 0.0)
 
 
-def word_overlap(words_a, words_b, n_a: int, n_b: int) -> WordOverlap:
-    "Count, over the indexed descriptors, Card(A) per word of each vocabulary and Card(A∩B) per pair of words."
+def word_overlap(words_a,                # (D,) word of every indexed descriptor in vocabulary 1, 0..n_a-1
+                 words_b,                # (D,) word of the same descriptors in vocabulary 2, 0..n_b-1
+                 n_a: int,               # vocabulary 1's size
+                 n_b: int,               # vocabulary 2's size
+                 ) -> WordOverlap:
+    """Count, over the indexed descriptors, Card(A) per word of each vocabulary and Card(A∩B) per pair of words.
+
+    >>> word_overlap([0, 0, 1], [0, 1, 1], 2, 2).ratio(0, 0)     # A = descriptors {0, 1}, B = {0}: 1 / 2
+    array([0.5])
+    """
     n_a, n_b = check_int(n_a, "n_a", 1), check_int(n_b, "n_b", 1)
     wa = check_ids(words_a, "words_a", n_a, f"`n_a` is {n_a}")
     wb = check_ids(words_b, "words_b", n_b, f"`n_b` is {n_b}")
@@ -355,17 +435,27 @@ def word_overlap(words_a, words_b, n_a: int, n_b: int) -> WordOverlap:
     return WordOverlap(keys, counts, np.bincount(wa, minlength=n_a), np.bincount(wb, minlength=n_b))
 
 
-def bayes_weight(ratio) -> np.ndarray:
-    "This project's estimator of the Bayes weight from r = Card(A∩B)/Card(A∪B): w = 1/(1+r) = |A∪B|/(|A|+|B|)."
+def bayes_weight(ratio,                  # r = Card(A∩B)/Card(A∪B) in [0, 1]: a number or an array
+                 ) -> np.ndarray:
+    """This project's estimator of the Bayes weight from r = Card(A∩B)/Card(A∪B): w = 1/(1+r) = |A∪B|/(|A|+|B|).
+
+    >>> bayes_weight([0.0, 0.6, 1.0])                  # disjoint words: 1 (B1); identical words: 1/2 (B0)
+    array([1.   , 0.625, 0.5  ])
+    """
     r = check_finite(as_numeric_array(ratio, "ratio"), "ratio")
     if r.size and (r.min() < 0 or r.max() > 1):
         fail("ratio", f"is Card(A∩B)/Card(A∪B) and must lie in [0, 1]; found {r[(r < 0) | (r > 1)].ravel()[0]}")
     return 1.0 / (1.0 + r.astype(np.float64))
 
 
-def bayes_weight_tables(ratios) -> np.ndarray:
+def bayes_weight_tables(ratios,          # (F, K, K) pairwise ratios of each feature's K words; only x < y is read
+                        ) -> np.ndarray:
     """Per query feature, the weight table of K lists from the (F, K, K) pairwise ratios of its K words:
-    an image on a set S of c >= 2 lists gets 1/(1 + (c-1) * mean ratio over the pairs of S); on one list, 1."""
+    an image on a set S of c >= 2 lists gets 1/(1 + (c-1) * mean ratio over the pairs of S); on one list, 1.
+
+    >>> bayes_weight_tables([[[1, 0.6], [0.6, 1]]])                        # K = 2: [1, 1, 1, bayes_weight(0.6)]
+    array([[1.   , 1.   , 1.   , 0.625]])
+    """
     r = check_finite(as_numeric_array(ratios, "ratios"), "ratios")
     if r.ndim != 3 or r.shape[1] != r.shape[2]:
         fail("ratios", f"must be an (F, K, K) array of pairwise ratios, got shape {r.shape}")
@@ -389,7 +479,10 @@ class HammingEmbedding:
     projection: np.ndarray   # (nbits, dim)
     medians: np.ndarray      # (n_words, nbits)
 
-    def signatures(self, descriptors, words) -> PackedCodes:
+    def signatures(self,
+                   descriptors,          # (D, dim) descriptors, dim = the projection's
+                   words,                # (D,) each descriptor's visual word
+                   ) -> PackedCodes:
         "Binary signatures: bit t set when projection t of a descriptor exceeds its word's median t."
         x = check_numbers(descriptors, "descriptors", 2, "descriptors x dimensions", nonempty=True, columns=self.projection.shape[1])
         w = check_ids(words, "words", len(self.medians), f"the vocabulary has {len(self.medians)} words")
@@ -398,7 +491,12 @@ class HammingEmbedding:
         return pack_codes((x @ self.projection.T > self.medians[w]).astype(np.uint8), "signatures")
 
 
-def train_hamming_embedding(descriptors, words, n_words: int, nbits: int = 16, seed: int = 0) -> HammingEmbedding:
+def train_hamming_embedding(descriptors,  # (D, dim) training descriptors, real numbers
+                            words,       # (D,) each descriptor's visual word, 0..n_words-1
+                            n_words: int,  # the vocabulary's size (a word without training descriptors: medians 0)
+                            nbits: int = 16,  # signature length: orthogonal directions, 1..dim
+                            seed: int = 0,  # seed of the random projection
+                            ) -> HammingEmbedding:
     "Learn HE on training descriptors and their words: nbits orthogonal directions (seeded), medians per word."
     x = check_numbers(descriptors, "descriptors", 2, "descriptors x dimensions", nonempty=True).astype(np.float64)
     n_words = check_int(n_words, "n_words", 1)
@@ -445,13 +543,26 @@ def _check_indexes(indexes, query_words) -> tuple:
     return k, words
 
 
-def merged_scores(indexes, query_words, owner, n_queries: int, w=1.0, *, query_signatures=None,
-                  ht: int | None = None, queries_per_block: int = 64) -> np.ndarray:
+def merged_scores(indexes,               # K (1..MAX_LISTS) InvertedIndex over the same images, in the same layout
+                  query_words,           # K arrays: query_words[k][f] = word of query feature f in vocabulary k
+                  owner,                 # (F,) the query (0..n_queries-1) each feature belongs to
+                  n_queries: int,        # rows of the result
+                  w=1.0,                 # number (images on >= 2 lists) | 2**K weights by mask | (F, 2**K) per feature
+                  *,
+                  query_signatures=None,  # HE: K sets of F codes, each feature's signature per vocabulary; None: no HE
+                  ht: int | None = None,  # HE: keep entries within Hamming distance <= ht of the signature; None: no HE
+                  queries_per_block: int = 64,  # queries scored at once (memory; the scores do not depend on it)
+                  ) -> np.ndarray:
     """(n_queries, n_images) scores: for every query feature f (of query owner[f]) merge its K lists and add them up.
 
     indexes[k], query_words[k][f]: vocabulary k's inverted file and f's word in it. w: a number, a table of 2**K
     weights by membership mask, or an (F, 2**K) table per feature. HE: query_signatures[k] (F codes) and threshold ht
-    keep only the entries within Hamming distance ht of the feature's signature (per-descriptor indexes)."""
+    keep only the entries within Hamming distance ht of the feature's signature (per-descriptor indexes).
+
+    >>> ix = build_index([0, 1, 0], [0, 1, 2], n_words=2, n_images=3)
+    >>> merged_scores([ix, ix], [[0], [0]], owner=[0], n_queries=1, w=0.5)   # a vocabulary with itself, w = 1/2: B0
+    array([[1., 0., 1.]])
+    """
     k, words = _check_indexes(indexes, query_words)
     n_features, n_images = len(words[0]), indexes[0].n_images
     n_queries = check_int(n_queries, "n_queries", 1)

@@ -30,8 +30,17 @@ __all__ = ['BUNDLE_KEYS', 'EXAMPLES', 'DEMO_METRICS', 'save_packed_codes', 'load
            'main']
 
 # %% ../nbs/80_cli.ipynb #1a09858b
-def save_packed_codes(path, codes):
-    "Save codes packed (the `words` + `nbits` .npz format the command line reads)."
+def save_packed_codes(path,              # the .npz file to write (np.savez adds .npz to a name without it)
+                      codes,             # items x bits, {0,1} or {-1,+1}, or PackedCodes
+                      ):
+    """Save codes packed (the `words` + `nbits` .npz format the command line reads).
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:                         # saved packed, read back by load_array
+    ...     save_packed_codes(Path(tmp) / "g.npz", [[1, 0, 1], [0, 1, 1]])
+    ...     load_array(Path(tmp) / "g.npz", "--gallery-codes").unpack()
+    array([[1, 0, 1], [0, 1, 1]], dtype=uint8)
+    """
     p = pack_codes(codes)
     np.savez(path, words=p.words, nbits=np.int64(p.nbits))
 
@@ -100,7 +109,9 @@ def _read(path: Path, name: str, kind: str):
         fail(name, f"could not read {str(path)!r} as .{kind} ({e})")
 
 
-def load_array(path, name: str):
+def load_array(path,                     # a .npy, or a .npz with one array or with `words` + `nbits` (packed codes)
+               name: str,                # the option it came from, for error messages, e.g. "--query-codes"
+               ):
     "One array from a .npy file, or packed codes from a .npz with `words` and `nbits`; `name`: the option."
     path = Path(path)
     kind = _check_file(path, name)
@@ -118,7 +129,8 @@ BUNDLE_KEYS = ("query_codes", "gallery_codes", "query_labels", "gallery_labels",
                "scores", "query_embeddings", "gallery_embeddings", "ignore", "self_index")
 
 
-def load_bundle(path) -> dict:
+def load_bundle(path,                    # a .npz of arrays named as in BUNDLE_KEYS (packed: *_words + nbits)
+                ) -> dict:
     "The arrays of a .npz bundle, by the names `evaluate` takes."
     path, name = Path(path), "--data"
     if _check_file(path, name) != "npz":
@@ -136,7 +148,9 @@ def load_bundle(path) -> dict:
     return arrays
 
 
-def ignore_from_array(a, name: str = "--ignore"):
+def ignore_from_array(a,                 # --ignore's array: Q x N booleans, or (M, 2) integer (query, item) pairs
+                      name: str = "--ignore",  # the option, for error messages
+                      ):
     "--ignore's file: a boolean Q x N mask as it is, or integer (query, gallery item) pairs (M x 2) as index lists."
     a = np.asarray(a)
     if a.dtype == bool:
@@ -147,7 +161,9 @@ def ignore_from_array(a, name: str = "--ignore"):
     return a
 
 
-def check_output_path(path, name: str):
+def check_output_path(path,              # the file to write; None or '-' (standard output): nothing to check
+                      name: str,         # the option, for error messages, e.g. "--json"
+                      ):
     "Fail now, before any computation, unless a file can be written at `path` ('-' is standard output)."
     if path is None or path == "-":
         return
@@ -161,7 +177,8 @@ def check_output_path(path, name: str):
         fail(name, f"cannot write {str(p)!r}: permission denied")
 
 
-def check_figures_possible(folder):
+def check_figures_possible(folder,        # the figures' folder (created; its parent must exist); None: no figures
+                           ):
     "Fail now, before any computation, if figures were asked for and cannot be drawn or written."
     if folder is None:
         return
@@ -312,7 +329,9 @@ def _emit(reports: dict, args, out):
         print(f"\nJSON written to {args.json}", file=out)
 
 
-def run_demo(args, out) -> dict:
+def run_demo(args,                       # the parsed `demo` options (an argparse.Namespace from build_parser)
+             out,                        # text stream for the tables, e.g. sys.stdout
+             ) -> dict:
     "Evaluate the embedded digits at each code length; print the reports (and write figures if asked)."
     from retrieval_lit.data import load_digits_codes
     metrics = args.metrics or list(DEMO_METRICS)
@@ -349,7 +368,9 @@ def run_demo(args, out) -> dict:
     return reports
 
 
-def run_evaluate(args, out):
+def run_evaluate(args,                   # the parsed `evaluate` options (an argparse.Namespace from build_parser)
+                 out,                    # text stream for the table, e.g. sys.stdout
+                 ):
     "Evaluate codes and labels read from files."
     check_output_path(args.json, "--json")
     check_output_path(args.csv, "--csv")
@@ -376,7 +397,9 @@ def run_evaluate(args, out):
     return r
 
 
-def run_trec_eval(args, out):
+def run_trec_eval(args,                  # the parsed `trec-eval` options (an argparse.Namespace from build_parser)
+                  out,                   # text stream for trec_eval's lines, e.g. sys.stdout
+                  ):
     "Read the files, evaluate, print trec_eval's lines; notes (dropped topics, skipped measures) go to stderr."
     qrels, (run, tag) = read_qrels(args.qrels), read_run(args.run, with_tag=True)
     measures = args.measures or ["official"]
@@ -395,8 +418,24 @@ def run_trec_eval(args, out):
     return report
 
 
-def main(argv=None, out=None) -> int:
-    "Entry point of `retrieval-lit`; returns the exit code (0, or 2 on bad input)."
+def main(argv=None,                      # the arguments after the program's name; None: sys.argv[1:]
+         out=None,                       # text stream for tables and JSON; None: sys.stdout (errors go to stderr)
+         ) -> int:
+    """Entry point of `retrieval-lit`; returns the exit code (0, or 2 on bad input).
+
+    >>> import io, tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:     # evaluate's example from files: distances 0, 1, 1, 2
+    ...     for f, a in [("q", [[0, 0]]), ("g", [[0, 0], [0, 1], [1, 0], [1, 1]]), ("ql", [0]), ("gl", [0, 1, 0, 0])]:
+    ...         np.save(Path(tmp) / f"{f}.npy", a)
+    ...     for ties in ("expected", "index"):         # items 1, 2 tie, one relevant: P@2 = 1.5/2; index order: 1/2
+    ...         buf = io.StringIO()
+    ...         code = main(["evaluate", "--query-codes", f"{tmp}/q.npy", "--gallery-codes", f"{tmp}/g.npy",
+    ...                      "--query-labels", f"{tmp}/ql.npy", "--gallery-labels", f"{tmp}/gl.npy",
+    ...                      "--metrics", "p@2", "--ties", ties, "--json", "-"], out=buf)
+    ...         print(code, json.loads(buf.getvalue())["metrics"])
+    0 {'p@2': 0.75}
+    0 {'p@2': 0.5}
+    """
     out = out or sys.stdout
     parser = build_parser()
     args = parser.parse_args(argv)

@@ -25,14 +25,21 @@ __all__ = ['READINGS', 'TABLE4', 'binary_list', 'relevant_runs', 'egr_contingenc
            'egr_tied', 'egr_at', 'grid_components', 'egr_grid']
 
 # %% ../nbs/30_egr.ipynb #3ce888e6
-def binary_list(rel, name: str = "rel") -> np.ndarray:
+def binary_list(rel,                     # one ranked list's grades (whole numbers >= 0, or booleans), rank order, 1-D
+                name: str = "rel",       # the argument's name in error messages
+                ) -> np.ndarray:
     "A ranked list's relevance (grades >= 0 or booleans, 1-D) as a new boolean array: relevant = grade > 0."
     a = check_whole_numbers(rel, name, 1, "the grades of one ranked list")
     return check_nonempty(a, name) > 0
 
 
-def relevant_runs(rel) -> np.ndarray:
-    "Lengths of the maximal runs of relevant items, in list order (the EGR groups g_1..g_k)."
+def relevant_runs(rel,                   # one ranked list's grades, rank order (relevant = grade > 0)
+                  ) -> np.ndarray:
+    """Lengths of the maximal runs of relevant items, in list order (the EGR groups g_1..g_k).
+
+    >>> relevant_runs([1, 1, 0, 1, 0, 0, 2, 1, 1])                        # runs 11, 1, 211 (grade 2 is relevant)
+    array([2, 1, 3])
+    """
     r = binary_list(rel).astype(np.int8)
     edges = np.diff(np.concatenate(([0], r, [0])))
     return (np.flatnonzero(edges == -1) - np.flatnonzero(edges == 1)).astype(np.int64)
@@ -41,7 +48,9 @@ def relevant_runs(rel) -> np.ndarray:
 READINGS = ("class", "R")
 
 
-def egr_contingency(rel, reading: str = "class") -> tuple:
+def egr_contingency(rel,                 # one ranked list's grades, rank order (relevant = grade > 0)
+                    reading: str = "class",  # "class" (c_j = partition size; the paper's tables) | "R" (c_j = R)
+                    ) -> tuple:
     """The paper's clusters x partitions table for a ranked list, and c_j.
 
     Clusters (rows): maximal runs of one class, in list order. Partitions (columns): the relevant class
@@ -64,7 +73,9 @@ def egr_contingency(rel, reading: str = "class") -> tuple:
     return A, c
 
 
-def egr_direct(rel, reading: str = "class") -> float:
+def egr_direct(rel,                      # one ranked list's grades, rank order (relevant = grade > 0)
+               reading: str = "class",   # "class" (c_j = partition size; the paper's tables) | "R" (c_j = R)
+               ) -> float:
     "EGR by the printed double sum over clusters and partitions, log base 10 (lower is better)."
     A, c = egr_contingency(rel, reading)
     n = A.sum()
@@ -107,16 +118,31 @@ def _check_groups(groups, n: int) -> np.ndarray:
     return g
 
 
-def egr_from_groups(groups, n: int, reading: str = "class") -> float:
-    "EGR of a list of n items whose relevant runs have the lengths `groups` (closed form)."
+def egr_from_groups(groups,              # lengths of the relevant runs (each >= 1, any order); must fit in n with gaps
+                    n: int,              # the list's length N (>= 1)
+                    reading: str = "class",  # "class" (c_j = partition size; the paper's tables) | "R" (c_j = R)
+                    ) -> float:
+    """EGR of a list of n items whose relevant runs have the lengths `groups` (closed form).
+
+    >>> egr_from_groups([2, 1], 6) == egr([1, 1, 0, 1, 0, 0])             # only N and the run lengths matter
+    True
+    """
     n = check_int(n, "n", 1)
     check_choice(reading, "reading", READINGS)
     g = _check_groups(groups, n)
     return float(_egr_closed(n, g.sum(), _flogf(g).sum(), reading))
 
 
-def egr(rel, reading: str = "class") -> float:
-    "EGR (Gherbi et al. 2023) of one ranked list of grades (relevant = grade > 0), by the closed form. Lower is better."
+def egr(rel,                             # one ranked list's grades, rank order (relevant = grade > 0); no ties
+        reading: str = "class",          # "class" (c_j = partition size; the paper's tables) | "R" (c_j = R)
+        ) -> float:
+    """EGR (Gherbi et al. 2023) of one ranked list (relevant = grade > 0), by the closed form. Lower is better.
+
+    >>> egr([1, 1, 0, 1, 0, 0])            # (4 log10 6 + H10(2/3, 1/3)) / 6 = 0.56484; egr_direct sums the cells
+    0.5648399320797082
+    >>> egr([0, 0, 1, 0, 1, 1]) == egr([1, 1, 0, 1, 0, 0])                # blind to position: the same runs
+    True
+    """
     check_choice(reading, "reading", READINGS)
     r = binary_list(rel)
     return float(_egr_closed(len(r), r.sum(), _flogf(relevant_runs(r)).sum(), reading))
@@ -126,8 +152,8 @@ def egr(rel, reading: str = "class") -> float:
 @dataclass(frozen=True)
 class ExactLog:
     "The number log10(m) / d (m > 0 rational, d >= 1 integer), compared exactly."
-    m: Fraction
-    d: int
+    m: Fraction         # m > 0, the rational under the logarithm
+    d: int              # d >= 1, the integer divisor
 
     def __float__(self) -> float:
         return (math.log10(self.m.numerator) - math.log10(self.m.denominator)) / self.d
@@ -149,8 +175,15 @@ class ExactLog:
         return hash(float(self))
 
 
-def egr_exact(groups, n: int, reading: str = "class") -> ExactLog:
-    "EGR of a list of n items with relevant runs `groups`, as an exact `ExactLog`."
+def egr_exact(groups,                    # lengths of the relevant runs (each >= 1, any order); must fit in n with gaps
+              n: int,                    # the list's length N (>= 1)
+              reading: str = "class",    # "class" (c_j = partition size; the paper's tables) | "R" (c_j = R)
+              ) -> ExactLog:
+    """EGR of a list of n items with relevant runs `groups`, as an exact `ExactLog`.
+
+    >>> egr_exact([2], 2) == egr_exact([4], 4) < egr_exact([3], 3)   # all relevant: log10(4)/4 = log10(2)/2, exactly
+    True
+    """
     n = check_int(n, "n", 1)
     check_choice(reading, "reading", READINGS)
     g = [int(v) for v in _check_groups(groups, n)]
@@ -165,8 +198,14 @@ def egr_exact(groups, n: int, reading: str = "class") -> ExactLog:
     return ExactLog(Fraction(num, denom), n * r)
 
 # %% ../nbs/30_egr.ipynb #9d9efcac
-def truncate(x: float, digits: int = 3) -> float:
-    "Cut x (>= 0) to `digits` decimals, as the paper's Table 4 prints (0.06974 -> 0.069)."
+def truncate(x: float,                   # a value >= 0
+             digits: int = 3,            # decimals kept
+             ) -> float:
+    """Cut x (>= 0) to `digits` decimals, as the paper's Table 4 prints (0.06974 -> 0.069).
+
+    >>> truncate(0.06974), round(0.06974, 3)                               # log10(18)/18: truncated, not rounded
+    (0.069, 0.07)
+    """
     scale = 10 ** digits
     return math.floor(x * scale + 1e-9) / scale
 
@@ -184,44 +223,82 @@ def _hit_ranks(rel) -> np.ndarray:
     return np.flatnonzero(binary_list(rel)) + 1
 
 
-def paper_precision(rel, exact: bool = False):
-    "P = r / N: the share of the list that is relevant (Gherbi et al. 2023, Section 2.3)."
+def paper_precision(rel,                 # one returned list's grades, rank order (relevant = grade > 0)
+                    exact: bool = False, # True: an exact Fraction; False: a float
+                    ):
+    """P = r / N: the share of the list that is relevant (Gherbi et al. 2023, Section 2.3).
+
+    >>> paper_precision([1, 0, 1, 0], exact=True)
+    Fraction(1, 2)
+    """
     n, r = len(binary_list(rel)), len(_hit_ranks(rel))
     v = Fraction(r, n)
     return v if exact else float(v)
 
 
-def paper_map(rel, exact: bool = False):
-    "The tables' MAP: (1/r) sum_i i / r_i over the r relevant items retrieved (0 if none)."
+def paper_map(rel,                       # one returned list's grades, rank order (relevant = grade > 0)
+              exact: bool = False,       # True: an exact Fraction; False: a float
+              ):
+    """The tables' MAP: (1/r) sum_i i / r_i over the r relevant items retrieved (0 if none).
+
+    >>> paper_map([1, 0, 1, 0], exact=True)                                # (1/1 + 2/3) / 2
+    Fraction(5, 6)
+    """
     ranks = _hit_ranks(rel)
     v = sum((Fraction(i, int(rk)) for i, rk in enumerate(ranks, 1)), Fraction(0)) / max(len(ranks), 1)
     return v if exact else float(v)
 
 
-def paper_rprecision(rel, exact: bool = False):
-    "The tables' R(P): r / (rank of the last relevant item), 0 if none."
+def paper_rprecision(rel,                # one returned list's grades, rank order (relevant = grade > 0)
+                     exact: bool = False,  # True: an exact Fraction; False: a float
+                     ):
+    """The tables' R(P): r / (rank of the last relevant item), 0 if none.
+
+    >>> paper_rprecision([1, 0, 1, 0], exact=True)                         # 2 relevant, the last at rank 3
+    Fraction(2, 3)
+    """
     ranks = _hit_ranks(rel)
     v = Fraction(len(ranks), int(ranks[-1])) if len(ranks) else Fraction(0)
     return v if exact else float(v)
 
 
-def rbp(rel, persistence: float = 0.8, exact: bool = False):
-    "Rank-biased precision (1 - p) sum_i p^(i-1) rel_i of a binary list (Moffat and Zobel 2008)."
+def rbp(rel,                             # one ranked list's grades, rank order (relevant = grade > 0; binary)
+        persistence: float = 0.8,        # p in (0, 1), taken exactly as its decimal spelling says (0.8 -> 4/5)
+        exact: bool = False,             # True: an exact Fraction; False: a float
+        ):
+    """Rank-biased precision (1 - p) sum_i p^(i-1) rel_i of a binary list (Moffat and Zobel 2008).
+
+    >>> rbp([1, 0, 1, 0], 0.5, exact=True)                                 # (1/2) (1 + 1/4)
+    Fraction(5, 8)
+    """
     p = _rational(persistence, "persistence")
     v = (1 - p) * sum((p ** (int(rk) - 1) for rk in _hit_ranks(rel)), Fraction(0))
     return v if exact else float(v)
 
 # %% ../nbs/30_egr.ipynb #227943d7
-def error_rates(n_rel: int, n: int) -> dict:
-    "Gherbi et al. (2023), Section 3.2: R_ERR = (R-1)/N, N_ERR = 1/N, P_ERR = min of the two (exact fractions)."
+def error_rates(n_rel: int,              # R, the relevant items returned (1..n)
+                n: int,                  # N, the items returned (>= 1)
+                ) -> dict:
+    """Gherbi et al. (2023), Section 3.2: R_ERR = (R-1)/N, N_ERR = 1/N, P_ERR = min of the two (exact fractions).
+
+    >>> error_rates(3, 4)
+    {'R_ERR': Fraction(1, 2), 'N_ERR': Fraction(1, 4), 'P_ERR': Fraction(1, 4)}
+    """
     n = check_int(n, "n", 1)
     n_rel = check_int(n_rel, "n_rel", 1, n)
     r_err, n_err = Fraction(n_rel - 1, n), Fraction(1, n)
     return {"R_ERR": r_err, "N_ERR": n_err, "P_ERR": min(r_err, n_err)}
 
 
-def extended_precision(n_rel_i: int, n_i: int, n_rel_j: int) -> Fraction:
-    "Gherbi et al. (2023), Section 3.3: P'_i = R_j / (N_i + R_j - R_i), system i's precision if it returned R_j hits."
+def extended_precision(n_rel_i: int,     # R_i, the relevant items system i returned (0..n_i)
+                       n_i: int,         # N_i, the items system i returned (>= 1)
+                       n_rel_j: int,     # R_j >= R_i, the relevant items system j returned
+                       ) -> Fraction:
+    """Gherbi et al. (2023), Section 3.3: P'_i = R_j / (N_i + R_j - R_i), system i's precision if it returned R_j hits.
+
+    >>> extended_precision(1, 2, 2)                     # 1 of 2 and 2 of 4 (both P = 1/2): P'_i = 2/3 > P_j = 1/2
+    Fraction(2, 3)
+    """
     n_i = check_int(n_i, "n_i", 1)
     n_rel_i = check_int(n_rel_i, "n_rel_i", 0, n_i)
     n_rel_j = check_int(n_rel_j, "n_rel_j", n_rel_i)
@@ -242,8 +319,13 @@ def _entropy_of_counts(counts: np.ndarray) -> float:
     return float(-(p * np.log(p)).sum())
 
 
-def clustering_entropy(table) -> float:
-    "Zhao-Karypis entropy of a clusters x partitions table (0 = every cluster within one partition)."
+def clustering_entropy(table,            # clusters x partitions counts (whole numbers >= 0, not all 0), 2-D
+                       ) -> float:
+    """Zhao-Karypis entropy of a clusters x partitions table (0 = every cluster within one partition).
+
+    >>> clustering_entropy([[2, 0], [1, 1]])            # cluster 1 pure (0), cluster 2 split evenly (1), weights 1/2
+    0.5
+    """
     a = _check_contingency(table)
     if a.shape[1] < 2:
         return 0.0
@@ -252,14 +334,25 @@ def clustering_entropy(table) -> float:
     return float((k / a.sum() * per_cluster).sum() / math.log(a.shape[1]))
 
 
-def purity(table) -> float:
-    "Zhao-Karypis purity: the share of items in their cluster's majority partition."
+def purity(table,                        # clusters x partitions counts (whole numbers >= 0, not all 0), 2-D
+           ) -> float:
+    """Zhao-Karypis purity: the share of items in their cluster's majority partition.
+
+    >>> purity([[2, 0], [1, 1]])                                           # (2 + 1) / 4
+    0.75
+    """
     a = _check_contingency(table)
     return float(a.max(1).sum() / a.sum())
 
 
-def v_measure(table, beta: float = 1.0) -> tuple:
-    "Rosenberg-Hirschberg (homogeneity, completeness, V_beta) of a clusters x partitions table."
+def v_measure(table,                     # clusters x partitions counts (whole numbers >= 0, not all 0), 2-D
+              beta: float = 1.0,         # V_beta's weight (> 0): above 1 favours completeness, below 1 homogeneity
+              ) -> tuple:
+    """Rosenberg-Hirschberg (homogeneity, completeness, V_beta) of a clusters x partitions table.
+
+    >>> [round(x, 4) for x in v_measure([[2, 0], [1, 1]])]                # as scikit-learn's, on the labels
+    [0.3837, 0.3113, 0.3437]
+    """
     a = _check_contingency(table)
     if isinstance(beta, bool) or not isinstance(beta, (int, float)) or not beta > 0 or not math.isfinite(beta):
         fail("beta", f"must be a positive real number, got {beta!r}")
@@ -286,8 +379,14 @@ def _runsum_rows(rel: np.ndarray) -> tuple:
     return rel.sum(1), delta_f[run].sum(1)
 
 
-def egr_rows(grades, reading: str = "class") -> np.ndarray:
-    "EGR of each row of a (Q, n) grade matrix (each row one ranked list; relevant = grade > 0)."
+def egr_rows(grades,                     # (Q, n) grades: each row one ranked list, rank order (relevant = grade > 0)
+             reading: str = "class",     # "class" (c_j = partition size; the paper's tables) | "R" (c_j = R)
+             ) -> np.ndarray:
+    """EGR of each row of a (Q, n) grade matrix (each row one ranked list; relevant = grade > 0).
+
+    >>> egr_rows([[1, 1, 0, 1, 0, 0], [0, 0, 0, 0, 0, 0]]).round(6)        # no relevant item: log10 6
+    array([0.56484 , 0.778151])
+    """
     check_choice(reading, "reading", READINGS)
     g = check_whole_numbers(grades, "grades", 2, "queries x ranked items")
     check_nonempty(g, "grades", "queries")
@@ -354,10 +453,20 @@ def _expected_runsum(segments: list, boundary: tuple | None) -> tuple:
     return r, w, e_s, r_full
 
 
-def expected_egr(relevant, irrelevant, n: int, reading: str = "class") -> float:
+def expected_egr(relevant,               # (D,) relevant items in each tie group, nearest group first
+                 irrelevant,             # (D,) irrelevant items in each tie group, the same groups
+                 n: int,                 # the top n (>= 1); more than the items: all of them (N = their number)
+                 reading: str = "class", # "class" (c_j = partition size; the paper's tables) | "R" (c_j = R)
+                 ) -> float:
     """Exact mean EGR of the top n over all orders inside tie groups.
 
-    `relevant[d]`, `irrelevant[d]`: relevant / irrelevant gallery items in tie group d (nearest first)."""
+    `relevant[d]`, `irrelevant[d]`: relevant / irrelevant gallery items in tie group d (nearest first).
+
+    >>> round(expected_egr([5], [5], 10), 5)     # one tie group, 5 + 5: the mean over its 252 orders (brute force)
+    0.64224
+    >>> egr([1] * 5 + [0] * 5), round(egr([1, 0] * 5), 5)                 # its best and worst orders
+    (0.6, 0.6699)
+    """
     check_choice(reading, "reading", READINGS)
     rel = check_whole_numbers(relevant, "relevant", 1, "one count per tie group")
     irr = check_whole_numbers(irrelevant, "irrelevant", 1, "one count per tie group")
@@ -425,7 +534,11 @@ def _group_counts(summary: RankSummary) -> tuple:
     return rel, summary.group_sizes - rel
 
 
-def egr_at(summary: RankSummary, n: int, conventions: Conventions = Conventions(), reading: str = "class") -> np.ndarray:
+def egr_at(summary: RankSummary,         # each query's ranking: top items and tie-group counts (`ranking.summarize`)
+           n: int,                       # N, the top n (>= 1); beyond the gallery: padded with irrelevant items
+           conventions: Conventions = Conventions(),  # only `conventions.ties` is read
+           reading: str = "class",       # "class" (c_j = partition size; the paper's tables) | "R" (c_j = R)
+           ) -> np.ndarray:
     """EGR of each query's top n, ties as `conventions.ties` says. Lower is better. A gallery smaller than n reads as
     padded with irrelevant items up to n (the library's rule for every cutoff beyond the ranking)."""
     n = check_int(n, "n", 1)
@@ -452,9 +565,15 @@ register_metric(r"egr@(?P<n>[0-9]+)", _build_egr, "egr@12",
 _NEIGHBOURS = {4: ((0, 1), (1, 0)), 8: ((0, 1), (1, 0), (1, 1), (1, -1))}
 
 
-def grid_components(mask, connectivity: int = 4) -> tuple:
+def grid_components(mask,                # 2-D grid (rows x columns); nonzero / True cells are the hits
+                    connectivity: int = 4,  # 4 (cells sharing an edge) | 8 (sharing an edge or a corner)
+                    ) -> tuple:
     """Connected components of the True cells of a 2-D grid: (labels, count), labels 1..count in the
-    order of each component's first cell in row-major order (as scipy.ndimage.label numbers them)."""
+    order of each component's first cell in row-major order (as scipy.ndimage.label numbers them).
+
+    >>> grid_components([[1, 0], [0, 1]])[1], grid_components([[1, 0], [0, 1]], 8)[1]   # a diagonal: 2 or 1
+    (2, 1)
+    """
     m = check_numbers(mask, "mask", 2, "rows x columns").astype(bool)
     if connectivity not in (4, 8):
         fail("connectivity", f"must be 4 (edge neighbours) or 8 (edge or corner neighbours), got {connectivity!r}")
@@ -480,8 +599,18 @@ def grid_components(mask, connectivity: int = 4) -> tuple:
     return labels, len(ids)
 
 
-def egr_grid(rel, cols: int, connectivity: int = 4, reading: str = "class") -> float:
-    "EGR of a ranked list shown as a grid `cols` wide (row by row): clusters = connected components of hits."
+def egr_grid(rel,                        # one ranked list's grades, filling the grid row by row from the top left
+             cols: int,                  # the grid's width (>= 1); the last row may be short
+             connectivity: int = 4,      # 4 (cells sharing an edge) | 8 (sharing an edge or a corner)
+             reading: str = "class",     # "class" (c_j = partition size; the paper's tables) | "R" (c_j = R)
+             ) -> float:
+    """EGR of a ranked list shown as a grid `cols` wide (row by row): clusters = connected components of hits.
+
+    >>> egr_grid([1, 0, 0, 1], 2) == egr_from_groups([1, 1], 4)            # rows 10 / 01: two clusters of 1
+    True
+    >>> egr_grid([1, 0, 0, 1], 2, connectivity=8) == egr_from_groups([2], 4)   # corners touch: one cluster of 2
+    True
+    """
     check_choice(reading, "reading", READINGS)
     r = binary_list(rel)
     cols = check_int(cols, "cols", 1)

@@ -40,8 +40,13 @@ def _ties_from_sizes(tie_sizes, n: int) -> list:
 class APPlayground(Lab):
     "AP@p (every denominator and tie mode), nDCG@p and EGR@p of a ranked list a student edits."
 
-    def __init__(self, grades=(1, 0, 1, 1, 0, 0, 1, 0), tie_sizes=None, p: int | None = None,
-                 max_grade: int = 1, gain: str = "exp2"):
+    def __init__(self,
+                 grades=(1, 0, 1, 1, 0, 0, 1, 0),  # the list's grades, rank order: 1 to 40 items, each 0..max_grade
+                 tie_sizes=None,                   # sizes of consecutive tie groups; None: no ties
+                 p: int | None = None,             # the cutoff, 1..len(grades); None: the whole list
+                 max_grade: int = 1,               # the highest grade: 1 (binary) to 3 (graded, for nDCG)
+                 gain: str = "exp2",               # nDCG's gain at the start: "exp2" (2^rel - 1) | "linear" (rel)
+                 ):
         W = load_ipywidgets()
         self.max_grade = check_int(max_grade, "max_grade", 1, 3)
         check_choice(gain, "gain", GAINS)
@@ -182,8 +187,12 @@ class APPlayground(Lab):
         self.table.value = html_table(header, rows)
 
 
-def ap_playground(grades=(1, 0, 1, 1, 0, 0, 1, 0), tie_sizes=None, p: int | None = None, max_grade: int = 1,
-                  gain: str = "exp2"):
+def ap_playground(grades=(1, 0, 1, 1, 0, 0, 1, 0),  # the list's grades, rank order: 1 to 40 items, each 0..max_grade
+                  tie_sizes=None,                   # sizes of consecutive tie groups; None: no ties
+                  p: int | None = None,             # the cutoff, 1..len(grades); None: the whole list
+                  max_grade: int = 1,               # the highest grade: 1 (binary) to 3 (graded, for nDCG)
+                  gain: str = "exp2",               # nDCG's gain at the start: "exp2" (2^rel - 1) | "linear" (rel)
+                  ):
     """A ranked list to edit (grades, tie groups, cutoff p) with AP@p under every convention and tie mode,
     nDCG@p and EGR@p updating live. Returns the ipywidgets box; `box.lab` is its `APPlayground`."""
     return APPlayground(grades, tie_sizes, p, max_grade, gain).widget

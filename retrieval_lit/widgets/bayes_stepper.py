@@ -21,8 +21,14 @@ __all__ = ['BayesStepper', 'bayes_stepper']
 class BayesStepper(Lab):
     "Algorithm 2 of Zheng et al. (2014, supplement), one step at a time, over two small inverted lists."
 
-    def __init__(self, idx1=(0, 2, 3, 5), tf1=(1, 2, 1, 1), idx2=(1, 3, 4, 5), tf2=(1, 2, 1, 3),
-                 n_images: int | None = None, w: float = 0.5):
+    def __init__(self,
+                 idx1=(0, 2, 3, 5),          # list 1's image ids, strictly increasing (one entry per image)
+                 tf1=(1, 2, 1, 1),           # list 1's TF, one per entry
+                 idx2=(1, 3, 4, 5),          # list 2's image ids, strictly increasing
+                 tf2=(1, 2, 1, 3),           # list 2's TF, one per entry
+                 n_images: int | None = None,  # images scored, ids 0..n_images-1; None: the largest id + 1
+                 w: float = 0.5,             # the Bayes weight at the start; the slider's 0..1 clamps other values
+                 ):
         W = load_ipywidgets()
         self.lists = (np.asarray(idx1), np.asarray(tf1), np.asarray(idx2), np.asarray(tf2))
         hi = max([int(np.max(a)) for a in (self.lists[0], self.lists[2]) if np.size(a)] + [-1])
@@ -97,8 +103,13 @@ class BayesStepper(Lab):
         self.step_button.disabled = self.end_button.disabled = self.position == len(self.steps) - 1
 
 
-def bayes_stepper(idx1=(0, 2, 3, 5), tf1=(1, 2, 1, 1), idx2=(1, 3, 4, 5), tf2=(1, 2, 1, 3),
-                  n_images: int | None = None, w: float = 0.5):
+def bayes_stepper(idx1=(0, 2, 3, 5),          # list 1's image ids, strictly increasing (one entry per image)
+                  tf1=(1, 2, 1, 1),           # list 1's TF, one per entry
+                  idx2=(1, 3, 4, 5),          # list 2's image ids, strictly increasing
+                  tf2=(1, 2, 1, 3),           # list 2's TF, one per entry
+                  n_images: int | None = None,  # images scored, ids 0..n_images-1; None: the largest id + 1
+                  w: float = 0.5,             # the Bayes weight at the start; the slider's 0..1 clamps other values
+                  ):
     """Walk Algorithm 2 (Zheng et al. 2014, supplement; repaired) over two image-sorted lists one step at a time. Returns the
     ipywidgets box; `box.lab` is its `BayesStepper`."""
     return BayesStepper(idx1, tf1, idx2, tf2, n_images, w).widget

@@ -43,7 +43,12 @@ def _parse_groups(text) -> tuple:
 class EGRExplorer(Lab):
     "EGR and the paper's other measures of the arrangement of relevant runs `groups` in a list of N."
 
-    def __init__(self, n: int = 12, groups="9, 1", persistence: float = 0.8, paper: bool = False):
+    def __init__(self,
+                 n: int = 12,                # the list's length N, 1..24
+                 groups="9, 1",              # relevant runs' lengths, "5, 3, 1" or a list (laid out largest first)
+                 persistence: float = 0.8,   # RBP's p at the start; the slider's 0.05..0.95 clamps other values
+                 paper: bool = False,        # rank among the paper's 95 arrangements (N = 12 only); False: among all
+                 ):
         W = load_ipywidgets()
         self.paper = W.Checkbox(value=bool(paper), description="rank among the paper's 95 (N = 12 only)",
                                 indent=False)
@@ -113,7 +118,11 @@ class EGRExplorer(Lab):
         self.table.value = html_table(["measure", "value", "better", "rank among all arrangements"], rows)
 
 
-def egr_explorer(n: int = 12, groups="9, 1", persistence: float = 0.8, paper: bool = False):
+def egr_explorer(n: int = 12,                # the list's length N, 1..24
+                 groups="9, 1",              # relevant runs' lengths, "5, 3, 1" or a list (laid out largest first)
+                 persistence: float = 0.8,   # RBP's p at the start; the slider's 0.05..0.95 clamps other values
+                 paper: bool = False,        # rank among the paper's 95 arrangements (N = 12 only); False: among all
+                 ):
     """EGR (Gherbi et al. 2023) of N items whose relevant items form the runs `groups`, with P, MAP, R(P), RBP and the
     arrangement's rank under each (among all arrangements of N, or for N = 12 with `paper`, among the 95
     the paper ranks). Returns the ipywidgets box; `box.lab` is its `EGRExplorer`."""

@@ -20,7 +20,13 @@ __all__ = ['HammingBallExplorer', 'hamming_ball_explorer']
 class HammingBallExplorer(Lab):
     "The Hamming ball of a query code: its histogram, φ(S_k), P@d<=k and LGAP@r for r from a slider."
 
-    def __init__(self, query_code=None, gallery_codes=None, grades=None, radius: int = 2, max_slots: int = 64):
+    def __init__(self,
+                 query_code=None,        # the query's K bits, {0,1} or {-1,+1}; None: all 0
+                 gallery_codes=None,     # N x K codes (K <= 16, any pack_codes form); None: Fig. 6's gallery
+                 grades=None,            # (N,) gallery grades; None: Fig. 6's with its gallery, else all 0
+                 radius: int = 2,        # the ball's radius r at the start, 0..K
+                 max_slots: int = 64,    # draw every code of the ball up to this many; beyond, the occupied ones
+                 ):
         from retrieval_lit.lgap import paper_fig6_gallery
         W = load_ipywidgets()
         if gallery_codes is None:
@@ -108,7 +114,12 @@ class HammingBallExplorer(Lab):
         self.figure.value = png_html(fig, alt="Hamming ball histogram")
 
 
-def hamming_ball_explorer(query_code=None, gallery_codes=None, grades=None, radius: int = 2, max_slots: int = 64):
+def hamming_ball_explorer(query_code=None,     # the query's K bits, {0,1} or {-1,+1}; None: all 0
+                          gallery_codes=None,  # N x K codes (K <= 16, any pack_codes form); None: Fig. 6's gallery
+                          grades=None,         # (N,) gallery grades; None: Fig. 6's with its gallery, else all 0
+                          radius: int = 2,     # the ball's radius r at the start, 0..K
+                          max_slots: int = 64, # draw every code of the ball up to this many; beyond, the occupied ones
+                          ):
     """Explore LGAP: flip the query's bits, move the radius, read φ(S_k), P@d<=k and LGAP@r. Defaults to
     the worked example of Ding, Li & Li (2018, Fig. 6). Returns the ipywidgets box; `box.lab` is its `HammingBallExplorer`."""
     return HammingBallExplorer(query_code, gallery_codes, grades, radius, max_slots).widget
