@@ -380,16 +380,16 @@ def run_evaluate(args,                   # the parsed `evaluate` options (an arg
         if path is not None:
             arrays[key] = load_array(path, "--" + key.replace("_", "-"))
     if not any(k in arrays for k in ("query_codes", "gallery_codes", "scores", "query_embeddings", "gallery_embeddings")):
-        fail("query-codes", "is required, with --gallery-codes (or --scores, or --query-embeddings with "
+        fail("--query-codes", "is required, with --gallery-codes (or --scores, or --query-embeddings with "
                             "--gallery-embeddings, or --data with a bundle that holds them)")
     if not args.metrics:
-        fail("metrics", "is required: name at least one metric, e.g. --metrics map@1000 p@10")
+        fail("--metrics", "is required: name at least one metric, e.g. --metrics map@1000 p@10")
     if "ignore" in arrays:
         pairs = ignore_from_array(arrays["ignore"])
         if pairs.dtype != bool:
             n_q = next(len(arrays[k]) for k in ("scores", "query_codes", "query_embeddings") if k in arrays)
             if pairs.size and (pairs[:, 0].min() < 0 or pairs[:, 0].max() >= n_q):
-                fail("ignore", f"holds a query index outside 0..{n_q - 1}")
+                fail("--ignore", f"holds a query index outside 0..{n_q - 1}")
             arrays["ignore"] = [pairs[pairs[:, 0] == i, 1] for i in range(n_q)]
     r = evaluate(metrics=args.metrics, similarity=args.similarity, client=args.dask, **arrays, **_conventions(args))
     what = f"{r.nbits} bits" if r.nbits else "ranked by scores"
