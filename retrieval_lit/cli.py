@@ -421,7 +421,8 @@ def run_trec_eval(args,                  # the parsed `trec-eval` options (an ar
 def main(argv=None,                      # the arguments after the program's name; None: sys.argv[1:]
          out=None,                       # text stream for tables and JSON; None: sys.stdout (errors go to stderr)
          ) -> int:
-    """Entry point of `retrieval-lit`; returns the exit code (0, or 2 on bad input).
+    """Entry point of `retrieval-lit`; returns the exit code: 0, or 2 when a value is refused (a RetrievalInputError,
+    printed as one line). A malformed command line (unknown option, missing value) exits with 2 through argparse.
 
     >>> import io, tempfile
     >>> with tempfile.TemporaryDirectory() as tmp:     # evaluate's example from files: distances 0, 1, 1, 2
