@@ -455,7 +455,7 @@ def _expected_runsum(segments: list, boundary: tuple | None) -> tuple:
 
 def expected_egr(relevant,               # (D,) relevant items in each tie group, nearest group first
                  irrelevant,             # (D,) irrelevant items in each tie group, the same groups
-                 n: int,                 # the top n (>= 1); more than the items: all of them (N = their number)
+                 n: int,                 # the top n (>= 1); beyond the items: padded with irrelevant ones, N = n
                  reading: str = "class", # "class" (c_j = partition size; the paper's tables) | "R" (c_j = R)
                  ) -> float:
     """Exact mean EGR of the top n over all orders inside tie groups.
@@ -475,8 +475,8 @@ def expected_egr(relevant,               # (D,) relevant items in each tie group
     total = int(rel.sum() + irr.sum())
     if total == 0:
         fail("relevant", "and `irrelevant` hold no item at all")
-    n = min(check_int(n, "n", 1), total)
-    return _expected_egr_counts(rel, irr, n, reading)
+    n = check_int(n, "n", 1)
+    return _expected_egr_counts(rel, irr, min(n, total), reading, length=n)   # padded to n, as egr_tied and egr_at
 
 
 def _expected_egr_counts(rel: np.ndarray, irr: np.ndarray, n: int, reading: str = "class",

@@ -71,17 +71,17 @@ def phi(counts,         # (m,) items on each code of the ball (the bars; zeros a
     return int(c.sum()) / (int(c.max()) * n_codes)
 
 # %% ../nbs/20_lgap.ipynb #bca615b9
-def lgap_terms(n_at,         # (..., K+1) items at each distance d (not read: the terms need only rel_at and max_at)
-               rel_at,       # (..., K+1) relevant items at each distance d
+def lgap_terms(rel_at,       # (..., K+1) relevant items at each distance d
                max_at,       # (..., K+1) the most items on one code at distance d
                nbits: int,   # K, the code length (the last axis has K + 1 entries)
                r: int,       # the radius r >= 0 (beyond K: the terms repeat the whole cube's)
                ) -> np.ndarray:
     """The terms (P@d_H<=k) * φ(S_k) = R_k / (M_k V(K,k)), k = 0..r, from per-distance counts whose last
-    axis is d = 0..K: items at d (`n_at`), relevant items at d (`rel_at`), the largest number of items on
-    one code at d (`max_at`). A term is 0 where the ball S_k is empty."""
+    axis is d = 0..K: relevant items at d (`rel_at`), the largest number of items on one code at d (`max_at`).
+    The items in the ball, n_k, cancel between P and φ, so they are not an argument. A term is 0 where the ball
+    S_k is empty (M_k = 0)."""
     r = check_int(r, "r", 0)
-    n_at, rel_at, max_at = (np.asarray(x, dtype=np.int64) for x in (n_at, rel_at, max_at))
+    rel_at, max_at = (np.asarray(x, dtype=np.int64) for x in (rel_at, max_at))
     kmax = min(r, nbits)
     R = np.cumsum(rel_at[..., : kmax + 1], axis=-1)
     M = np.maximum.accumulate(max_at[..., : kmax + 1], axis=-1)
@@ -91,8 +91,7 @@ def lgap_terms(n_at,         # (..., K+1) items at each distance d (not read: th
     return terms
 
 
-def lgap_from_counts(n_at,         # (..., K+1) items at each distance d, as in `lgap_terms`
-                     rel_at,       # (..., K+1) relevant items at each distance d
+def lgap_from_counts(rel_at,       # (..., K+1) relevant items at each distance d
                      max_at,       # (..., K+1) the most items on one code at distance d
                      nbits: int,   # K, the code length
                      r: int,       # the radius r >= 0 (any size: r > K costs no more)
@@ -100,7 +99,7 @@ def lgap_from_counts(n_at,         # (..., K+1) items at each distance d, as in 
     """LGAP@r (eq. 10) from per-distance counts (see `lgap_terms`): the mean of the r+1 terms. For r > K the balls of
     radius K..r are all the whole cube, so the last term repeats: added in closed form, never as an r-long array."""
     r = check_int(r, "r", 0)
-    terms = lgap_terms(n_at, rel_at, max_at, nbits, min(r, nbits))
+    terms = lgap_terms(rel_at, max_at, nbits, min(r, nbits))
     if r <= nbits:
         return terms.mean(axis=-1)
     return (terms.sum(axis=-1) + (r - nbits) * terms[..., -1]) / (r + 1)
@@ -145,7 +144,7 @@ def lgap(query_code,      # (K,) the query's code, {0,1} or {-1,+1}
     K = len(n_at) - 1
     if n_at[: min(r, K) + 1].sum() == 0:
         return math.nan
-    return float(lgap_from_counts(n_at, rel_at, max_at, K, r))
+    return float(lgap_from_counts(rel_at, max_at, K, r))
 
 # %% ../nbs/20_lgap.ipynb #e9bf85d8
 PAPER_FIG6 = {"0000": (1,), "1000": (1, 1), "0100": (1,), "0010": (0,), "0001": (0,),
@@ -307,7 +306,7 @@ def mlgap(summary: RankSummary,                      # a Hamming ranking summary
     if summary.code_max is None:
         fail("summary", "has no `code_max`: LGAP needs it; build the summary with summarize(..., code_max=True)")
     n_at = summary.group_sizes
-    values = lgap_from_counts(n_at, summary.relevant_hist, summary.code_max, summary.nbits, r)
+    values = lgap_from_counts(summary.relevant_hist, summary.code_max, summary.nbits, r)
     empty_ball = n_at[:, : min(r, summary.nbits) + 1].sum(-1) == 0
     return apply_empty_policy(values, empty_ball, conventions, f"ha{'s' if empty_ball.sum() == 1 else 've'} "
                               f"no gallery item within Hamming distance {r}, so LGAP@{r} is undefined")

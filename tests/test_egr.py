@@ -87,7 +87,9 @@ def brute_expected(groups, n, reading):
     for a, b in groups:
         per_group.append([[1 if i in pos else 0 for i in range(a + b)]
                           for pos in map(set, itertools.combinations(range(a + b), a))])
-    values = [E.egr_direct(list(itertools.chain(*parts))[:n], reading) for parts in itertools.product(*per_group)]
+    pad = [0] * max(0, n - sum(a + b for a, b in groups))           # beyond the items: irrelevant padding up to n
+    values = [E.egr_direct((list(itertools.chain(*parts)) + pad)[:n], reading)
+              for parts in itertools.product(*per_group)]
     return sum(values) / len(values)
 
 
@@ -95,7 +97,7 @@ def brute_expected(groups, n, reading):
 @given(tie_structures, st.data(), readings)
 def test_expected_egr_equals_brute_force_over_tie_orders(groups, data, reading):
     total = sum(a + b for a, b in groups)
-    n = data.draw(st.integers(1, total))
+    n = data.draw(st.integers(1, total + 3))                          # beyond the items too: padded to n
     rel, irr = [a for a, _ in groups], [b for _, b in groups]
     assert math.isclose(E.expected_egr(rel, irr, n, reading), brute_expected(groups, n, reading),
                         rel_tol=1e-11, abs_tol=1e-13)

@@ -86,7 +86,7 @@ class HammingBallExplorer(Lab):
         from retrieval_lit.lgap import ball_histogram
         q, r, K = np.array(self._query), self.radius.value, len(self._query)
         n_at, rel_at, max_at = _lgap.shell_counts(q, self.codes, self.grades)
-        terms = _lgap.lgap_terms(n_at, rel_at, max_at, K, r)
+        terms = _lgap.lgap_terms(rel_at, max_at, K, r)
         by_distance = self.grades[np.argsort(np.abs(self.codes.astype(int) - q).sum(1), kind="stable")]
         rows = []
         for k in range(r + 1):
