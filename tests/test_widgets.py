@@ -278,6 +278,18 @@ def test_bayes_stepper_bad_input():
         bayes_stepper(idx1=[2, 1], tf1=[1, 1])
     with pytest.raises(RetrievalInputError, match="^`tf2`"):
         bayes_stepper(idx2=[1, 3], tf2=[1])
+    with pytest.raises(RetrievalInputError, match=r"^`w` must lie in \[0, 1\], got 1.5"):
+        bayes_stepper(w=1.5)                       # the slider would have clamped it to 1 without a word
+
+
+def test_bayes_stepper_tf_none_is_one_per_entry():
+    ones = BayesStepper(tf1=None, tf2=None).run_to_end().readout()["scores"]
+    assert ones == BayesStepper(tf1=[1, 1, 1, 1], tf2=[1, 1, 1, 1]).run_to_end().readout()["scores"]
+
+
+def test_egr_explorer_persistence_outside_the_slider_is_refused():
+    with pytest.raises(RetrievalInputError, match=r"^`persistence` must lie in \[0.05, 0.95\]"):
+        egr_explorer(persistence=0.99)
 
 
 # ----------------------------------------------------------------------------- light import

@@ -9,7 +9,7 @@ import html
 
 import numpy as np
 
-from ..validate import check_int
+from ..validate import check_int, check_probability
 from .. import bayes as _bayes
 from ..display import CELL_CSS, HEAD_CSS, html_table, Lab, load_ipywidgets, TABLE_CSS
 
@@ -23,13 +23,15 @@ class BayesStepper(Lab):
 
     def __init__(self,
                  idx1=(0, 2, 3, 5),          # list 1's image ids, strictly increasing (one entry per image)
-                 tf1=(1, 2, 1, 1),           # list 1's TF, one per entry
+                 tf1=(1, 2, 1, 1),           # list 1's TF, one per entry (None: 1 per entry)
                  idx2=(1, 3, 4, 5),          # list 2's image ids, strictly increasing
-                 tf2=(1, 2, 1, 3),           # list 2's TF, one per entry
+                 tf2=(1, 2, 1, 3),           # list 2's TF, one per entry (None: 1 per entry)
                  n_images: int | None = None,  # images scored, ids 0..n_images-1; None: the largest id + 1
-                 w: float = 0.5,             # the Bayes weight at the start; the slider's 0..1 clamps other values
+                 w: float = 0.5,             # the Bayes weight at the start, 0..1 (the slider's range)
                  ):
         W = load_ipywidgets()
+        w = check_probability(w, "w", open_low=False, open_high=False)
+        tf1, tf2 = (np.ones(np.size(i)) if t is None else t for i, t in ((idx1, tf1), (idx2, tf2)))
         self.lists = (np.asarray(idx1), np.asarray(tf1), np.asarray(idx2), np.asarray(tf2))
         hi = max([int(np.max(a)) for a in (self.lists[0], self.lists[2]) if np.size(a)] + [-1])
         self.n_images = hi + 1 if n_images is None else check_int(n_images, "n_images", 1)
@@ -104,11 +106,11 @@ class BayesStepper(Lab):
 
 
 def bayes_stepper(idx1=(0, 2, 3, 5),          # list 1's image ids, strictly increasing (one entry per image)
-                  tf1=(1, 2, 1, 1),           # list 1's TF, one per entry
+                  tf1=(1, 2, 1, 1),           # list 1's TF, one per entry (None: 1 per entry)
                   idx2=(1, 3, 4, 5),          # list 2's image ids, strictly increasing
-                  tf2=(1, 2, 1, 3),           # list 2's TF, one per entry
+                  tf2=(1, 2, 1, 3),           # list 2's TF, one per entry (None: 1 per entry)
                   n_images: int | None = None,  # images scored, ids 0..n_images-1; None: the largest id + 1
-                  w: float = 0.5,             # the Bayes weight at the start; the slider's 0..1 clamps other values
+                  w: float = 0.5,             # the Bayes weight at the start, 0..1 (the slider's range)
                   ):
     """Walk Algorithm 2 (Zheng et al. 2014, supplement; repaired) over two image-sorted lists one step at a time. Returns the
     ipywidgets box; `box.lab` is its `BayesStepper`."""

@@ -10,7 +10,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..validate import check_int, fail, RetrievalInputError
+from ..validate import check_int, check_real, fail, RetrievalInputError
 from .. import egr as _egr
 from ..labs import egr_tables as _tables
 from ..display import Lab, error_html, fmt_number, html_table, load_ipywidgets
@@ -46,7 +46,7 @@ class EGRExplorer(Lab):
     def __init__(self,
                  n: int = 12,                # the list's length N, 1..24
                  groups="9, 1",              # relevant runs' lengths, "5, 3, 1" or a list (laid out largest first)
-                 persistence: float = 0.8,   # RBP's p at the start; the slider's 0.05..0.95 clamps other values
+                 persistence: float = 0.8,   # RBP's p at the start, 0.05..0.95 (the slider's range)
                  paper: bool = False,        # rank among the paper's 95 arrangements (N = 12 only); False: among all
                  ):
         W = load_ipywidgets()
@@ -56,6 +56,8 @@ class EGRExplorer(Lab):
                                    continuous_update=False)
         self.groups_text = W.Text(description="runs", value="", continuous_update=False,
                                   placeholder="e.g. 5, 3, 1")
+        if not 0.05 <= check_real(persistence, "persistence") <= 0.95:
+            fail("persistence", f"must lie in [0.05, 0.95], the slider's range, got {persistence}")
         self.persistence = W.FloatSlider(description="RBP p", min=0.05, max=0.95, step=0.05, value=persistence,
                                          continuous_update=False)
         self.strip = W.HTML()
@@ -120,7 +122,7 @@ class EGRExplorer(Lab):
 
 def egr_explorer(n: int = 12,                # the list's length N, 1..24
                  groups="9, 1",              # relevant runs' lengths, "5, 3, 1" or a list (laid out largest first)
-                 persistence: float = 0.8,   # RBP's p at the start; the slider's 0.05..0.95 clamps other values
+                 persistence: float = 0.8,   # RBP's p at the start, 0.05..0.95 (the slider's range)
                  paper: bool = False,        # rank among the paper's 95 arrangements (N = 12 only); False: among all
                  ):
     """EGR (Gherbi et al. 2023) of N items whose relevant items form the runs `groups`, with P, MAP, R(P), RBP and the
