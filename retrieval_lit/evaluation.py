@@ -204,7 +204,8 @@ ENGINES = {"numpy": _numpy_summarize, "numba": _numba_summarize}
 STREAMS_INDEX_SUMS = {"numba"}   # engines that accept index_sums=True
 READS_IGNORE = {"numpy", "numba"}   # engines that take ignore=IgnoreSets (others hand such runs to the numpy one)
 ADVANCES_PROGRESS = {"numba"}    # engines that advance a given ranking.Progress chunk by chunk
-SECONDS_PER_PAIR = {"numpy": 2e-8, "numba": 1e-9}   # rough cost per (query, item, 64-bit word): when to show a bar
+SECONDS_PER_PAIR = {"numpy": 2e-8, "numba": 1e-9, "dask": 1e-9}   # rough cost per (query, item, 64-bit word), to
+                                                                  # decide when to show a bar (dask: numba per worker)
 
 
 def register_engine(name: str,                      # the name `evaluate(engine=...)` will select it by
@@ -357,8 +358,7 @@ def evaluate(query_codes=None,              # Q x K codes, {0,1} or {-1,+1} (ite
     # a query block holds its histogram (groups x grades, int64), code_max, ~10 bytes per ordered position, and the
     # finishers' float temporaries over its groups (about 16 per group)
     query_bytes = groups * (rel.max_grade + 1 + plan.code_max + 16) * 8 + plan.read * 10
-    rate = SECONDS_PER_PAIR[engine if engine in SECONDS_PER_PAIR and src.kind == "hamming" else "numba"
-                            if engine == "dask" else "numpy"]
+    rate = SECONDS_PER_PAIR.get(engine if src.kind == "hamming" else "numpy", SECONDS_PER_PAIR["numpy"])
     seconds = n_q * n_g * (n_words(src.nbits) if src.nbits else 4) * rate
     bar = Progress(n_q, progress_wanted(progress, seconds * (1 + bool(plan.read))), "evaluate")
     modes = {"value": conv}
