@@ -6,14 +6,15 @@
 from __future__ import annotations
 
 import numbers
+from collections import Counter
 
 import numpy as np
 
 from .evaluation import evaluate
 from .ranking import check_scores, ordered_top, summarize_scores
 from .relevance import make_ignore, relevance_from_matrix
-from .validate import (as_numeric_array, check_choice, check_finite, check_ids, check_int, check_numbers,
-                                    fail, shown)
+from .validate import (as_array, as_numeric_array, check_choice, check_finite, check_ids, check_int,
+                                    check_numbers, encode_class_ids, fail, shown)
 
 # %% auto #0
 __all__ = ['REVISITED_SETUPS', 'revisited_sets', 'cut_precision_at', 'revisited', 'ranked_grades', 'oxford', 'holidays',
@@ -65,7 +66,8 @@ def _positives_matrix(positives, n_gallery: int) -> np.ndarray:
 
 
 def _kappas(kappas) -> list:
-    "The k of mP@k and p@k: one whole number >= 1, or a list, tuple, range or 1-D array of them; as a list of ints."
+    """The k of mP@k and p@k: one whole number >= 1, or a non-empty list, tuple, range or 1-D array of distinct ones;
+    as a list of ints. A repeated k is refused: the result holds one entry per k, so it would silently hold fewer."""
     several = "must be one whole number or a list, tuple or array of them"
     if isinstance(kappas, np.ndarray) and kappas.ndim == 0:
         kappas = kappas.item()
@@ -74,7 +76,13 @@ def _kappas(kappas) -> list:
             fail("kappas", f"{several}, got an array of shape {kappas.shape}")
         kappas = kappas.tolist()
     if isinstance(kappas, (list, tuple, range)):
-        return [check_int(k, "kappas", 1) for k in kappas]
+        ks = [check_int(k, "kappas", 1) for k in kappas]
+        if not ks:
+            fail("kappas", "must name at least one k, got an empty list")
+        twice = [k for k, count in Counter(ks).items() if count > 1]
+        if twice:
+            fail("kappas", f"names {twice[0]} twice: name each k once (the result has one entry per k)")
+        return ks
     if isinstance(kappas, str):
         fail("kappas", f"{several}, got the string {kappas!r}")
     if not isinstance(kappas, numbers.Number):
@@ -83,7 +91,7 @@ def _kappas(kappas) -> list:
 
 
 def cut_precision_at(grades_in_order: np.ndarray,  # (Q, N) each query's grades in rank order (ties in a fixed order)
-                     kappas,                      # the k of each mP@k: one whole number >= 1, or several
+                     kappas,                      # the k of each mP@k: one whole number >= 1, or several distinct
                      ) -> np.ndarray:
     """(Q, len(kappas)) the published mP@k per query: precision at min(k, rank of the last positive) (positive =
     grade > 0); NaN for a query without positives.
@@ -105,7 +113,7 @@ def cut_precision_at(grades_in_order: np.ndarray,  # (Q, N) each query's grades 
 # %% ../nbs/51_protocols.ipynb #a99d8b2a
 def revisited(scores,                 # Q x N similarities (higher = nearer)
               gnd,                    # one dict per query, arrays of gallery indices 'easy', 'hard', 'junk'
-              kappas=(1, 5, 10),      # the k of mp@k and p@k: one whole number >= 1, or several
+              kappas=(1, 5, 10),      # the k of mp@k and p@k: one whole number >= 1, or several distinct
               ties: str = "index",    # "index" (stable by gallery index) | "optimistic" | "pessimistic" | "expected"
               ) -> dict:
     """The revisited Oxford/Paris protocol (Radenović et al. 2018): {"easy"|"medium"|"hard": {"map", "mp@k", "p@k"}}
@@ -184,9 +192,26 @@ def oxford(scores,                 # Q x N similarities (higher = nearer)
 
 
 def _groups(groups, n: int, name: str = "groups") -> np.ndarray:
-    g = as_numeric_array(groups, name).reshape(-1)
+    """(n,) group ids as `evaluate` takes class ids: whole numbers, or strings or any hashable ids (compared exactly);
+    numbers held in an object array are checked as numbers. Read only: it may be the caller's array."""
+    g = as_array(groups, name).reshape(-1)
     if g.shape != (n,):
         fail(name, f"must give one group id per image ({n}), got shape {g.shape}")
+    numeric = lambda v: isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_))
+    if g.dtype == object and all(numeric(v) for v in g.tolist()):
+        as_numbers = np.array(g.tolist())
+        g = as_numbers if as_numbers.dtype.kind in "iuf" else g
+    if g.dtype == object or g.dtype.kind in "US":
+        for i, v in enumerate(g.tolist()):
+            if v is None or (isinstance(v, numbers.Number) and v != v):
+                fail(name, f"holds a missing id (None or NaN) at index {i}")
+            try:
+                hash(v)
+            except TypeError:
+                fail(name, f"holds an id that cannot be compared (it is not hashable): {shown(v)} "
+                           f"({type(v).__name__}) at index {i}")
+        return g
+    g = as_numeric_array(g, name)
     check_finite(g, name)
     if g.dtype == bool:
         fail(name, "must hold whole-number group ids, got booleans")
@@ -196,8 +221,20 @@ def _groups(groups, n: int, name: str = "groups") -> np.ndarray:
     return g
 
 
+def _groups_of_four(g: np.ndarray, name: str = "groups"):
+    "Refuse any group that does not hold exactly 4 images, naming the first such group to appear in `g`."
+    codes = encode_class_ids(g, g)[0]
+    _, first, counts = np.unique(codes, return_index=True, return_counts=True)
+    bad = np.flatnonzero(counts != 4)
+    if bad.size:
+        j = bad[np.argmin(first[bad])]
+        size = int(counts[j])
+        fail(name, f"must give every object exactly 4 images (the N-S score counts an object's 4 images in the "
+                   f"top 4); group {shown(g[first[j]])} has {size} image{'' if size == 1 else 's'}")
+
+
 def holidays(scores,               # Q x N similarities over all N images (higher = nearer)
-             groups,               # (N,) the scene id of each image
+             groups,               # (N,) the scene id of each image: whole numbers, strings or any hashable ids
              query_index,          # (Q,) each query's own image, removed from its ranking
              ties: str = "index",  # "index" (stable by gallery index) | "optimistic" | "pessimistic" | "expected"
              ) -> float:
@@ -217,10 +254,11 @@ def holidays(scores,               # Q x N similarities over all N images (highe
 
 
 def ukbench_ns(scores,               # N x N similarities: every image queries all images, itself included
-               groups,               # (N,) the object id of each image (four images per object)
+               groups,               # (N,) the object id of each image (numbers, strings, ...): exactly 4 per object
                ties: str = "index",  # "index" (stable by gallery index) | "optimistic" | "pessimistic" | "expected"
                ) -> float:
-    """UKBench's N-S score: the mean number of the query's group (itself counted) in its top 4, from 0 to 4.
+    """UKBench's N-S score: the mean number of the query's group (itself counted) in its top 4, from 0 to 4; every
+    group must hold exactly 4 images, as UKBench's do (other sizes are refused: the score would mean nothing).
 
     >>> groups = [0, 0, 0, 0, 1, 1, 1, 1]           # each image first, then its 7 others tied
     >>> ukbench_ns(np.eye(8), groups)                # index order: 4 for images 0-3, 1 for images 4-7
@@ -232,4 +270,5 @@ def ukbench_ns(scores,               # N x N similarities: every image queries a
     if s.shape[0] != s.shape[1]:
         fail("scores", f"must be square (every image queries all images), got shape {s.shape}")
     g = _groups(groups, s.shape[1])
+    _groups_of_four(g)
     return 4 * evaluate(scores=s, query_labels=g, gallery_labels=g, metrics=["p@4"], ties=ties)["p@4"]

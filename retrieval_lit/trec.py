@@ -476,6 +476,12 @@ def measure_values(m: TrecMeasure,      # the measure (not runid or num_q: those
                   f"(evaluate_run reports it)")
     if m.family not in MEASURE_ORDER:
         fail("m", f"must be a measure parse_measures knows, got the family {m.family!r}")
+    if not isinstance(ranking, TrecRanking):
+        if isinstance(ranking, Mapping):
+            got = f"a {type(ranking).__name__} (a run or qrels: rank it with rank_run(qrels, run))"
+        else:
+            got = shown(ranking)[:60] + ("" if ranking is None else f" ({type(ranking).__name__})")
+        fail("ranking", f"must be a TrecRanking (from rank_run), got {got}")
     if ties == "index":
         fail("ties", f"must be one of {', '.join(map(repr, TREC_TIES))}; got 'index' (a TrecRanking's index "
                      f"order is trec_eval's order: pass ties='trec_eval')")

@@ -137,3 +137,76 @@ def test_bad_ground_truth_is_named(call, message):
     with pytest.raises(RetrievalInputError) as e:
         call()
     assert message in str(e.value), str(e.value)
+
+
+# ---------------------------------------------------------------- UKBench's groups of four; any hashable group ids
+@pytest.mark.parametrize("groups, message", [
+    ([0, 0, 0, 1, 1, 1], "group 0 has 3 images"),
+    ([5] * 4 + [7] * 5, "group 7 has 5 images"),
+    ([2, 2, 2, 1, 1, 1, 1, 1], "group 2 has 3 images"),           # the first group to appear, not the smallest id
+    (["a"] * 4 + ["b"] * 3, "group 'b' has 3 images"),
+    ([0, 0, 0, 0, 1], "group 1 has 1 image"),
+])
+def test_ukbench_refuses_groups_that_are_not_of_four(groups, message):
+    n = len(groups)
+    with pytest.raises(RetrievalInputError) as e:
+        ukbench_ns(np.eye(n), groups)
+    assert str(e.value).startswith("`groups` must give every object exactly 4 images"), str(e.value)
+    assert message in str(e.value), str(e.value)
+
+
+def _as_objects(values):
+    a = np.empty(len(values), dtype=object)
+    a[:] = values
+    return a
+
+
+@pytest.mark.parametrize("ties", ["index", "optimistic", "pessimistic", "expected"])
+def test_string_and_hashable_group_ids_give_the_integer_ids_numbers(ties):
+    rng = np.random.default_rng(5)
+    ints = np.array([3, 1, 3, 0, 1, 0, 3, 1, 0, 0, 1, 3])              # three objects of four, interleaved
+    scores = rng.integers(0, 4, (12, 12)).astype(float)             # many ties
+    queries = np.array([0, 1, 3, 7])
+    ns, h = ukbench_ns(scores, ints, ties), holidays(scores[queries], ints, queries, ties)
+    assert 0 < ns < 4 and 0 < h < 1
+    for ids in (np.array([f"obj{g}" for g in ints]), [f"obj{g}" for g in ints],
+                _as_objects([("scene", int(g)) for g in ints]), np.array([f"g{g}" for g in ints], dtype="S")):
+        kept = ids.copy()
+        assert ukbench_ns(scores, ids, ties) == ns
+        assert holidays(scores[queries], ids, queries, ties) == h
+        assert np.array_equal(np.asarray(kept), np.asarray(ids))      # the caller's ids untouched
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: ukbench_ns(np.eye(4), ["a", None, "b", "b"]), "`groups` holds a missing id (None or NaN) at index 1"),
+    (lambda: holidays(np.zeros((1, 4)), _as_objects(["a", "a", float("nan"), "b"]), [0]),
+     "`groups` holds a missing id (None or NaN) at index 2"),
+    (lambda: holidays(np.zeros((1, 4)), _as_objects(["a", "a", [1], "b"]), [0]),
+     "`groups` holds an id that cannot be compared (it is not hashable): [1] (list) at index 2"),
+    (lambda: holidays(np.zeros((1, 4)), _as_objects([0, 0.5, 1, 1]), [0]),      # numbers held as objects: numbers
+     "`groups` must hold whole-number group ids, got 0.5 at index 1"),
+    (lambda: holidays(np.zeros((1, 4)), np.array(["a", "a", "b"]), [0]), "`groups` must give one group id per image (4), got shape (3,)"),
+])
+def test_bad_hashable_group_ids_are_named(call, message):
+    with pytest.raises(RetrievalInputError) as e:
+        call()
+    assert message in str(e.value), str(e.value)
+
+
+# ---------------------------------------------------------------- each k once, and at least one
+@pytest.mark.parametrize("call, message", [
+    (lambda: revisited(np.zeros((1, 3)), [{"easy": [0], "hard": [], "junk": []}], kappas=[5, 5]),
+     "`kappas` names 5 twice: name each k once"),
+    (lambda: revisited(np.zeros((1, 3)), [{"easy": [0], "hard": [], "junk": []}], kappas=np.array([1, 5, 1])),
+     "`kappas` names 1 twice: name each k once"),
+    (lambda: revisited(np.zeros((1, 3)), [{"easy": [0], "hard": [], "junk": []}], kappas=[]),
+     "`kappas` must name at least one k"),
+    (lambda: revisited(np.zeros((1, 3)), [{"easy": [0], "hard": [], "junk": []}], kappas=np.array([], dtype=int)),
+     "`kappas` must name at least one k"),
+    (lambda: cut_precision_at([[1, 0, 1]], range(0)), "`kappas` must name at least one k"),
+    (lambda: cut_precision_at([[1, 0, 1]], [2, np.int64(2)]), "`kappas` names 2 twice: name each k once"),
+])
+def test_kappas_name_each_k_once_and_at_least_one(call, message):
+    with pytest.raises(RetrievalInputError) as e:
+        call()
+    assert message in str(e.value), str(e.value)
