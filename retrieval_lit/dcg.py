@@ -38,7 +38,7 @@ def discount_prefix(n: int,    # the last position m the table covers (n + 1 ent
     lo.setflags(write=False)
     return hi, lo
 
-
+# %% ../nbs/12_dcg.ipynb #59f84464
 def discount_sum(start,          # items ranked before each run (whole numbers, any shape)
                  count,          # items in each run (broadcast with start)
                  p: int,         # the cutoff: positions past p add nothing
@@ -58,7 +58,7 @@ def gain_values(n_grades: int,   # how many grades: 0..n_grades-1
     g = np.arange(n_grades, dtype=np.float64)
     return np.exp2(g) - 1.0 if check_choice(gain, "gain", ("exp2", "linear")) == "exp2" else g
 
-
+# %% ../nbs/12_dcg.ipynb #29b2a6c1
 def dcg_of_runs(counts: np.ndarray,   # (Q, J) items in each run of consecutive positions, in rank order
                 gains: np.ndarray,    # (Q, J) or (J,) the (mean) gain of each run's items
                 p: int,               # the cutoff: positions past p add nothing
@@ -71,7 +71,7 @@ def dcg_of_runs(counts: np.ndarray,   # (Q, J) items in each run of consecutive 
     terms = gains * discount_sum(starts, counts, p, table)
     return np.cumsum(terms, axis=1)[:, -1]
 
-
+# %% ../nbs/12_dcg.ipynb #2c8b53b9
 def dcg_of_ordered(grades: np.ndarray,     # (Q, t) integer grades in rank order (they index `gains`)
                    gains: np.ndarray,      # (G,) the gain of each grade 0..G-1 (`gain_values`)
                    cells: int = 1 << 22,   # the most floats held at once (rows x t of a block)
@@ -124,7 +124,7 @@ def dcg_from_summary(summary: RankSummary,      # the ranking summary (chapter 0
     counts, run_gains = _runs(summary, gains, conventions.ties)
     return dcg_of_runs(counts, run_gains, t, discount_prefix(t))
 
-
+# %% ../nbs/12_dcg.ipynb #e7a1f632
 def idcg_from_summary(summary: RankSummary,      # the ranking summary (chapter 03), with its `unranked` if any
                       p,                         # the cutoff p >= 1; None: every judged item
                       conventions: Conventions,  # reads `gain` (the ideal order does not depend on ties)
@@ -138,7 +138,7 @@ def idcg_from_summary(summary: RankSummary,      # the ranking summary (chapter 
     per_grade = totals[:, ::-1]
     return dcg_of_runs(per_grade, gains[::-1], t, discount_prefix(t))
 
-
+# %% ../nbs/12_dcg.ipynb #ff57f7ac
 def ndcg_from_summary(summary: RankSummary,      # the ranking summary (chapter 03)
                       p,                         # the cutoff p >= 1 (beyond N: N); None: the whole ranking
                       conventions: Conventions,  # reads `ties`, `gain`, and `empty` for a query with iDCG = 0
@@ -172,7 +172,7 @@ def dcg(grades,                            # the ranked list's grades 0..255, ra
     conventions = Conventions.make(ties=ties, gain=gain)
     return float(dcg_from_summary(list_summary(grades, tie_sizes), p, conventions)[0])
 
-
+# %% ../nbs/12_dcg.ipynb #3bbdc9e4
 def ndcg(grades,                           # the ranked list's grades 0..255, rank order
          p=None,                           # the cutoff; None: the whole list
          tie_sizes=None,                   # sizes of consecutive tie groups; None: no ties

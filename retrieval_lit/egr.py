@@ -32,7 +32,7 @@ def binary_list(rel,                     # one ranked list's grades (whole numbe
     a = check_whole_numbers(rel, name, 1, "the grades of one ranked list")
     return check_nonempty(a, name) > 0
 
-
+# %% ../nbs/30_egr.ipynb #5d99cad8
 def relevant_runs(rel,                   # one ranked list's grades, rank order (relevant = grade > 0)
                   ) -> np.ndarray:
     """Lengths of the maximal runs of relevant items, in list order (the EGR groups g_1..g_k).
@@ -72,7 +72,7 @@ def egr_contingency(rel,                 # one ranked list's grades, rank order 
         c = np.full(A.shape[1], max(n_rel, 1), dtype=np.int64)
     return A, c
 
-
+# %% ../nbs/30_egr.ipynb #d19a957f
 def egr_direct(rel,                      # one ranked list's grades, rank order (relevant = grade > 0)
                reading: str = "class",   # "class" (c_j = partition size; the paper's tables) | "R" (c_j = R)
                ) -> float:
@@ -132,7 +132,7 @@ def egr_from_groups(groups,              # lengths of the relevant runs (each >=
     g = _check_groups(groups, n)
     return float(_egr_closed(n, g.sum(), _flogf(g).sum(), reading))
 
-
+# %% ../nbs/30_egr.ipynb #300876e5
 def egr(rel,                             # one ranked list's grades, rank order (relevant = grade > 0); no ties
         reading: str = "class",          # "class" (c_j = partition size; the paper's tables) | "R" (c_j = R)
         ) -> float:
@@ -174,7 +174,7 @@ class ExactLog:
     def __hash__(self) -> int:
         return hash(float(self))
 
-
+# %% ../nbs/30_egr.ipynb #113248e6
 def egr_exact(groups,                    # lengths of the relevant runs (each >= 1, any order); must fit in n with gaps
               n: int,                    # the list's length N (>= 1)
               reading: str = "class",    # "class" (c_j = partition size; the paper's tables) | "R" (c_j = R)
@@ -235,7 +235,7 @@ def paper_precision(rel,                 # one returned list's grades, rank orde
     v = Fraction(r, n)
     return v if exact else float(v)
 
-
+# %% ../nbs/30_egr.ipynb #c781f303
 def paper_map(rel,                       # one returned list's grades, rank order (relevant = grade > 0)
               exact: bool = False,       # True: an exact Fraction; False: a float
               ):
@@ -248,7 +248,7 @@ def paper_map(rel,                       # one returned list's grades, rank orde
     v = sum((Fraction(i, int(rk)) for i, rk in enumerate(ranks, 1)), Fraction(0)) / max(len(ranks), 1)
     return v if exact else float(v)
 
-
+# %% ../nbs/30_egr.ipynb #170af1f3
 def paper_rprecision(rel,                # one returned list's grades, rank order (relevant = grade > 0)
                      exact: bool = False,  # True: an exact Fraction; False: a float
                      ):
@@ -261,7 +261,7 @@ def paper_rprecision(rel,                # one returned list's grades, rank orde
     v = Fraction(len(ranks), int(ranks[-1])) if len(ranks) else Fraction(0)
     return v if exact else float(v)
 
-
+# %% ../nbs/30_egr.ipynb #2b8c88ce
 def rbp(rel,                             # one ranked list's grades, rank order (relevant = grade > 0; binary)
         persistence: float = 0.8,        # p in (0, 1), taken exactly as its decimal spelling says (0.8 -> 4/5)
         exact: bool = False,             # True: an exact Fraction; False: a float
@@ -289,7 +289,7 @@ def error_rates(n_rel: int,              # R, the relevant items returned (1..n)
     r_err, n_err = Fraction(n_rel - 1, n), Fraction(1, n)
     return {"R_ERR": r_err, "N_ERR": n_err, "P_ERR": min(r_err, n_err)}
 
-
+# %% ../nbs/30_egr.ipynb #340e9afa
 def extended_precision(n_rel_i: int,     # R_i, the relevant items system i returned (0..n_i)
                        n_i: int,         # N_i, the items system i returned (>= 1)
                        n_rel_j: int,     # R_j >= R_i, the relevant items system j returned
@@ -333,7 +333,7 @@ def clustering_entropy(table,            # clusters x partitions counts (whole n
     per_cluster = np.array([_entropy_of_counts(row) if row.sum() else 0.0 for row in a])
     return float((k / a.sum() * per_cluster).sum() / math.log(a.shape[1]))
 
-
+# %% ../nbs/30_egr.ipynb #aedb81f3
 def purity(table,                        # clusters x partitions counts (whole numbers >= 0, not all 0), 2-D
            ) -> float:
     """Zhao-Karypis purity: the share of items in their cluster's majority partition.
@@ -344,7 +344,7 @@ def purity(table,                        # clusters x partitions counts (whole n
     a = _check_contingency(table)
     return float(a.max(1).sum() / a.sum())
 
-
+# %% ../nbs/30_egr.ipynb #2d5c6472
 def v_measure(table,                     # clusters x partitions counts (whole numbers >= 0, not all 0), 2-D
               beta: float = 1.0,         # V_beta's weight (> 0): above 1 favours completeness, below 1 homogeneity
               ) -> tuple:
@@ -598,7 +598,7 @@ def grid_components(mask,                # 2-D grid (rows x columns); nonzero / 
         labels.flat[i] = ids.setdefault(root(i), len(ids) + 1)
     return labels, len(ids)
 
-
+# %% ../nbs/30_egr.ipynb #8d57adfc
 def egr_grid(rel,                        # one ranked list's grades, filling the grid row by row from the top left
              cols: int,                  # the grid's width (>= 1); the last row may be short
              connectivity: int = 4,      # 4 (cells sharing an edge) | 8 (sharing an edge or a corner)

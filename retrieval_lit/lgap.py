@@ -37,7 +37,7 @@ def ball_size(nbits: int,    # K >= 1, the code length
     radius = check_int(radius, "radius", 0)
     return sum(math.comb(nbits, i) for i in range(min(radius, nbits) + 1))
 
-
+# %% ../nbs/20_lgap.ipynb #4f171c9b
 def inverse_ball_sizes(nbits: int,   # K >= 1, the code length
                        kmax: int,    # the largest radius >= 0 (capped at K)
                        ) -> np.ndarray:
@@ -90,7 +90,7 @@ def lgap_terms(rel_at,       # (..., K+1) relevant items at each distance d
         terms = np.concatenate([terms, np.repeat(terms[..., -1:], r - nbits, axis=-1)], axis=-1)
     return terms
 
-
+# %% ../nbs/20_lgap.ipynb #cfe43c1d
 def lgap_from_counts(rel_at,       # (..., K+1) relevant items at each distance d
                      max_at,       # (..., K+1) the most items on one code at distance d
                      nbits: int,   # K, the code length
@@ -127,7 +127,7 @@ def shell_counts(query_code,      # (K,) the query's code, {0,1} or {-1,+1}
     np.maximum.at(max_at, d, per_code[code_id.ravel()])
     return n_at, rel_at, max_at
 
-
+# %% ../nbs/20_lgap.ipynb #e726451e
 def lgap(query_code,      # (K,) the query's code, {0,1} or {-1,+1}
          gallery_codes,   # N x K codes in either alphabet, or PackedCodes
          grades,          # (N,) whole-number grades of the gallery items; relevant = grade > 0
@@ -239,7 +239,7 @@ def ball_codes(query_code,    # (K,) the centre, {0,1} or {-1,+1}
             rows.append(c)
     return np.array(rows, dtype=np.uint8).reshape(-1, len(q))
 
-
+# %% ../nbs/20_lgap.ipynb #f81f7566
 def plot_phi(hist: BallHistogram,          # one ball, from `ball_histogram`
              ax=None,                       # Axes to draw on (None: a new figure)
              max_slots: int = 128,          # draw every code of the ball up to this many; beyond, the occupied ones
@@ -385,7 +385,7 @@ def code_value(codes,    # N x K codes, {0,1} or {-1,+1}, or PackedCodes; K <= 6
         fail("codes", f"have {pc.nbits} bits; code values are defined here for at most 63 bits")
     return pc.words[:, 0].astype(np.int64)
 
-
+# %% ../nbs/20_lgap.ipynb #f8615653
 def plot_code_usage(codes,                      # N x K codes, {0,1} or {-1,+1}, or PackedCodes
                     ax=None,                    # Axes to draw on (None: a new figure)
                     title: str | None = None,   # None: the codes used and the entropy
@@ -412,7 +412,7 @@ def plot_code_usage(codes,                      # N x K codes, {0,1} or {-1,+1},
     ax.set_title(title or f"{u.n_used} of 2^{pc.nbits} codes used, entropy {u.entropy:.2f} bits", fontsize=9)
     return ax
 
-
+# %% ../nbs/20_lgap.ipynb #d5770a05
 def plot_code_occupancy(codes,                      # N x K codes, {0,1} or {-1,+1}, or PackedCodes
                         ax=None,                    # Axes to draw on (None: a new figure)
                         title: str | None = None,   # None: the codes used, the most items on one, the entropy
@@ -441,7 +441,7 @@ def plot_code_occupancy(codes,                      # N x K codes, {0,1} or {-1,
                           f"{u.entropy:.2f} of {u.max_entropy:.2f} bits", fontsize=9)
     return ax
 
-
+# %% ../nbs/20_lgap.ipynb #ed425457
 def plot_utilisation(usages: dict,   # name -> CodeUsage, one bar each
                      axes=None,      # two Axes to draw on (None: a new figure)
                      ):
@@ -505,7 +505,7 @@ def perfect_map_layout(layout,               # (2^K,) the class id of each code 
     near_other = np.where(~same, d, nbits + 1).min(1)
     return bool(np.all(far_same < near_other) if strict else np.all(far_same <= near_other))
 
-
+# %% ../nbs/20_lgap.ipynb #64854834
 def utilisation(layout,    # (2^K,) the class id of each code (by code value), -1 = unused
                 ) -> float:
     """Share of the 2^K codes that a layout occupies.

@@ -100,7 +100,7 @@ def precision_from_summary(summary: RankSummary,      # the ranking summary (cha
     num, den = hits_in_top(summary, k, conventions.ties)
     return _ratio(num, den, k)[:, 0]
 
-
+# %% ../nbs/10_precision.ipynb #3ebf07f7
 def recall_from_summary(summary: RankSummary,      # the ranking summary (chapter 03)
                         k: int,                    # the cutoff K >= 1
                         conventions: Conventions,  # reads `ties`, and `empty` for a query with R = 0
@@ -112,7 +112,7 @@ def recall_from_summary(summary: RankSummary,      # the ranking summary (chapte
     return apply_empty_policy(_ratio(num, den, total[:, None])[:, 0], total == 0, conventions,
                               "have no relevant item, so no recall")
 
-
+# %% ../nbs/10_precision.ipynb #2c6afa10
 def rprec_from_summary(summary: RankSummary,      # the ranking summary (chapter 03); index_sums used if present
                        conventions: Conventions,  # reads `ties`, and `empty` for a query with R = 0
                        ) -> np.ndarray:
@@ -135,7 +135,7 @@ def ball_counts(summary: RankSummary,   # the ranking summary (chapter 03); grou
     relevant = np.cumsum(summary.relevant_hist, axis=1)[:, r]
     return items, relevant
 
-
+# %% ../nbs/10_precision.ipynb #79a4d27d
 def radius_precision_from_summary(summary: RankSummary,      # the ranking summary (chapter 03)
                                   r: int,                    # the Hamming radius r >= 0
                                   conventions: Conventions,  # reads `empty` (an empty ball); every tie mode agrees
@@ -146,7 +146,7 @@ def radius_precision_from_summary(summary: RankSummary,      # the ranking summa
     return apply_empty_policy(_ratio(relevant, np.ones_like(items), items), items == 0, conventions,
                               f"have no gallery item within Hamming radius {r}")
 
-
+# %% ../nbs/10_precision.ipynb #8a00e406
 def radius_recall_from_summary(summary: RankSummary,      # the ranking summary (chapter 03)
                                r: int,                    # the Hamming radius r >= 0
                                conventions: Conventions,  # reads `empty` (R = 0); every tie mode agrees
@@ -171,7 +171,7 @@ def precision_at_k(grades,                 # the ranked list's grades, rank orde
     """
     return float(precision_from_summary(list_summary(grades, tie_sizes), k, Conventions.make(ties=ties))[0])
 
-
+# %% ../nbs/10_precision.ipynb #7176bf33
 def recall_at_k(grades,                    # the ranked list's grades, rank order (the whole gallery)
                 k: int,                    # the cutoff
                 tie_sizes=None,            # sizes of consecutive tie groups; None: no ties
@@ -186,7 +186,7 @@ def recall_at_k(grades,                    # the ranked list's grades, rank orde
     conventions = Conventions.make(ties=ties, empty=empty)
     return float(recall_from_summary(list_summary(grades, tie_sizes), k, conventions)[0])
 
-
+# %% ../nbs/10_precision.ipynb #3df0ea45
 def r_precision(grades,                    # the ranked list's grades, rank order (the whole gallery)
                 tie_sizes=None,            # sizes of consecutive tie groups; None: no ties
                 *, ties: str = "expected",     # "expected" | "optimistic" | "pessimistic" | "index"
@@ -200,7 +200,7 @@ def r_precision(grades,                    # the ranked list's grades, rank orde
     conventions = Conventions.make(ties=ties, empty=empty)
     return float(rprec_from_summary(list_summary(grades, tie_sizes), conventions)[0])
 
-
+# %% ../nbs/10_precision.ipynb #16882b0a
 def precision_within_radius(grades,                 # the ranked list's grades, nearest first
                             r: int,                 # the Hamming radius r >= 0 (past the last distance: the whole list)
                             tie_sizes,              # required: the items at Hamming distance d = 0, 1, ... (0s allowed)
@@ -242,7 +242,7 @@ def _nanmean_columns(a: np.ndarray) -> np.ndarray:
     count = ok.sum(axis=0)
     return np.divide(total, count, out=np.full(a.shape[1], np.nan), where=count > 0)
 
-
+# %% ../nbs/10_precision.ipynb #0ba5ae06
 def pr_curve_by_rank(summary: RankSummary,      # the ranking summary (chapter 03)
                      conventions: Conventions,  # reads `ties`, and `empty` for the recall of a query with R = 0
                      ks=None,                   # the cutoffs K >= 1, (L,); None: `points` cutoffs spread over 1..N
@@ -264,7 +264,7 @@ def pr_curve_by_rank(summary: RankSummary,      # the ranking summary (chapter 0
                                 "have no relevant item, so no recall")
     return PRCurve(ks, _ratio(num, den, ks), recall, "rank")
 
-
+# %% ../nbs/10_precision.ipynb #235a1517
 def pr_curve_by_radius(summary: RankSummary,      # the ranking summary (chapter 03); group d = Hamming distance d
                        conventions: Conventions,  # reads `empty` (an empty ball; R = 0); every tie mode agrees
                        ) -> PRCurve:
@@ -301,7 +301,7 @@ def plot_pr_curve(curves,                  # one PRCurve, or a list of them
         ax.legend()
     return ax
 
-
+# %% ../nbs/10_precision.ipynb #20fa22a7
 def plot_precision_by_radius(curves: dict,    # label -> PRCurve made by `pr_curve_by_radius`
                              ax=None):        # Axes to draw on (None: a new figure)
     "Mean P@d_H<=r against the radius r, one line per curve; returns the matplotlib Axes."
@@ -329,7 +329,7 @@ def first_relevant_group(summary: RankSummary,   # the ranking summary (chapter 
     pick = lambda a: np.where(found, np.take_along_axis(a, g, axis=1)[:, 0], 0)
     return pick(np.cumsum(sizes, axis=1) - sizes), pick(sizes), pick(rel), found
 
-
+# %% ../nbs/10_precision.ipynb #5341394d
 def first_relevant_pmf(n,            # (Q,) items of the tie group, >= 1
                        r,            # (Q,) relevant items among them, 1..n
                        width: int,   # the columns x = 1..width to compute (past n - r + 1 the law is 0)
@@ -341,7 +341,7 @@ def first_relevant_pmf(n,            # (Q,) items of the tie group, >= 1
                              where=n - x > 0), 0.0, None)                 # P(X = x+1) / P(X = x)
     return np.cumprod(np.concatenate([r / n, step], axis=1), axis=1)
 
-
+# %% ../nbs/10_precision.ipynb #ddbdab0c
 def expected_first_relevant(b,                  # (Q,) items ranked before the first group holding a relevant item
                             n,                  # (Q,) items of that group
                             r,                  # (Q,) relevant items of that group
@@ -369,7 +369,7 @@ def expected_first_relevant(b,                  # (Q,) items ranked before the f
         start = stop
     return out
 
-
+# %% ../nbs/10_precision.ipynb #4cce9969
 def first_relevant_from_summary(summary: RankSummary,      # the ranking summary (chapter 03)
                                 k,                         # the cutoff k >= 1; None: the whole ranking
                                 conventions: Conventions,  # reads `ties`, and `empty` for a query with R = 0

@@ -24,7 +24,7 @@ PAPER_LEFT_OUT = {
     (6, 5): "R = 11 split: the tables show R = 11 only as 11 and (10,1)",
 }  # Gherbi et al. (2023), Section 5.1, for N = 12
 
-
+# %% ../../nbs/31_egr_tables.ipynb #aad3a3df
 def run_partitions(n_rel: int, max_runs: int, largest: int | None = None):
     "Partitions of n_rel into at most max_runs parts, largest part first, in reverse lexicographic order."
     largest = n_rel if largest is None else largest
@@ -37,7 +37,7 @@ def run_partitions(n_rel: int, max_runs: int, largest: int | None = None):
         for rest in run_partitions(n_rel - first, max_runs - 1, first):
             yield (first,) + rest
 
-
+# %% ../../nbs/31_egr_tables.ipynb #fc9df77c
 def arrangements(n: int = 12, paper: bool = False) -> list:
     "Every split of R = 1..n relevant items into runs that fits a list of n (paper=True: the paper's 95)."
     n = check_int(n, "n", 1)
@@ -48,7 +48,7 @@ def arrangements(n: int = 12, paper: bool = False) -> list:
         out = [g for g in out if g not in PAPER_LEFT_OUT]
     return out
 
-
+# %% ../../nbs/31_egr_tables.ipynb #f69d88c3
 def layout(groups, n: int) -> np.ndarray:
     "The paper's list for a split: runs largest first, one irrelevant item between runs, the rest at the end."
     n = check_int(n, "n", 1)
@@ -60,7 +60,7 @@ def layout(groups, n: int) -> np.ndarray:
         pos += v + 1
     return out
 
-
+# %% ../../nbs/31_egr_tables.ipynb #219ace93
 def arrangement_name(groups) -> str:
     "The paper's notation: 10 for one run, (9,1) for several."
     return str(groups[0]) if len(groups) == 1 else "(" + ",".join(map(str, groups)) + ")"
@@ -79,7 +79,7 @@ def measure_values(arrs: list, n: int = 12, persistence: float = 0.8) -> dict:
             "EGR": [egr_exact(g, n) for g in arrs],
             "EGR'": [egr_exact(g, n, "R") for g in arrs]}
 
-
+# %% ../../nbs/31_egr_tables.ipynb #a2b8311b
 def competition_ranks(values: list, higher_is_better: bool) -> np.ndarray:
     "1 + the number of strictly better values (ties share their best rank), by exact comparison."
     order = sorted(range(len(values)), key=values.__getitem__, reverse=higher_is_better)
@@ -89,7 +89,7 @@ def competition_ranks(values: list, higher_is_better: bool) -> np.ndarray:
         ranks[i] = ranks[order[pos - 1]] if tied else pos + 1
     return ranks
 
-
+# %% ../../nbs/31_egr_tables.ipynb #d7bccc8b
 def tie_groups(arrs: list, values: list, higher_is_better: bool) -> list:
     "The arrangements grouped by equal value, best group first: [(competition rank, [splits...]), ...]."
     ranks = competition_ranks(values, higher_is_better)
