@@ -14,7 +14,7 @@ from .validate import check_int, check_numbers, fail
 # %% auto #0
 __all__ = ['RetrievalData', 'load_digits_split', 'sign_random_projection', 'load_digits_codes']
 
-# %% ../nbs/05_data.ipynb #9a398555
+# %% ../nbs/05_data.ipynb #9594a531
 @dataclass(frozen=True)
 class RetrievalData:
     "A query/gallery split: features, class labels and (optionally) K-bit codes of both sides."
@@ -35,7 +35,7 @@ class RetrievalData:
         return (f"{self.name}: {len(self.query_labels)} queries, {len(self.gallery_labels)} gallery items, "
                 f"{len(np.unique(self.gallery_labels))} classes{codes}")
 
-
+# %% ../nbs/05_data.ipynb #5dd3f951
 def load_digits_split(n_queries: int = 297,   # queries drawn (1..1796); the other 1797 - n_queries are the gallery
                       seed: int = 0,          # seed (>= 0) of the random split (numpy default_rng)
                       ) -> RetrievalData:
@@ -52,7 +52,7 @@ def load_digits_split(n_queries: int = 297,   # queries drawn (1..1796); the oth
     q, g = perm[:n_queries], perm[n_queries:]
     return RetrievalData("digits", x[q], x[g], y[q], y[g])
 
-
+# %% ../nbs/05_data.ipynb #3d2f20a6
 def sign_random_projection(features,       # (items, D) finite real-valued features
                            nbits: int,     # K >= 1, the code length: one Gaussian direction per bit
                            seed: int = 0,  # seed of the directions (numpy default_rng): the same seed, the same hash
@@ -72,7 +72,7 @@ def sign_random_projection(features,       # (items, D) finite real-valued featu
     directions = np.random.default_rng(check_int(seed, "seed", 0)).standard_normal((x.shape[1], nbits))
     return ((x - center) @ directions > 0).astype(np.uint8)
 
-
+# %% ../nbs/05_data.ipynb #a807a8d7
 def load_digits_codes(nbits: int = 32,        # K, the code length
                       seed: int = 0,          # seed of both the split and the projection directions
                       n_queries: int = 297,   # queries drawn (1..1796); the rest is the gallery

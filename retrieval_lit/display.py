@@ -15,7 +15,7 @@ import math
 __all__ = ['TABLE_CSS', 'CELL_CSS', 'HEAD_CSS', 'new_axes', 'integer_ticks', 'png_html', 'load_ipywidgets', 'fmt_number',
            'html_table', 'error_html', 'Lab']
 
-# %% ../nbs/07_display.ipynb #cce36708
+# %% ../nbs/07_display.ipynb #8fe3d782
 def new_axes(ax=None,                  # the caller's Axes (or array of Axes): returned as they are
              figsize=(6, 2.6),         # the new figure's size in inches, when `ax` is None
              ncols: int = 1):          # new Axes side by side (an array of them when > 1)
@@ -25,14 +25,14 @@ def new_axes(ax=None,                  # the caller's Axes (or array of Axes): r
     import matplotlib.pyplot as plt
     return plt.subplots(1, ncols, figsize=figsize, layout="constrained")[1]
 
-
+# %% ../nbs/07_display.ipynb #0ff4e514
 def integer_ticks(axis,   # a matplotlib Axis that counts items: `ax.xaxis` or `ax.yaxis`
                   ):
     "Ticks at whole numbers only, on an axis that counts items (`ax.xaxis` or `ax.yaxis`)."
     from matplotlib.ticker import MaxNLocator
     axis.set_major_locator(MaxNLocator(integer=True))
 
-
+# %% ../nbs/07_display.ipynb #d2a85326
 def png_html(fig,                      # a matplotlib Figure
              alt: str = "figure",      # the image's text alternative
              dpi: int = 80,            # the PNG's resolution in dots per inch
@@ -42,7 +42,7 @@ def png_html(fig,                      # a matplotlib Figure
     fig.savefig(buf, format="png", dpi=dpi)
     return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{base64.b64encode(buf.getvalue()).decode()}">'
 
-# %% ../nbs/07_display.ipynb #70959bc3
+# %% ../nbs/07_display.ipynb #14a459c0
 def load_ipywidgets():
     "ipywidgets, imported on first use (with a clear message when it is missing)."
     try:
@@ -51,7 +51,7 @@ def load_ipywidgets():
         raise ImportError("the classroom widgets need ipywidgets: pip install ipywidgets") from e
     return ipywidgets
 
-
+# %% ../nbs/07_display.ipynb #e0f6fa27
 def fmt_number(x,   # a real number (anything float() takes); NaN is a value skipped by the `empty` policy
                ) -> str:
     """A number as the widgets show it: 4 decimals, '—' for NaN (a value skipped by the empty policy).
@@ -62,7 +62,7 @@ def fmt_number(x,   # a real number (anything float() takes); NaN is a value ski
     x = float(x)
     return "—" if math.isnan(x) else f"{x:.4f}"
 
-
+# %% ../nbs/07_display.ipynb #49ed3162
 TABLE_CSS = ("border-collapse:collapse;font-family:var(--jp-code-font-family,monospace);font-size:12px")
 CELL_CSS = "border:1px solid #d1d5db;padding:2px 8px;text-align:right"
 HEAD_CSS = "border:1px solid #d1d5db;padding:2px 8px;background:#f3f4f6;text-align:center"
@@ -76,7 +76,7 @@ def html_table(header: list,     # the column titles
     body = "".join("<tr>" + "".join(f'<td style="{CELL_CSS}">{c}</td>' for c in row) + "</tr>" for row in rows)
     return f'<table style="{TABLE_CSS}"><tr>{h}</tr>{body}</table>'
 
-
+# %% ../nbs/07_display.ipynb #602b0bab
 def error_html(e: Exception,   # the error caught; its message is HTML-escaped, never rendered
                ) -> str:
     """An error message as red monospace HTML (what a widget shows instead of its numbers after bad input).
@@ -86,7 +86,7 @@ def error_html(e: Exception,   # the error caught; its message is HTML-escaped, 
     """
     return f'<div style="color:#b91c1c;font-family:monospace">{html.escape(str(e))}</div>'
 
-
+# %% ../nbs/07_display.ipynb #bc613ec2
 class Lab:
     """What drives a widget (its "lab"): `widget` (the ipywidgets box, which points back through `widget.lab`),
     `numbers` (what is displayed), `readout()`. Each widget's lab subclasses it."""

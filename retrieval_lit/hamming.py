@@ -16,7 +16,7 @@ __all__ = ['DEFAULT_BLOCK_BYTES', 'eq1_normalized_euclidean', 'eq1_cosine', 'to_
            'pack_codes', 'distance_dtype', 'block_rows', 'row_blocks', 'iter_distance_blocks', 'hamming_distances',
            'paired_hamming']
 
-# %% ../nbs/01_hamming.ipynb #dd6ef79f
+# %% ../nbs/01_hamming.ipynb #b3aa1217
 def eq1_normalized_euclidean(h_i: np.ndarray,  # a code of length K; eq. 1 is d_H only for {-1,+1} entries
                              h_j: np.ndarray,  # a second code of the same length K (neither may be all zeros)
                              ) -> float:
@@ -28,7 +28,7 @@ def eq1_normalized_euclidean(h_i: np.ndarray,  # a code of length K; eq. 1 is d_
     h_i, h_j = np.asarray(h_i, float), np.asarray(h_j, float)
     return len(h_i) / 4 * float(np.sum((h_i / np.linalg.norm(h_i) - h_j / np.linalg.norm(h_j)) ** 2))
 
-
+# %% ../nbs/01_hamming.ipynb #7f4f99c4
 def eq1_cosine(h_i: np.ndarray,  # a code of length K; eq. 1 is d_H only for {-1,+1} entries
                h_j: np.ndarray,  # a second code of the same length K (neither may be all zeros)
                ) -> float:
@@ -42,7 +42,7 @@ def eq1_cosine(h_i: np.ndarray,  # a code of length K; eq. 1 is d_H only for {-1
     h_i, h_j = np.asarray(h_i, float), np.asarray(h_j, float)
     return float(len(h_i) / 2 * (1 - float(h_i @ h_j) / (np.linalg.norm(h_i) * np.linalg.norm(h_j))))
 
-# %% ../nbs/01_hamming.ipynb #ea09898a
+# %% ../nbs/01_hamming.ipynb #f7bb2c67
 def to_bits(codes,                # items x bits, {0,1} or {-1,+1} (any numeric dtype, or bool)
             name: str = "codes",  # the argument's name in error messages
             ) -> np.ndarray:
@@ -53,7 +53,7 @@ def to_bits(codes,                # items x bits, {0,1} or {-1,+1} (any numeric 
     """
     return check_codes(codes, name)
 
-
+# %% ../nbs/01_hamming.ipynb #ca6a4037
 def to_pm1(codes,                # items x bits, {0,1} or {-1,+1} (any numeric dtype, or bool)
            name: str = "codes",  # the argument's name in error messages
            ) -> np.ndarray:
@@ -64,7 +64,7 @@ def to_pm1(codes,                # items x bits, {0,1} or {-1,+1} (any numeric d
     """
     return check_codes(codes, name).astype(np.int8) * 2 - 1
 
-# %% ../nbs/01_hamming.ipynb #c5079c23
+# %% ../nbs/01_hamming.ipynb #76f63bde
 @dataclass(frozen=True)
 class PackedCodes:
     "Hash codes packed into uint64 words: `words` is (items, ceil(nbits/64)); bit j is bit j%64 of word j//64."
@@ -97,7 +97,7 @@ class PackedCodes:
         as_bytes = self.words.astype("<u8").view(np.uint8).reshape(len(self), -1)
         return np.unpackbits(as_bytes, axis=1, bitorder="little")[:, : self.nbits]
 
-
+# %% ../nbs/01_hamming.ipynb #eefd592e
 def n_words(nbits: int,  # the code length K in bits
             ) -> int:
     """Number of 64-bit words that hold an `nbits`-bit code.
@@ -107,7 +107,7 @@ def n_words(nbits: int,  # the code length K in bits
     """
     return -(-nbits // 64)
 
-
+# %% ../nbs/01_hamming.ipynb #462adfc9
 def pack_codes(codes,                # items x bits, {0,1} or {-1,+1}; or PackedCodes (returned as they are)
                name: str = "codes",  # the argument's name in error messages
                ) -> PackedCodes:
@@ -130,10 +130,10 @@ def pack_codes(codes,                # items x bits, {0,1} or {-1,+1}; or Packed
     as_bytes = np.packbits(padded, axis=1, bitorder="little")
     return PackedCodes(as_bytes.view("<u8").astype(np.uint64), nbits)
 
-# %% ../nbs/01_hamming.ipynb #7aed208f
+# %% ../nbs/01_hamming.ipynb #3ad4d774
 DEFAULT_BLOCK_BYTES = 1 << 26  # 64 MiB of distances per block
 
-
+# %% ../nbs/01_hamming.ipynb #471af10d
 def distance_dtype(nbits: int,  # the code length K in bits
                    ) -> np.dtype:
     """The smallest unsigned integer type that holds every distance 0..nbits: uint16 up to 65,535 bits, then uint32.
@@ -143,7 +143,7 @@ def distance_dtype(nbits: int,  # the code length K in bits
     """
     return np.dtype(np.uint16) if nbits <= np.iinfo(np.uint16).max else np.dtype(np.uint32)
 
-
+# %% ../nbs/01_hamming.ipynb #bc1619a2
 def block_rows(n_gallery: int,                              # cells per query row (gallery items, usually)
                max_block_bytes: int = DEFAULT_BLOCK_BYTES,  # the memory budget of one block, in bytes
                bytes_per_pair: int = 2,                     # bytes per cell: 2 for uint16 distances
@@ -155,7 +155,7 @@ def block_rows(n_gallery: int,                              # cells per query ro
     """
     return max(1, int(max_block_bytes) // max(1, n_gallery * bytes_per_pair))
 
-
+# %% ../nbs/01_hamming.ipynb #0a14fce9
 def row_blocks(n_rows: int,                      # rows to cover (queries, usually)
                row_len: int,                     # cells per row (gallery items, ranks, groups)
                max_block_bytes: int = DEFAULT_BLOCK_BYTES,  # the budget of one block
@@ -165,7 +165,7 @@ def row_blocks(n_rows: int,                      # rows to cover (queries, usual
     step = block_rows(row_len, max_block_bytes, bytes_per_cell)
     return ((a, min(a + step, n_rows)) for a in range(0, n_rows, step))
 
-
+# %% ../nbs/01_hamming.ipynb #2460e052
 def _distance_block(q_words: np.ndarray, g_words: np.ndarray, nbits: int) -> np.ndarray:
     "Hamming distances (rows x N, `distance_dtype(nbits)`) between packed query rows and all gallery codes."
     d = np.zeros((q_words.shape[0], g_words.shape[0]), dtype=distance_dtype(nbits))
@@ -189,7 +189,7 @@ def iter_distance_blocks(query_codes,      # Q x K, {0,1} or {-1,+1}, or PackedC
     for start, stop in row_blocks(len(q), len(g), max_block_bytes, distance_dtype(q.nbits).itemsize):
         yield start, stop, _distance_block(q.words[start:stop], g.words, q.nbits)
 
-
+# %% ../nbs/01_hamming.ipynb #cb80bdf4
 def hamming_distances(query_codes,      # Q x K, {0,1} or {-1,+1}, or PackedCodes
                       gallery_codes,    # N x K (the same K), {0,1} or {-1,+1}, or PackedCodes
                       max_block_bytes: int = DEFAULT_BLOCK_BYTES,  # the blocks' size while filling (not the output's)

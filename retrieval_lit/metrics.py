@@ -89,7 +89,7 @@ def apply_empty_policy(values: np.ndarray,        # (Q,) per-query values (entri
         out[undefined] = 0.0 if conventions.empty == "zero" else np.nan
     return out
 
-# %% ../nbs/04_metrics.ipynb #00dc2f1d
+# %% ../nbs/04_metrics.ipynb #31f13b47
 @dataclass(frozen=True)
 class Metric:
     """A named metric: `compute(summary, conventions)` gives one float per query (NaN = skipped).
@@ -109,7 +109,7 @@ class Metric:
     bounds: Callable | None = None      # bounds(summary, conventions) -> (low, high) per query; None: the
                                         # relevant-last / relevant-first orders are the extremes
 
-
+# %% ../nbs/04_metrics.ipynb #99b35035
 @dataclass(frozen=True)
 class _Entry:
     pattern: re.Pattern
@@ -123,7 +123,7 @@ _REGISTRY: list = []
 # The modules whose import registers metric names (metric chapters append themselves).
 METRIC_MODULES = ("precision", "average_precision", "dcg", "lgap", "egr")
 
-
+# %% ../nbs/04_metrics.ipynb #34cc4fc5
 def register_metric(pattern: str,     # a regex the lower-cased, stripped name must match in full (named groups)
                     build: Callable,  # build(match) -> the Metric of one matching name
                     example: str,     # one name of the family, as listings show it, e.g. "map@1000"
@@ -134,19 +134,19 @@ def register_metric(pattern: str,     # a regex the lower-cased, stripped name m
     _REGISTRY[:] = [e for e in _REGISTRY if e.pattern.pattern != pattern] + [entry]
     return build
 
-
+# %% ../nbs/04_metrics.ipynb #b798aea6
 def load_metric_modules():
     "Import every metric chapter's module once, so their names are registered."
     for name in METRIC_MODULES:
         importlib.import_module(f"retrieval_lit.{name}")
 
-
+# %% ../nbs/04_metrics.ipynb #2088db75
 def known_metrics() -> list:
     "(example name, one-line description) of every registered metric family."
     load_metric_modules()
     return [(e.example, e.doc) for e in _REGISTRY]
 
-
+# %% ../nbs/04_metrics.ipynb #d8626d9c
 def metric_names(metrics,  # one metric name (str), or an iterable of names
                  ) -> list:
     """The requested metric names as a list: one name, or an iterable of names (never None, a number, or empty).
@@ -163,7 +163,7 @@ def metric_names(metrics,  # one metric name (str), or an iterable of names
         fail("metrics", "is empty: name at least one metric, e.g. 'map@1000'")
     return names
 
-
+# %% ../nbs/04_metrics.ipynb #ec265981
 def parse_metric(name,  # a metric name such as "map@1000", "ndcg@100", "p@10" (case and outer spaces ignored)
                  ) -> Metric:
     """The Metric for a name such as 'map@1000' (case-insensitive); unknown names list the known ones.
@@ -183,7 +183,7 @@ def parse_metric(name,  # a metric name such as "map@1000", "ndcg@100", "p@10" (
     listing = ", ".join(ex for ex, _ in known_metrics()) or "(none registered)"
     fail("metrics", f"has an unknown metric name {name!r}; known: {listing}")
 
-
+# %% ../nbs/04_metrics.ipynb #1f41cdf7
 MAX_CUTOFF = 2**53   # every cutoff and radius is exact as a float64 and far from int64 overflow
 
 

@@ -42,7 +42,7 @@ def counting_sort_order(distances: np.ndarray,   # (N,) one query's whole-number
         next_slot[di] += 1
     return order
 
-# %% ../nbs/03_ranking.ipynb #218bb0c8
+# %% ../nbs/03_ranking.ipynb #b760c1be
 def stable_order(distances: np.ndarray,   # (Q, N) keys per query row (distances), smaller = nearer; or one (N,) row
                  ) -> np.ndarray:
     """Row-wise stable ranking: for each query row, gallery indices nearest first, ties by gallery index.
@@ -52,7 +52,7 @@ def stable_order(distances: np.ndarray,   # (Q, N) keys per query row (distances
     """
     return np.argsort(distances, axis=-1, kind="stable")
 
-
+# %% ../nbs/03_ranking.ipynb #394e19df
 def tie_group_sizes(distances: np.ndarray,   # (N,) one query's whole-number distances 0..nbits
                     nbits: int,              # K, the largest possible distance: the result has K+1 entries
                     ) -> np.ndarray:
@@ -63,7 +63,7 @@ def tie_group_sizes(distances: np.ndarray,   # (N,) one query's whole-number dis
     """
     return np.bincount(np.asarray(distances), minlength=nbits + 1)
 
-# %% ../nbs/03_ranking.ipynb #23c1b3b4
+# %% ../nbs/03_ranking.ipynb #06e5aff8
 @dataclass
 class IndexSums:
     """Whole-ranking sums in the stable (index) order, per query; `hist`'s R = grade > 0 items.
@@ -77,7 +77,7 @@ class IndexSums:
     discount_sum: np.ndarray     # (Q, G) float64: sum over items of grade g >= 1 of 1 / log2(r_j + 1) (DCG)
     r_hits: np.ndarray           # (Q,) int64: relevant items among the first R ranks (R-precision)
 
-
+# %% ../nbs/03_ranking.ipynb #4340ff81
 @dataclass
 class RankSummary:
     """What the metrics need to know about each query's ranking.
@@ -127,7 +127,7 @@ class RankSummary:
         "(Q,) relevant items (grade > 0) in the whole gallery, ranked or not (R)."
         return self.grade_totals[:, 1:].sum(-1)
 
-# %% ../nbs/03_ranking.ipynb #4805894a
+# %% ../nbs/03_ranking.ipynb #51314b8e
 def resolve_top(top: int,         # ranks to keep in stable order: 0 none, -1 the whole ranking, t > 0 the first t
                 n_gallery: int,   # N: there are no more ranks than gallery items
                 ) -> int:
@@ -139,7 +139,7 @@ def resolve_top(top: int,         # ranks to keep in stable order: 0 none, -1 th
     top = check_int(top, "top", -1)
     return n_gallery if top == -1 else min(top, n_gallery)
 
-
+# %% ../nbs/03_ranking.ipynb #a70cb0fe
 def _hist_block(d: np.ndarray, grades: np.ndarray, n_groups: int, n_grades: int, kept=None) -> np.ndarray:
     "Counts by (group, grade) for every query row of a block, in one bincount; `kept` (bool) leaves items out."
     rows = d.shape[0]
@@ -158,7 +158,7 @@ def gallery_code_counts(gallery_codes,          # N x K codes, {0,1} or {-1,+1},
     out = (type(g)(words, g.nbits), counts.astype(np.int64))
     return out + (code_of.reshape(-1),) if inverse else out
 
-
+# %% ../nbs/03_ranking.ipynb #ed4097be
 def code_max_by_distance(query_codes,                  # Q x K codes, {0,1} or {-1,+1}, or PackedCodes
                          distinct_codes,               # the gallery's M distinct codes (from `gallery_code_counts`)
                          multiplicities: np.ndarray,   # (M,) int64: gallery items carrying each distinct code
@@ -182,7 +182,7 @@ def code_max_by_distance(query_codes,                  # Q x K codes, {0,1} or {
         out[start:stop] = block.reshape(stop - start, q.nbits + 1)
     return out
 
-
+# %% ../nbs/03_ranking.ipynb #9604b67e
 def check_ignore(ignore,            # None, or relevance.IgnoreSets (see `make_ignore`), returned as it is
                  n_queries: int,    # Q, the queries it must cover
                  n_gallery: int,    # N, the gallery items it must cover
@@ -193,7 +193,7 @@ def check_ignore(ignore,            # None, or relevance.IgnoreSets (see `make_i
                        f"(see relevance.make_ignore), got {ignore!r:.80}")
     return ignore
 
-
+# %% ../nbs/03_ranking.ipynb #e6f093a2
 def summarize(query_codes,                    # Q x K codes, {0,1} or {-1,+1}, or PackedCodes
               gallery_codes,                  # N x K codes (the same K), ranked by Hamming distance to each query
               relevance: Relevance,           # Q x N grades (relevance.relevance_from_labels, _from_matrix, ...)
@@ -283,7 +283,7 @@ def list_summary(grades,           # the ranked list's whole-number grades 0..25
     np.add.at(hist[0], (group, g), 1)
     return RankSummary(nbits=len(sizes) - 1, n_gallery=len(g), hist=hist, top=g[None, :].copy())
 
-# %% ../nbs/03_ranking.ipynb #41f8c06b
+# %% ../nbs/03_ranking.ipynb #7dce0f14
 def hypergeometric_weights(n,   # (Q,) the tie groups' sizes
                            r,   # (Q,) relevant items in each group (0..n)
                            j,   # (Q,) the group's first slots counted (0..n): where the cutoff falls in the group
@@ -312,7 +312,7 @@ def hypergeometric_weights(n,   # (Q,) the tie groups' sizes
     w = np.where(valid, np.where(k >= mode, right, left), 0.0)
     return lo, w / row_sums(w)[:, None]
 
-
+# %% ../nbs/03_ranking.ipynb #a8346195
 def row_sums(a,   # an array of real numbers, summed along its last axis (an empty axis sums to 0)
              ) -> np.ndarray:
     """Sums along the last axis, added strictly left to right: a row's sum never depends on the other rows of the
@@ -320,7 +320,7 @@ def row_sums(a,   # an array of real numbers, summed along its last axis (an emp
     a = np.asarray(a, dtype=np.float64)
     return np.cumsum(a, axis=-1)[..., -1] if a.shape[-1] else np.zeros(a.shape[:-1])
 
-# %% ../nbs/03_ranking.ipynb #2ddb4962
+# %% ../nbs/03_ranking.ipynb #8a5fb80f
 MAX_EXACT_INT_SCORE = 2**53
 
 
@@ -337,7 +337,7 @@ def check_scores(scores,                       # Q x N finite scores (floats, or
         fail(name, "holds integers beyond 2**53, which float64 cannot compare exactly; rescale them")
     return a.astype(np.float64)
 
-
+# %% ../nbs/03_ranking.ipynb #17417bc3
 def _groups_of_sorted(s_sorted: np.ndarray, kept_sorted: np.ndarray) -> np.ndarray:
     "Group index of every position of rows sorted by descending score: a new group wherever the score changes."
     new_group = np.ones(s_sorted.shape, dtype=bool)
@@ -537,7 +537,7 @@ def similarity_rows(query_embeddings,              # Q x D real-valued descripto
         return -((q[start:stop] * q[start:stop]).sum(axis=1)[:, None] - 2 * dots + g_sq[None, :])
     return len(q), len(g), rows
 
-# %% ../nbs/03_ranking.ipynb #14d566dd
+# %% ../nbs/03_ranking.ipynb #8d4bd296
 class Progress:
     "A one-line progress bar on stderr: done/total queries, elapsed time, time left. Inert when not `enabled`."
 
@@ -566,7 +566,7 @@ class Progress:
             sys.stderr.write("\n")
         sys.stderr.flush()
 
-
+# %% ../nbs/03_ranking.ipynb #eda744a9
 def progress_wanted(progress,         # True | False (as given) | None: decide automatically
                     seconds: float,   # the run's estimated duration in seconds (read only when `progress` is None)
                     ) -> bool:

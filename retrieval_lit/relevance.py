@@ -16,10 +16,10 @@ from .validate import (check_grade_matrix, check_ids, check_label_pair, check_la
 __all__ = ['RELATION_TYPE_GRADES', 'Relevance', 'check_relevance', 'shared_label_counts', 'relevance_from_labels',
            'relevance_from_types', 'relevance_from_matrix', 'make_relevance', 'IgnoreSets', 'make_ignore']
 
-# %% ../nbs/02_relevance.ipynb #e97251ad
+# %% ../nbs/02_relevance.ipynb #94acc952
 RELATION_TYPE_GRADES = {1: 2, 2: 1, 3: 0}  # metrics note A: type 1 -> 2, type 2 -> 1, type 3 -> 0
 
-
+# %% ../nbs/02_relevance.ipynb #0e9309af
 @dataclass(frozen=True)
 class Relevance:
     """Relevance grades for every (query, gallery item) pair, produced block by block.
@@ -49,7 +49,7 @@ class Relevance:
             return replace(self, n_queries=stop - start, matrix=self.matrix[start:stop])
         return replace(self, n_queries=stop - start, query_labels=self.query_labels[start:stop])
 
-
+# %% ../nbs/02_relevance.ipynb #435ee1e7
 def check_relevance(relevance,       # what a caller passed as the relevance (must be a Relevance)
                     n_queries: int,  # the Q it must cover (the query codes' items)
                     n_gallery: int,  # the N it must cover (the gallery codes' items)
@@ -62,7 +62,7 @@ def check_relevance(relevance,       # what a caller passed as the relevance (mu
                           f"but the codes are {n_queries} x {n_gallery}")
     return relevance
 
-
+# %% ../nbs/02_relevance.ipynb #4aa313a5
 def shared_label_counts(query_rows: np.ndarray,    # (rows, L) multi-hot {0,1}, a numpy array
                         gallery_rows: np.ndarray,  # (N, L) multi-hot {0,1}, the same L (at most 255)
                         ) -> np.ndarray:
@@ -73,7 +73,7 @@ def shared_label_counts(query_rows: np.ndarray,    # (rows, L) multi-hot {0,1}, 
     """
     return (query_rows.astype(np.int32) @ gallery_rows.T.astype(np.int32)).astype(np.uint8)
 
-# %% ../nbs/02_relevance.ipynb #1cd8e5cc
+# %% ../nbs/02_relevance.ipynb #23b07466
 def relevance_from_labels(query_labels,    # (Q,) class ids (numbers, strings, any hashable) or (Q, L) multi-hot {0,1}
                           gallery_labels,  # (N,) or (N, L): the same kind (and L) as query_labels; L <= 255
                           n_queries: int,  # Q: one label (row) per query
@@ -97,7 +97,7 @@ def relevance_from_labels(query_labels,    # (Q,) class ids (numbers, strings, a
         fail("query_labels", f"has {ql.shape[1]} label columns; at most 255 are supported (grades are uint8)")
     return Relevance("multihot", n_queries, n_gallery, int(ql.shape[1]), ql, gl)
 
-
+# %% ../nbs/02_relevance.ipynb #c20828c1
 def relevance_from_types(types,           # Q x N relation types of metrics note A, each 1, 2 or 3
                          n_queries: int,  # Q
                          n_gallery: int,  # N
@@ -113,7 +113,7 @@ def relevance_from_types(types,           # Q x N relation types of metrics note
         lookup[typ] = grade
     return Relevance("matrix", n_queries, n_gallery, 2, matrix=lookup[t])
 
-
+# %% ../nbs/02_relevance.ipynb #be395bb6
 def relevance_from_matrix(matrix,          # Q x N whole-number grades 0..255 (0 = irrelevant), copied as uint8
                           n_queries: int,  # Q
                           n_gallery: int,  # N
@@ -126,7 +126,7 @@ def relevance_from_matrix(matrix,          # Q x N whole-number grades 0..255 (0
     m = check_grade_matrix(matrix, "relevance", (n_queries, n_gallery))
     return Relevance("matrix", n_queries, n_gallery, int(m.max()), matrix=m)
 
-
+# %% ../nbs/02_relevance.ipynb #56d06eb7
 def make_relevance(n_queries: int,       # Q
                    n_gallery: int,       # N
                    query_labels=None,    # with gallery_labels: class ids or multi-hot rows (relevance_from_labels)

@@ -16,18 +16,18 @@ __all__ = ['RetrievalInputError', 'fail', 'shown', 'to_numpy', 'as_array', 'as_n
            'check_count_matrix', 'check_relation_types', 'check_tie_sizes', 'check_int', 'check_bool', 'check_choice',
            'check_real', 'check_probability']
 
-# %% ../nbs/00_validate.ipynb #a57cf047
+# %% ../nbs/00_validate.ipynb #ae8e878e
 class RetrievalInputError(ValueError):
     "A bad argument to a retrieval_lit function; the message names the argument."
 
-
+# %% ../nbs/00_validate.ipynb #c5d9ba6f
 def fail(name: str,      # the argument's name: the message starts with it in backticks
          message: str,   # what was wrong and what was found, e.g. "must be at least 1, got 0"
          ):
     "Raise `RetrievalInputError` for argument `name` (the one way errors are worded)."
     raise RetrievalInputError(f"`{name}` {message}")
 
-
+# %% ../nbs/00_validate.ipynb #2f9e3af0
 def shown(value,   # any value to quote in a message; numpy scalars become plain Python numbers
           ) -> str:
     """A value as a message shows it: numpy scalars as plain Python numbers (2, not np.int64(2)).
@@ -37,7 +37,7 @@ def shown(value,   # any value to quote in a message; numpy scalars become plain
     """
     return repr(value.item() if isinstance(value, np.generic) else value)
 
-# %% ../nbs/00_validate.ipynb #8d10c1d1
+# %% ../nbs/00_validate.ipynb #042c1ab2
 def to_numpy(x,            # torch / CuPy / pandas / __dlpack__ objects are converted; anything else returned as is
              name: str,    # the argument's name, for the message when __dlpack__ fails
              ):
@@ -58,7 +58,7 @@ def to_numpy(x,            # torch / CuPy / pandas / __dlpack__ objects are conv
             fail(name, f"could not be read through __dlpack__ ({e}); convert it to a numpy array first")
     return x
 
-
+# %% ../nbs/00_validate.ipynb #d9123b6e
 def as_array(x,           # any array-like (through `to_numpy`); None and ragged nested lists are refused
              name: str,   # the argument's name, for the message
              ) -> np.ndarray:
@@ -70,7 +70,7 @@ def as_array(x,           # any array-like (through `to_numpy`); None and ragged
     except (ValueError, TypeError) as e:  # ragged nested lists and the like
         fail(name, f"could not be read as an array ({e})")
 
-
+# %% ../nbs/00_validate.ipynb #9c15a394
 def as_numeric_array(x,           # any array-like of bools or real numbers (not strings, objects, dates, complex)
                      name: str,   # the argument's name, for the message
                      ) -> np.ndarray:
@@ -82,7 +82,7 @@ def as_numeric_array(x,           # any array-like of bools or real numbers (not
         fail(name, "must hold real numbers, got complex values")
     return a
 
-
+# %% ../nbs/00_validate.ipynb #8413d871
 def check_ndim(a: np.ndarray,   # the array, returned as it is if it passes
                name: str,       # the argument's name, for the message
                ndim: int,       # the number of dimensions it must have
@@ -93,7 +93,7 @@ def check_ndim(a: np.ndarray,   # the array, returned as it is if it passes
         fail(name, f"must be a {ndim}-D array ({what}), got shape {a.shape}")
     return a
 
-
+# %% ../nbs/00_validate.ipynb #51220fd5
 def check_nonempty(a: np.ndarray,        # the array, returned as it is if it passes
                    name: str,            # the argument's name, for the message
                    what: str = "items",  # what its rows are, for the message, e.g. "queries"
@@ -105,7 +105,7 @@ def check_nonempty(a: np.ndarray,        # the array, returned as it is if it pa
         fail(name, f"has no columns, got shape {a.shape}")
     return a
 
-
+# %% ../nbs/00_validate.ipynb #25c26d2f
 def check_finite(a: np.ndarray,   # a numeric array (only float dtypes can hold NaN or inf), returned as it is
                  name: str,       # the argument's name, for the message
                  ) -> np.ndarray:
@@ -115,7 +115,7 @@ def check_finite(a: np.ndarray,   # a numeric array (only float dtypes can hold 
         fail(name, f"contains {a[where].item()} at index {where}: NaN and inf are not allowed")
     return a
 
-
+# %% ../nbs/00_validate.ipynb #3ef8250f
 def check_numbers(x,                         # the argument: any array-like of bools or real numbers
                   name: str,                 # its name, for the message
                   ndim: int,                 # the number of dimensions it must have
@@ -137,7 +137,7 @@ def check_numbers(x,                         # the argument: any array-like of b
         fail(name, f"must have {columns} columns ({what}), got shape {a.shape}")
     return check_finite(a, name)
 
-# %% ../nbs/00_validate.ipynb #8891cc7f
+# %% ../nbs/00_validate.ipynb #8ccbc5c9
 def check_codes(codes,       # items x bits, {0,1} or {-1,+1} (bools, ints or floats); -1 and 0 together are refused
                 name: str,   # the argument's name, for the message
                 ) -> np.ndarray:
@@ -168,7 +168,7 @@ def check_codes(codes,       # items x bits, {0,1} or {-1,+1} (bools, ints or fl
     where = tuple(int(i) for i in np.argwhere(a == bad)[0])
     fail(name, f"must hold only {{0,1}} or {{-1,+1}} values; found {shown(bad)} at index {where}")
 
-
+# %% ../nbs/00_validate.ipynb #0c6ff7df
 def check_code(code,        # one code: 1-D, {0,1} or {-1,+1}
                name: str,   # the argument's name, for the message
                ) -> np.ndarray:
@@ -179,7 +179,7 @@ def check_code(code,        # one code: 1-D, {0,1} or {-1,+1}
     """
     return check_codes(check_numbers(code, name, 1, "bits")[None, :], name)[0]
 
-
+# %% ../nbs/00_validate.ipynb #2a7db9c0
 def check_same_nbits(nbits_a: int,   # the first codes' length K (returned when they match)
                      nbits_b: int,   # the second codes' length
                      name_a: str,    # the first argument's name, e.g. "query_codes"
@@ -190,7 +190,7 @@ def check_same_nbits(nbits_a: int,   # the first codes' length K (returned when 
         fail(name_b, f"has {nbits_b}-bit codes but `{name_a}` has {nbits_a}-bit codes: the lengths must match")
     return nbits_a
 
-# %% ../nbs/00_validate.ipynb #313468ae
+# %% ../nbs/00_validate.ipynb #7b574cf7
 def check_labels(labels,            # (N,) class ids (numbers, strings, any hashable), (N, 1) ids, or (N, L) multi-hot
                  name: str,         # the argument's name, for the message
                  n_items: int,      # N, the number of items the labels describe (one row each)
@@ -228,7 +228,7 @@ def check_labels(labels,            # (N,) class ids (numbers, strings, any hash
         fail(name, f"multi-hot labels must hold only 0 and 1; found {shown(bad)}")
     return a.astype(np.uint8)
 
-
+# %% ../nbs/00_validate.ipynb #228d7970
 def _fits_int64(a: np.ndarray) -> bool:
     return a.dtype.kind == "i" or (a.dtype.kind == "u" and (a.size == 0 or a.max() <= np.iinfo(np.int64).max))
 
@@ -258,7 +258,7 @@ def encode_class_ids(query_ids: np.ndarray,     # (Q,) class ids checked by `che
     codes = np.asarray(codes, dtype=np.int64).reshape(-1)
     return codes[: len(q)], codes[len(q):]
 
-
+# %% ../nbs/00_validate.ipynb #f3e7819b
 def check_label_pair(query_labels: np.ndarray,     # checked query labels: (Q,) class ids or (Q, L) multi-hot
                      gallery_labels: np.ndarray,   # checked gallery labels: the same kind (and, if multi-hot, L)
                      qname: str = "query_labels",  # the query labels' name, for the message
@@ -271,7 +271,7 @@ def check_label_pair(query_labels: np.ndarray,     # checked query labels: (Q,) 
     if query_labels.ndim == 2 and query_labels.shape[1] != gallery_labels.shape[1]:
         fail(gname, f"have {gallery_labels.shape[1]} label columns but `{qname}` have {query_labels.shape[1]}")
 
-# %% ../nbs/00_validate.ipynb #a21e0540
+# %% ../nbs/00_validate.ipynb #06da2f5d
 def check_whole_numbers(x,                       # the array: integers, integral floats or (if allowed) bools
                         name: str,               # the argument's name, for the message
                         ndim: int,               # the number of dimensions it must have
@@ -296,7 +296,7 @@ def check_whole_numbers(x,                       # the array: integers, integral
         fail(name, f"must hold whole numbers from {minimum}{upto}; found {shown(bad)}")
     return a.astype(np.int64)
 
-
+# %% ../nbs/00_validate.ipynb #4de69faf
 def check_ids(x,                          # the argument: a 1-D array of whole numbers (no booleans)
               name: str,                  # its name, for the message
               upper: int | None = None,     # ids run from 0 to upper - 1 (None: no upper bound)
@@ -312,7 +312,7 @@ def check_ids(x,                          # the argument: a 1-D array of whole n
         fail(name, f"holds id {a.max()} at index {int(np.argmax(a))}, but {upper_what} (ids run from 0 to {upper - 1})")
     return a
 
-
+# %% ../nbs/00_validate.ipynb #533a13e0
 def check_grade_matrix(matrix,               # Q x N whole-number grades (0 = irrelevant)
                        name: str,            # the argument's name, for the message
                        shape: tuple,         # (Q, N), the shape it must have
@@ -324,7 +324,7 @@ def check_grade_matrix(matrix,               # Q x N whole-number grades (0 = ir
         fail(name, f"must have shape {tuple(shape)} (queries x gallery items), got {a.shape}")
     return a.astype(np.uint8)
 
-
+# %% ../nbs/00_validate.ipynb #1e7ac12c
 def check_count_matrix(counts,         # (n_rows, G) whole-number counts >= 0 (G: any number of columns)
                        name: str,      # the argument's name, for the message
                        n_rows: int,    # the rows it must have: one per query
@@ -335,7 +335,7 @@ def check_count_matrix(counts,         # (n_rows, G) whole-number counts >= 0 (G
         fail(name, f"must have one row per query ({n_rows}), got {a.shape[0]}")
     return a
 
-
+# %% ../nbs/00_validate.ipynb #88deecc7
 def check_relation_types(types,          # Q x N relation types of metrics note A, each 1, 2 or 3
                          name: str,      # the argument's name, for the message
                          shape: tuple,   # (Q, N), the shape it must have
@@ -364,7 +364,7 @@ def check_tie_sizes(tie_sizes,      # sizes of the consecutive tie groups, in ra
         fail("tie_sizes", f"adds up to {int(a.sum())} but `grades` has {n_items} items: the groups must cover the list")
     return a
 
-# %% ../nbs/00_validate.ipynb #1290ff31
+# %% ../nbs/00_validate.ipynb #7f9ad23f
 def check_int(value,                      # a Python or numpy integer (bools and floats are refused)
               name: str,                  # the argument's name, for the message
               minimum: int | None = None,  # the smallest value allowed (None: no lower bound)
@@ -388,7 +388,7 @@ def check_int(value,                      # a Python or numpy integer (bools and
         fail(name, f"must be at most {maximum}, got {value}")
     return value
 
-
+# %% ../nbs/00_validate.ipynb #ae9cfad3
 def check_bool(value,                     # True or False (numpy bools too); a truthy string such as "no" is refused
                name: str,                 # the argument's name, for the message
                allow_none: bool = False,  # True: None is accepted too (and returned), meaning "automatic"
@@ -400,7 +400,7 @@ def check_bool(value,                     # True or False (numpy bools too); a t
         fail(name, f"must be True or False{' or None (automatic)' if allow_none else ''}, got {value!r}")
     return bool(value)
 
-
+# %% ../nbs/00_validate.ipynb #1aa30817
 def check_choice(value,       # the name given, returned as it is if allowed
                  name: str,   # the argument's name, for the message
                  choices,     # the allowed names, e.g. ("expected", "optimistic", "pessimistic", "index")
@@ -410,7 +410,7 @@ def check_choice(value,       # the name given, returned as it is if allowed
         fail(name, f"must be one of {', '.join(map(repr, choices))}; got {value!r}")
     return value
 
-
+# %% ../nbs/00_validate.ipynb #8a3e6b7e
 def check_real(value,                        # a Python or numpy real number (bools, NaN and inf are refused)
                name: str,                    # the argument's name, for the message
                minimum: float | None = None,  # the smallest value allowed (None: no lower bound)
@@ -421,7 +421,7 @@ def check_real(value,                        # a Python or numpy real number (bo
         fail(name, f"must be a finite real number{'' if minimum is None else f' >= {minimum}'}, got {value!r}")
     return float(value)
 
-
+# %% ../nbs/00_validate.ipynb #29c08815
 def check_probability(value,                   # a finite real number (see `check_real`)
                       name: str,               # the argument's name, for the message
                       *,
