@@ -44,7 +44,7 @@ def save_packed_codes(path,              # the .npz file to write (np.savez adds
     p = pack_codes(codes)
     np.savez(path, words=p.words, nbits=np.int64(p.nbits))
 
-
+# %% ../nbs/80_cli.ipynb #8bb9504f
 _NPY_MAGIC, _ZIP_MAGIC = b"\x93NUMPY", b"PK\x03\x04"
 
 
@@ -124,7 +124,7 @@ def load_array(path,                     # a .npy, or a .npz with one array or w
         return next(iter(loaded.values()))
     fail(name, f"{str(path)!r} holds arrays {sorted(loaded)}: give one array, or `words` and `nbits` for packed codes")
 
-
+# %% ../nbs/80_cli.ipynb #f31c1d8b
 BUNDLE_KEYS = ("query_codes", "gallery_codes", "query_labels", "gallery_labels", "relevance", "relation_types",
                "scores", "query_embeddings", "gallery_embeddings", "ignore", "self_index")
 
@@ -147,7 +147,7 @@ def load_bundle(path,                    # a .npz of arrays named as in BUNDLE_K
     arrays.pop("nbits", None)
     return arrays
 
-
+# %% ../nbs/80_cli.ipynb #e60bde13
 def ignore_from_array(a,                 # --ignore's array: Q x N booleans, or (M, 2) integer (query, item) pairs
                       name: str = "--ignore",  # the option, for error messages
                       ):
@@ -160,7 +160,7 @@ def ignore_from_array(a,                 # --ignore's array: Q x N booleans, or 
                    f"got dtype {a.dtype} and shape {a.shape}")
     return a
 
-
+# %% ../nbs/80_cli.ipynb #19d69400
 def check_output_path(path,              # the file to write; None or '-' (standard output): nothing to check
                       name: str,         # the option, for error messages, e.g. "--json"
                       ):
@@ -176,7 +176,7 @@ def check_output_path(path,              # the file to write; None or '-' (stand
     if not os.access(parent, os.W_OK) or (p.exists() and not os.access(p, os.W_OK)):
         fail(name, f"cannot write {str(p)!r}: permission denied")
 
-
+# %% ../nbs/80_cli.ipynb #c5057c53
 def check_figures_possible(folder,        # the figures' folder (created; its parent must exist); None: no figures
                            ):
     "Fail now, before any computation, if figures were asked for and cannot be drawn or written."
@@ -367,7 +367,7 @@ def run_demo(args,                       # the parsed `demo` options (an argpars
         print(f"\nfigures written to {args.figures}: {', '.join(Path(w).name for w in written)}", file=out)
     return reports
 
-
+# %% ../nbs/80_cli.ipynb #cc8319f6
 def run_evaluate(args,                   # the parsed `evaluate` options (an argparse.Namespace from build_parser)
                  out,                    # text stream for the table, e.g. sys.stdout
                  ):
@@ -396,7 +396,7 @@ def run_evaluate(args,                   # the parsed `evaluate` options (an arg
     _emit({f"{r.n_queries} queries x {r.n_gallery} gallery items, {what}, {_described(args)}": r}, args, out)
     return r
 
-
+# %% ../nbs/80_cli.ipynb #72b4f5d0
 def run_trec_eval(args,                  # the parsed `trec-eval` options (an argparse.Namespace from build_parser)
                   out,                   # text stream for trec_eval's lines, e.g. sys.stdout
                   ):
@@ -417,7 +417,7 @@ def run_trec_eval(args,                  # the parsed `trec-eval` options (an ar
     print("\n".join(report.lines(per_query=args.per_query)), file=out)
     return report
 
-
+# %% ../nbs/80_cli.ipynb #76d2bc01
 def main(argv=None,                      # the arguments after the program's name; None: sys.argv[1:]
          out=None,                       # text stream for tables and JSON; None: sys.stdout (errors go to stderr)
          ) -> int:

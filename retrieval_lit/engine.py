@@ -356,7 +356,7 @@ def discount_table(n: int,  # the largest rank the table must reach (the ranking
         _DISCOUNT[0] = _discount_kernel(max(n, 2 * (len(_DISCOUNT[0]) - 1)))
     return _DISCOUNT[0]
 
-
+# %% ../nbs/60_engine.ipynb #550d13c6
 def _record_layout(nbits: int) -> tuple:
     """(dbits, pbits): the one-walk kernel's record of a relevant item is one int64: its distance in the low dbits
     bits, then its place among the items at that distance (pbits bits), then its place among the *relevant* items
@@ -531,7 +531,7 @@ def _class_hist_sums_kernel(qw, gw, n, order, start, stop, discount, n_blocks, d
             dcg[i, 1, 0], dcg[i, 1, 1] = dh, dl
             hits[i] = h_i
 
-
+# %% ../nbs/60_engine.ipynb #4934106c
 def _finish_pairs(pairs: np.ndarray) -> np.ndarray:
     "Round double-double accumulators (..., 2) to float64: hi + lo."
     return pairs[..., 0] + pairs[..., 1]
@@ -550,7 +550,7 @@ def merge_pairs(a: np.ndarray,  # (..., 2) float64 double-double accumulators: v
     e = (a[..., 0] - (s - bb)) + (b[..., 0] - bb)
     return np.stack([s, e + a[..., 1] + b[..., 1]], axis=-1)
 
-
+# %% ../nbs/60_engine.ipynb #461111ac
 @njit(inline="always")
 def _two_sum(a, b):
     "s + e == a + b exactly (Knuth's TwoSum)."
@@ -695,7 +695,7 @@ def distinct_codes(gallery_codes,  # N x K, {0,1} or {-1,+1}, or PackedCodes
         return np.ascontiguousarray(words), counts.astype(np.int64)
     return _remembered("distinct", (g.words,), make)
 
-
+# %% ../nbs/60_engine.ipynb #a323cb8e
 def code_ids(words: np.ndarray,  # (U, W) uint64 distinct codes, rows sorted as np.unique(axis=0) sorts them
              items: np.ndarray,  # (M, W) uint64 packed codes, each a row of `words` (else the answer is wrong)
              ) -> np.ndarray:
@@ -710,7 +710,7 @@ def code_ids(words: np.ndarray,  # (U, W) uint64 distinct codes, rows sorted as 
     table = np.ascontiguousarray(words, dtype=np.uint64).view(row).ravel()
     return np.searchsorted(table, np.ascontiguousarray(items, dtype=np.uint64).view(row).ravel()).astype(np.int64)
 
-
+# %% ../nbs/60_engine.ipynb #3a49bb78
 def code_max_pass(query_codes,                  # Q x K, {0,1} or {-1,+1}, or PackedCodes
                   words: np.ndarray,            # (U, W) uint64 distinct gallery codes (`distinct_codes`)
                   counts: np.ndarray,           # (U,) int64 items carrying each code
@@ -791,7 +791,7 @@ def hist_pass(q: PackedCodes,                    # the queries (Q codes)
         _unhist_kernel(qw, gw, qr, gr, *_ignore_operands(ignore, len(q)), hist, _width(q.words.shape[1]))
     return hist
 
-
+# %% ../nbs/60_engine.ipynb #d7f27de3
 def top_pass(q: PackedCodes,                    # the queries (Q codes)
              g: PackedCodes,                    # the gallery, or one shard of it (N codes of the same length)
              rel: Relevance,                    # over these Q queries x g's N items
@@ -807,7 +807,7 @@ def top_pass(q: PackedCodes,                    # the queries (Q codes)
                 _width(q.words.shape[1]), *_ignore_operands(ignore, len(q)))
     return top
 
-
+# %% ../nbs/60_engine.ipynb #7f9062ed
 def hist_top_pass(q: PackedCodes,                    # the queries (Q codes)
                   g: PackedCodes,                    # the whole gallery (N codes of the same length)
                   rel: Relevance,                    # over these Q queries x N items
@@ -828,7 +828,7 @@ def hist_top_pass(q: PackedCodes,                    # the queries (Q codes)
     hist = hist_pass(q, g, rel, n_grades, ignore)
     return hist, top_pass(q, g, rel, n_grades, exclusive_cumsum(hist.sum(-1)), t, ignore)
 
-
+# %% ../nbs/60_engine.ipynb #f5e1d5d2
 def sums_pass(q: PackedCodes,                    # the queries (Q codes)
               g: PackedCodes,                    # the gallery, or one shard of it (N codes of the same length)
               rel: Relevance,                    # over these Q queries x g's N items
@@ -848,7 +848,7 @@ def sums_pass(q: PackedCodes,                    # the queries (Q codes)
                  discount_table(n_ranks), ap, dcg, hits, _width(q.words.shape[1]), *_ignore_operands(ignore, len(q)))
     return ap, dcg, hits
 
-
+# %% ../nbs/60_engine.ipynb #4e7f27ba
 def hist_sums_pass(q: PackedCodes,                    # the queries (Q codes)
                    g: PackedCodes,                    # the whole gallery (N codes of the same length)
                    rel: Relevance,                    # over these Q queries x N items
@@ -991,7 +991,7 @@ def scan(query_codes,                      # Q x K, {0,1} or {-1,+1}, or PackedC
     sums = IndexSums(_finish_pairs(ap), _finish_pairs(dcg), hits) if index_sums else None
     return Scan(RankSummary(nbits, len(g), hist, top_grades, cmax, sums), sums)
 
-
+# %% ../nbs/60_engine.ipynb #0287b017
 def summarize(query_codes,             # Q x K, {0,1} or {-1,+1}, or PackedCodes
               gallery_codes,           # N x K (the same K), {0,1} or {-1,+1}, or PackedCodes
               relevance: Relevance,    # grades over these Q queries x N items (`relevance.make_relevance`)

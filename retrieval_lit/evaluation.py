@@ -146,7 +146,7 @@ class Report(Mapping):
 def _json_float(x):
     return None if x is None or np.isnan(x) else float(x)
 
-
+# %% ../nbs/50_evaluation.ipynb #db232f86
 def mean_over_queries(values: np.ndarray,  # (Q,) per-query values, NaN where a query's value is undefined
                       ) -> float:
     """Mean of the defined (non-NaN) per-query values; NaN if none is defined.
@@ -218,7 +218,7 @@ def register_engine(name: str,                      # the name `evaluate(engine=
     if streams_index_sums:
         STREAMS_INDEX_SUMS.add(name)
 
-
+# %% ../nbs/50_evaluation.ipynb #600b6e7c
 AUTO_COMPILED_WORK = 1e8   # pairs x 64-bit words above which "auto" compiles: the numpy reference needs ~1.6 s there,
                            # about what compiling the kernels costs in a new process
 

@@ -81,7 +81,7 @@ def shard_offsets(hists: list,  # S shard histograms, each (Q, K+1, G) int64, in
     rearlier = np.cumsum(rel, axis=0) - rel
     return [(base + earlier[s], rbase + rearlier[s]) for s in range(len(hists))]
 
-
+# %% ../nbs/61_sharded.ipynb #2ba9e44d
 def merge_distinct(tables: list,  # (words (U_s, W) uint64, counts (U_s,) int64) per shard (`engine.distinct_codes`)
                    ) -> tuple:
     """Merge (words, counts) tables of distinct codes: one row per code, counts summed across tables.
@@ -220,7 +220,7 @@ class ShardedGallery:
         return _scan_block(self, qf, qlab, grades, relevance.max_grade + 1, resolve_top(top, self.n_items),
                            index_sums, code_max, ignore)
 
-
+# %% ../nbs/61_sharded.ipynb #b73278df
 def _gallery_on_cluster(client, g_blocks: list, gl_blocks: list | None) -> ShardedGallery:
     "Send the gallery's shards (and their labels) to the cluster, pack them there, check their code lengths."
     gf = [client.submit(_pack, f, "gallery_codes") for f in _to_futures(client, g_blocks)]
@@ -258,7 +258,7 @@ def scatter_gallery(gallery_codes,               # items x bits (either alphabet
         fail("gallery_labels", f"come in {len(gl_blocks)} shards but `gallery_codes` in {len(g_blocks)}")
     return _gallery_on_cluster(client, g_blocks, gl_blocks)
 
-
+# %% ../nbs/61_sharded.ipynb #b5c4bff6
 def _scan_block(gal: ShardedGallery, qf, qlf, grades: list, n_grades: int, t: int, index_sums: bool,
                 code_max: bool, ignore: IgnoreSets | None) -> engine.Scan:
     """One block of queries (future `qf`, labels `qlf`, per-shard grade blocks `grades`) against every shard:
@@ -389,7 +389,7 @@ def _merge_sums(parts: list) -> tuple:
         ap, dcg, hits = engine.merge_pairs(ap, a), engine.merge_pairs(dcg, d), hits + h
     return engine._finish_pairs(ap), engine._finish_pairs(dcg), hits
 
-
+# %% ../nbs/61_sharded.ipynb #87d27678
 def sharded_summarize(query_codes,             # Q x K: an array, PackedCodes, a Dask array or a list of query blocks
                       gallery_codes,           # N x K: a Dask array (its row chunks are the shards) or a list of shards
                       query_labels=None,       # class ids or multi-hot rows, split like query_codes
