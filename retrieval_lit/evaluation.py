@@ -87,20 +87,19 @@ class Report(Mapping):
     def table(self) -> str:
         "A plain-text table: metric, mean, and with bounds the [min, max] over tie orders and the two fixed orders."
         head = ("metric", "mean", "[min, max] over tie orders", "relevant last / first") if self.bounds else ("metric", "mean")
-        rows = [head]
+        rows, notes = [head], [""]
         for name, mean in self.means.items():
             row = [name, f"{mean:.4f}"]
             if self.bounds:
                 lo_hi, orders = self.bounds.get(name), self.orders.get(name)
                 row.append(f"[{lo_hi[0]:.4f}, {lo_hi[1]:.4f}]" if lo_hi else "")
                 row.append(f"{orders[0]:.4f} / {orders[1]:.4f}" if orders else "")
-            notes = (f"  ({self.skipped[name]} skipped)" if self.skipped.get(name) else "") + \
-                    ("  (lower is better)" if name in self.lower_is_better else "")
-            row[-1] += notes
             rows.append(tuple(row))
+            notes.append((f"  ({self.skipped[name]} skipped)" if self.skipped.get(name) else "") +
+                         ("  (lower is better)" if name in self.lower_is_better else ""))
         w = [max(len(r[i]) for r in rows) for i in range(len(head))]
-        return "\n".join("  ".join([f"{r[0]:<{w[0]}}", f"{r[1]:>{w[1]}}"] + [f"{c:<{w[i + 2]}}" for i, c in enumerate(r[2:])]).rstrip()
-                         for r in rows)
+        cells = lambda r: [f"{r[0]:<{w[0]}}", f"{r[1]:>{w[1]}}"] + [f"{c:<{w[i + 2]}}" for i, c in enumerate(r[2:])]
+        return "\n".join(("  ".join(cells(r)) + note).rstrip() for r, note in zip(rows, notes))   # notes after the columns
 
     def to_dict(self,
                 per_query: bool = False,      # also every query's values, under "per_query"
