@@ -80,7 +80,7 @@ class InvertedIndex:
         return InvertedIndex(self.indptr, self.images, _read_only(v), self.n_images, self.per_image,
                              self.descriptors, self.signatures)
 
-
+# %% ../nbs/40_bayes.ipynb #cd6d4e7e
 def _read_only(a: np.ndarray) -> np.ndarray:
     a.flags.writeable = False
     return a
@@ -199,13 +199,13 @@ def _walk(idx1, tf1, idx2, tf2, s, w):
         j += 1
     yield WalkStep(step, i, j, "done", -1, 0.0, view)
 
-
+# %% ../nbs/40_bayes.ipynb #3ff5c68f
 class MergeResult(NamedTuple):
     "The scores after merging the lists of one query feature, and the number of loop iterations it took."
     scores: np.ndarray  # the updated scores, a new (n_images,) float array
     steps: int          # loop iterations the walk took (its cost), inner do-while iterations included
 
-
+# %% ../nbs/40_bayes.ipynb #4e2f3cfb
 def merge_per_image_reference(idx1,      # list 1's image ids, strictly increasing (one entry per image)
                               tf1,       # list 1's TF, one per entry (None: 1 each)
                               idx2,      # list 2's image ids, strictly increasing
@@ -295,7 +295,7 @@ def weight_table(w,                       # a number >= 0 (images on >= 2 lists;
         fail("w", f"must hold weights >= 0; found {t[t < 0][0]} at mask {int(np.flatnonzero(t < 0)[0])}")
     return t.astype(np.float64)
 
-
+# %% ../nbs/40_bayes.ipynb #96529a64
 def _check_lists(ids, values, scores, per_image: bool):
     "K lists of sorted image ids and their values (None = 1 per entry), and the scores to update."
     s = check_numbers(scores, "scores", 1, "images").astype(np.float64)   # a copy: never the caller's
@@ -368,7 +368,7 @@ def membership_masks(ids: Sequence[np.ndarray],  # K sorted arrays of ids (not c
         out.append(mask)
     return out
 
-
+# %% ../nbs/40_bayes.ipynb #d02b6371
 def merge_lists(ids,                     # K (1..MAX_LISTS) lists of image ids, each sorted; a sequence, not an array
                 values,                  # K arrays, what each entry adds (TF or vote); None or a None entry: 1 each
                 scores,                  # (n_images,) scores so far; ids must be < len(scores); never written
@@ -434,7 +434,7 @@ def word_overlap(words_a,                # (D,) word of every indexed descriptor
     keys, counts = np.unique(wa * n_b + wb, return_counts=True)
     return WordOverlap(keys, counts, np.bincount(wa, minlength=n_a), np.bincount(wb, minlength=n_b))
 
-
+# %% ../nbs/40_bayes.ipynb #e5461b4d
 def bayes_weight(ratio,                  # r = Card(A∩B)/Card(A∪B) in [0, 1]: a number or an array
                  ) -> np.ndarray:
     """This project's estimator of the Bayes weight from r = Card(A∩B)/Card(A∪B): w = 1/(1+r) = |A∪B|/(|A|+|B|).
@@ -447,7 +447,7 @@ def bayes_weight(ratio,                  # r = Card(A∩B)/Card(A∪B) in [0, 1]
         fail("ratio", f"is Card(A∩B)/Card(A∪B) and must lie in [0, 1]; found {r[(r < 0) | (r > 1)].ravel()[0]}")
     return 1.0 / (1.0 + r.astype(np.float64))
 
-
+# %% ../nbs/40_bayes.ipynb #f80b24fa
 def bayes_weight_tables(ratios,          # (F, K, K) pairwise ratios of each feature's K words; only x < y is read
                         ) -> np.ndarray:
     """Per query feature, the weight table of K lists from the (F, K, K) pairwise ratios of its K words:
@@ -490,7 +490,7 @@ class HammingEmbedding:
             fail("words", f"has {len(w)} entries but `descriptors` has {len(x)} rows: one word per descriptor")
         return pack_codes((x @ self.projection.T > self.medians[w]).astype(np.uint8), "signatures")
 
-
+# %% ../nbs/40_bayes.ipynb #28705ba9
 def train_hamming_embedding(descriptors,  # (D, dim) training descriptors, real numbers
                             words,       # (D,) each descriptor's visual word, 0..n_words-1
                             n_words: int,  # the vocabulary's size (a word without training descriptors: medians 0)
@@ -514,7 +514,6 @@ def train_hamming_embedding(descriptors,  # (D, dim) training descriptors, real 
         if len(rows):
             medians[v] = np.median(proj[rows], axis=0)
     return HammingEmbedding(projection, medians)
-
 
 # %% ../nbs/40_bayes.ipynb #c139d088
 def _gather(index: InvertedIndex, words: np.ndarray) -> tuple:

@@ -147,7 +147,7 @@ def revisited(scores,                 # Q x N similarities (higher = nearer)
         out[setup] = res
     return out
 
-
+# %% ../nbs/51_protocols.ipynb #8deaa31c
 def ranked_grades(scores,               # Q x N similarities (higher = nearer)
                   grades,               # Q x N grades 0..255 (> 0 relevant)
                   removed,              # items dropped from each ranking: Q x N bool, or index lists; None: none
@@ -190,7 +190,7 @@ def oxford(scores,                 # Q x N similarities (higher = nearer)
     return evaluate(scores=s, relevance=_positives_matrix(pos, s.shape[1]), ignore=junk, metrics=["map"], ties=ties,
                     ap_denominator="all", ap_interpolation="trapezoid", empty="skip")["map"]
 
-
+# %% ../nbs/51_protocols.ipynb #5d90d049
 def _groups(groups, n: int, name: str = "groups") -> np.ndarray:
     """(n,) group ids as `evaluate` takes class ids: whole numbers, or strings or any hashable ids (compared exactly);
     numbers held in an object array are checked as numbers. Read only: it may be the caller's array."""
@@ -232,7 +232,7 @@ def _groups_of_four(g: np.ndarray, name: str = "groups"):
         fail(name, f"must give every object exactly 4 images (the N-S score counts an object's 4 images in the "
                    f"top 4); group {shown(g[first[j]])} has {size} image{'' if size == 1 else 's'}")
 
-
+# %% ../nbs/51_protocols.ipynb #2c53b97d
 def holidays(scores,               # Q x N similarities over all N images (higher = nearer)
              groups,               # (N,) the scene id of each image: whole numbers, strings or any hashable ids
              query_index,          # (Q,) each query's own image, removed from its ranking
@@ -252,7 +252,7 @@ def holidays(scores,               # Q x N similarities over all N images (highe
     return evaluate(scores=s, query_labels=g[qi], gallery_labels=g, self_index=qi, metrics=["map"], ties=ties,
                     ap_denominator="all", ap_interpolation="trapezoid", empty="skip")["map"]
 
-
+# %% ../nbs/51_protocols.ipynb #128daede
 def ukbench_ns(scores,               # N x N similarities: every image queries all images, itself included
                groups,               # (N,) the object id of each image (numbers, strings, ...): exactly 4 per object
                ties: str = "index",  # "index" (stable by gallery index) | "optimistic" | "pessimistic" | "expected"

@@ -92,7 +92,7 @@ def read_run(path,                      # a run file, one line 'qid Q0 docid ran
         raise TrecFileError(f"{os.fspath(path)}: holds no run line ('{' '.join(RUN_COLUMNS)}')")
     return (run, tag) if with_tag else run
 
-
+# %% ../nbs/52_trec.ipynb #53a8920c
 def read_qrels(path,                    # a qrels file, one line 'qid iter docid rel' per judgement
                ) -> dict:
     "A TREC qrels file as {qid: {docid: rel}}: rel >= 1 relevant (and its gain), 0 judged non-relevant, < 0 unjudged."
@@ -116,7 +116,7 @@ def trec_order(docs: Mapping,           # one topic's {docid: score}
     """
     return sorted(docs.items(), key=lambda item: (item[1], item[0]), reverse=True)
 
-
+# %% ../nbs/52_trec.ipynb #75b7086d
 def write_run(run,                      # {qid: {docid: score}}, or ranx's Run
               path,                     # the file to write (replaced if it exists)
               tag: str = "retrieval_lit",  # the last column: the run's name, one word without spaces
@@ -130,7 +130,7 @@ def write_run(run,                      # {qid: {docid: score}}, or ranx's Run
             for rank, (docid, score) in enumerate(trec_order(run[qid]), 1):
                 out.write(f"{qid} Q0 {docid} {rank} {score!r} {tag}\n")
 
-
+# %% ../nbs/52_trec.ipynb #2e442a45
 def write_qrels(qrels,                  # {qid: {docid: rel}}, or ranx's Qrels
                 path,                   # the file to write (replaced if it exists)
                 ):
@@ -203,7 +203,7 @@ def check_run(run,                      # {qid: {docid: score}}: finite numbers;
     """
     return _nested(run, name, _score)
 
-
+# %% ../nbs/52_trec.ipynb #b4fc056a
 def check_qrels(qrels,                  # {qid: {docid: rel}}: whole numbers <= 255; or an object with to_dict() (ranx)
                 name: str = "qrels",    # the argument's name in error messages
                 ) -> dict:
@@ -235,7 +235,7 @@ class TrecRanking:
         "(Q,) relevant documents retrieved per topic."
         return np.array([int((j > 0).sum()) for j in self.judged], dtype=np.int64)
 
-
+# %% ../nbs/52_trec.ipynb #533050de
 def _topic(docs: dict, rels: dict) -> tuple:
     "(scores, judged codes, unranked grade counts) of one topic's retrieved documents in trec_eval's order."
     ranked = trec_order(docs)
@@ -299,7 +299,7 @@ def bpref(judged: np.ndarray,           # one topic's codes in rank order: >= 1 
     terms = np.where(above > 0, 1.0 - np.minimum(above, n_rel) / max(min(n_nonrel, n_rel), 1), 1.0)
     return float(row_sums(terms)) / n_rel
 
-
+# %% ../nbs/52_trec.ipynb #b4f013f4
 def recall_cut(level: float,            # the recall level x, in [0, 1]
                n_rel: int,              # R: the topic's relevant documents
                trec_version: str = "9",  # "9": int(xR + 0.9) (pytrec_eval, trec_eval 9.x) | "10": floor(xR + 0.5)
@@ -314,7 +314,7 @@ def recall_cut(level: float,            # the recall level x, in [0, 1]
         return math.floor(level * n_rel + 0.5)
     return int(level * n_rel + 0.9)
 
-
+# %% ../nbs/52_trec.ipynb #b58c950f
 def interpolated_precision(judged: np.ndarray,  # one topic's codes in rank order (> 0 relevant; ties fixed)
                            n_rel: int,          # R: the topic's relevant documents in the qrels
                            levels,              # the L recall levels, each in [0, 1]
@@ -364,7 +364,7 @@ class TrecMeasure:
     family: str                      # the measure's family in MEASURE_ORDER: 'map', 'P', 'iprec_at_recall'
     param: float | int | None = None  # the cutoff (int) or recall level (float); None: a family without one
 
-
+# %% ../nbs/52_trec.ipynb #93156a11
 def _measure(family: str, param) -> TrecMeasure:
     if param is None:
         return TrecMeasure(family, family)

@@ -29,7 +29,7 @@ def digit_patches(patch: int = 4, min_ink: float = 0.5) -> tuple:
     image = np.repeat(np.arange(len(digits.images)), windows.shape[1]).reshape(keep.shape)[keep]
     return windows[keep].astype(np.float64), image, digits.target.copy()
 
-
+# %% ../../nbs/41_bayes_lab.ipynb #417a8442
 def train_vocabulary(descriptors, n_words: int, seed: int = 0) -> np.ndarray:
     "A visual vocabulary: the (n_words, dim) centroids of scikit-learn's MiniBatchKMeans with this seed."
     from sklearn.cluster import MiniBatchKMeans
@@ -41,7 +41,7 @@ def train_vocabulary(descriptors, n_words: int, seed: int = 0) -> np.ndarray:
         km = MiniBatchKMeans(n_clusters=n_words, random_state=seed, n_init=1, batch_size=2048).fit(x)
     return km.cluster_centers_.copy()
 
-
+# %% ../../nbs/41_bayes_lab.ipynb #f9abeb10
 def assign_words(descriptors, centroids, block: int = 8192) -> np.ndarray:
     "The nearest centroid of every descriptor (squared Euclidean distance; ties to the lower word index)."
     c = check_numbers(centroids, "centroids", 2, "words x dimensions", nonempty=True).astype(np.float64)
@@ -53,7 +53,7 @@ def assign_words(descriptors, centroids, block: int = 8192) -> np.ndarray:
         out[a:a + block] = np.argmin(c2[None, :] - 2 * xb @ c.T, axis=1)
     return out
 
-
+# %% ../../nbs/41_bayes_lab.ipynb #7773fc61
 def tfidf_values(index: InvertedIndex) -> np.ndarray:
     """Per entry, tf * idf**2 / ||d|| (per image) or idf**2 / ||d|| (per descriptor): the BoW cosine with the
     query's idf folded in. idf_v = log(n_images / images in word v); ||d||: the image's TF-IDF norm."""
@@ -69,7 +69,7 @@ def tfidf_values(index: InvertedIndex) -> np.ndarray:
     own = index.values if index.per_image else 1.0
     return own * idf[word] ** 2 / norm[index.images]
 
-
+# %% ../../nbs/41_bayes_lab.ipynb #af2e4cd1
 def rank_by_score(scores) -> np.ndarray:
     "Image indices by score, highest first; equal scores in image-index order (a stable sort, any numpy, any CPU)."
     s = check_numbers(scores, "scores", 1, "images")

@@ -42,14 +42,14 @@ class LinearHash:
         "{-1, +1} codes (items x bits, int8)."
         return np.where(self.outputs(X) >= 0, 1, -1).astype(np.int8)
 
-
+# %% ../../nbs/21_hashing.ipynb #0a6c7283
 def lsh(X, nbits: int, seed: int = 0) -> LinearHash:
     "Locality-sensitive hashing: signs of Gaussian random projections of the centred data."
     X = _features(X)
     rng = np.random.default_rng(check_int(seed, "seed", 0))
     return LinearHash("LSH", X.mean(0), rng.standard_normal((X.shape[1], check_int(nbits, "nbits", 1, X.shape[1]))))
 
-
+# %% ../../nbs/21_hashing.ipynb #85afd02b
 def pca_directions(X, nbits: int) -> np.ndarray:
     "The top `nbits` principal directions (columns), each signed so its largest-magnitude entry is positive."
     X = _features(X)
@@ -58,13 +58,13 @@ def pca_directions(X, nbits: int) -> np.ndarray:
     V = Vt[:nbits].T
     return V * np.sign(V[np.argmax(np.abs(V), axis=0), np.arange(nbits)])
 
-
+# %% ../../nbs/21_hashing.ipynb #db4bfc09
 def pcah(X, nbits: int) -> LinearHash:
     "PCA hashing: signs of the top principal components."
     X = _features(X)
     return LinearHash("PCAH", X.mean(0), pca_directions(X, nbits))
 
-
+# %% ../../nbs/21_hashing.ipynb #9076a8ee
 def _random_rotation(nbits: int, rng) -> np.ndarray:
     Q, R = np.linalg.qr(rng.standard_normal((nbits, nbits)))
     return Q * np.sign(np.diag(R))
@@ -76,7 +76,7 @@ def pca_rr(X, nbits: int, seed: int = 0) -> LinearHash:
     rng = np.random.default_rng(check_int(seed, "seed", 0))
     return LinearHash("PCA-RR", X.mean(0), pca_directions(X, nbits) @ _random_rotation(nbits, rng))
 
-
+# %% ../../nbs/21_hashing.ipynb #c987d3a3
 def itq(X, nbits: int, n_iter: int = 50, seed: int = 0) -> LinearHash:
     "Iterative quantisation: PCA, then the rotation minimising ||B - V R||_F^2 by alternating minimisation."
     X = _features(X)
@@ -89,7 +89,7 @@ def itq(X, nbits: int, n_iter: int = 50, seed: int = 0) -> LinearHash:
         R = U @ Wt
     return LinearHash("ITQ", X.mean(0), V @ R)
 
-# %% ../../nbs/21_hashing.ipynb #17f37dc3
+# %% ../../nbs/21_hashing.ipynb #844f7ef9
 def _hinge(D, m):
     "max(m - D, 0) and its derivative in D."
     return np.maximum(m - D, 0.0), -(D < m).astype(np.float64)
@@ -110,7 +110,7 @@ def _batch_labels(labels, n: int, name: str) -> np.ndarray:
         fail(name, f"has {a.size} entries but `U` has {n} rows: one label per item")
     return a
 
-
+# %% ../../nbs/21_hashing.ipynb #fca7ff6d
 def pair_objective(U, pair_loss, distance: str, alpha: float) -> tuple:
     """Mean over unordered pairs i<j of pair_loss(D_ij) + alpha (rho(u_i) + rho(u_j)), with D the squared
     L2 (`distance="l2sq"`) or L1 (`"l1"`) distance and rho(u) = || |u| - 1 ||_1.
@@ -141,7 +141,7 @@ def pair_objective(U, pair_loss, distance: str, alpha: float) -> tuple:
     grad = grad / P + alpha * (n - 1) * np.sign(excess) * np.sign(U) / P
     return float(loss), grad
 
-
+# %% ../../nbs/21_hashing.ipynb #4d77df0e
 def dsh_loss(U, labels, m: float, alpha: float = 0.01) -> tuple:
     "Eq. 16 (DSH): same class pulled together in squared L2, other classes pushed past margin m; (loss, dL/dU)."
     U = _outputs(U)
@@ -153,7 +153,7 @@ def dsh_loss(U, labels, m: float, alpha: float = 0.01) -> tuple:
         return np.where(same, 0.5 * D, 0.5 * h), np.where(same, 0.5, 0.5 * dh)
     return pair_objective(U, pair_loss, "l2sq", alpha)
 
-
+# %% ../../nbs/21_hashing.ipynb #3ebd084e
 def dispersion_loss(U, labels, m: float, r1: float, r2: float, alpha: float = 0.01) -> tuple:
     "Eq. 20: same class kept in the L1 band [r1, r2], other classes pushed past margin m; (loss, dL/dU)."
     U = _outputs(U)
@@ -166,7 +166,7 @@ def dispersion_loss(U, labels, m: float, r1: float, r2: float, alpha: float = 0.
         return np.where(same, 0.5 * a, 0.5 * b), np.where(same, 0.5 * da, 0.5 * db)
     return pair_objective(U, pair_loss, "l1", alpha)
 
-
+# %% ../../nbs/21_hashing.ipynb #fd1366a0
 def dispersion2_loss(U, labels, superlabels, m: float, r1: float, r2: float, r3: float, r4: float,
                      alpha: float = 0.01, literal: bool = False) -> tuple:
     """Eq. 25: same class in band [r1, r2], same superclass (other class) in band [r3, r4], other
@@ -187,7 +187,7 @@ def dispersion2_loss(U, labels, superlabels, m: float, r1: float, r2: float, r3:
         return 0.5 * (same * a + in_b * b + ~ssame * c), 0.5 * (same * da + in_b * db + ~ssame * dc)
     return pair_objective(U, pair_loss, "l1", alpha)
 
-
+# %% ../../nbs/21_hashing.ipynb #c2af78be
 def paper_margins(nbits: int, levels: int = 1) -> dict:
     "Ding, Li & Li (2018) §5.3: m = 2K; one level r1 = K/6, r2 = K/3; two levels r1..r4 = K/12, K/6, K/6, K/3."
     K = check_int(nbits, "nbits", 1)
@@ -225,7 +225,7 @@ class MLPHash:
         gA = (gU @ self.params["W2"].T) * (1 - H ** 2)
         return loss, {"W1": Z.T @ gA, "b1": gA.sum(0), "W2": H.T @ gU, "b2": gU.sum(0)}
 
-
+# %% ../../nbs/21_hashing.ipynb #fbf45d74
 def init_mlp(X, nbits: int, hidden: int = 64, seed: int = 0, name: str = "MLP") -> MLPHash:
     "A fresh network (scaled Gaussian weights, zero biases) with input standardisation fitted on X."
     X = _features(X)
@@ -238,7 +238,7 @@ def init_mlp(X, nbits: int, hidden: int = 64, seed: int = 0, name: str = "MLP") 
               "W2": rng.standard_normal((hidden, nbits)) / np.sqrt(hidden), "b2": np.zeros(nbits)}
     return MLPHash(name, X.mean(0), scale, params)
 
-
+# %% ../../nbs/21_hashing.ipynb #3416af9c
 def train_hash(X, batch_loss, nbits: int, name: str, epochs: int = 30, batch: int = 200, lr: float = 0.01,
                hidden: int = 64, seed: int = 0) -> MLPHash:
     """Train an `MLPHash` with Adam. `batch_loss(U, idx) -> (loss, dL/dU)` scores the outputs U of the
@@ -297,7 +297,7 @@ def score_hash(query_codes, gallery_codes, query_labels, gallery_labels, radii=(
     return {**{n: rep[n] for n in names}, "codes used": use.n_used, "share used": use.share_used,
             "entropy": use.entropy}
 
-
+# %% ../../nbs/21_hashing.ipynb #d8f729b9
 def format_table(rows: dict, columns=None) -> str:
     "A plain-text table of {row name: {column: value}}."
     columns = columns or list(next(iter(rows.values())))
