@@ -114,7 +114,7 @@ def expected_precision_sum(rel_before,     # relevant items ranked before the gr
     rel_before, q, slope = (np.asarray(a, dtype=np.float64) for a in (rel_before, q, slope))
     return q * (slope * slots + (rel_before + 1 - slope * (1 + items_before)) * gap)
 
-
+# %% ../nbs/11_average_precision.ipynb #e341462a
 def expected_term_sum(rel_before,                 # relevant items ranked before the group (R_g)
                       items_before,               # items ranked before the group (N_g)
                       slots,                      # how many of the group's first slots to sum over (j)
@@ -240,7 +240,7 @@ def ap_from_summary(summary: RankSummary,      # the ranking summary (chapter 03
         parts = ap_ordered(top > 0, summary.n_relevant, conventions.ap_denominator, interpolation)
     return finish_ap(parts, conventions, t)
 
-
+# %% ../nbs/11_average_precision.ipynb #c1a8c337
 def map_at_r_from_summary(summary: RankSummary,      # the ranking summary (chapter 03)
                           conventions: Conventions,  # reads `ties`, `empty`, `ap_interpolation` (the denominator is R)
                           ) -> np.ndarray:

@@ -44,7 +44,7 @@ def _bits_list(bits) -> list:
         fail("bits", f"must be one code length or a list of them, got {bits!r}")
     return [check_int(v, "bits", 1, 1024) for v in b.tolist()]
 
-
+# %% ../nbs/70_demo.ipynb #06d12c4c
 def pr_curves(summaries: dict,                # {nbits: (data, summary)} as demo_summaries returns, or {label: summary}
               by: str = "rank",               # "rank": P@K and recall@K as K grows | "radius": as the ball grows
               ties: str = "expected",         # the tie mode of the by-rank curves
