@@ -13,7 +13,8 @@ import numpy as np
 
 from .hamming import row_blocks
 from .metrics import Conventions, Metric, apply_empty_policy, parse_cutoff, register_metric
-from .ranking import RankSummary, hypergeometric_weights, list_summary, ordered_top, row_sums
+from .ranking import (hypergeometric_weights, list_summary, ordered_top, over_relevant, RankSummary,
+                                   row_sums)
 from .validate import check_int
 
 # %% auto #0
@@ -216,9 +217,7 @@ def ap_from_sums(sums,                     # the engine's IndexSums (precision_s
                  n_relevant: np.ndarray,   # (Q,) relevant items R of each query
                  ) -> tuple:
     "(values, undefined): AP over the whole ranking in index order; undefined where R = 0 (value 0 there)."
-    r = np.asarray(n_relevant, dtype=np.int64)
-    undefined = r == 0
-    return np.divide(sums.precision_sum, r, out=np.zeros(len(r)), where=~undefined), undefined
+    return over_relevant(sums.precision_sum, n_relevant)
 
 # %% ../nbs/11_average_precision.ipynb #cd156178
 def ap_from_summary(summary: RankSummary,      # the ranking summary (chapter 03)

@@ -11,7 +11,8 @@ import numpy as np
 
 from .display import new_axes
 from .metrics import Conventions, Metric, apply_empty_policy, parse_cutoff, register_metric
-from .ranking import TIE_MODES, RankSummary, list_summary, ordered_top, resolve_top, row_sums
+from .ranking import (list_summary, ordered_top, over_relevant, RankSummary, resolve_top, row_sums,
+                                   TIE_MODES)
 from .validate import check_choice, check_int, check_nonempty, check_whole_numbers, fail
 
 # %% auto #0
@@ -80,9 +81,7 @@ def r_precision_from_sums(sums,                     # the engine's IndexSums (r_
                           n_relevant: np.ndarray,   # (Q,) relevant items R of each query
                           ) -> tuple:
     "(values, undefined): R-precision in index order, r_hits / R; undefined where R = 0."
-    r = np.asarray(n_relevant, dtype=np.int64)
-    undefined = r == 0
-    return np.divide(sums.r_hits, r, out=np.zeros(len(r)), where=~undefined), undefined
+    return over_relevant(sums.r_hits, n_relevant)
 
 # %% ../nbs/10_precision.ipynb #5eca980f
 def _ratio(num: np.ndarray, den: np.ndarray, scale) -> np.ndarray:

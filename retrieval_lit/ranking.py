@@ -21,8 +21,8 @@ from .validate import (check_choice, check_count_matrix, check_grade_matrix, che
 # %% auto #0
 __all__ = ['TIE_MODES', 'MAX_EXACT_INT_SCORE', 'SIMILARITIES', 'counting_sort_order', 'stable_order', 'tie_group_sizes',
            'IndexSums', 'RankSummary', 'resolve_top', 'gallery_code_counts', 'code_max_by_distance', 'check_ignore',
-           'summarize', 'ordered_top', 'list_summary', 'hypergeometric_weights', 'row_sums', 'check_scores',
-           'summarize_scores', 'summarize_lists', 'similarity_rows', 'Progress', 'progress_wanted']
+           'summarize', 'ordered_top', 'list_summary', 'hypergeometric_weights', 'row_sums', 'over_relevant',
+           'check_scores', 'summarize_scores', 'summarize_lists', 'similarity_rows', 'Progress', 'progress_wanted']
 
 # %% ../nbs/03_ranking.ipynb #5259d31c
 def counting_sort_order(distances: np.ndarray,   # (N,) one query's whole-number distances 0..nbits: the sort keys
@@ -319,6 +319,19 @@ def row_sums(a,   # an array of real numbers, summed along its last axis (an emp
     array, nor on zeros padded at its end (numpy's pairwise `sum` can regroup the additions with the width)."""
     a = np.asarray(a, dtype=np.float64)
     return np.cumsum(a, axis=-1)[..., -1] if a.shape[-1] else np.zeros(a.shape[:-1])
+
+# %% ../nbs/03_ranking.ipynb #c88d7097
+def over_relevant(x,            # (Q,) per-query amounts to divide (a streamed precision sum, hits in the top R)
+                  n_relevant,   # (Q,) relevant items R of each query
+                  ) -> tuple:
+    """(values, undefined): x / R per query; undefined where R = 0 (value 0 there, for the `empty` policy to decide).
+
+    >>> over_relevant([1.5, 0.0], [2, 0])
+    (array([0.75, 0.  ]), array([False,  True]))
+    """
+    r = np.asarray(n_relevant, dtype=np.int64)
+    undefined = r == 0
+    return np.divide(np.asarray(x, dtype=np.float64), r, out=np.zeros(len(r)), where=~undefined), undefined
 
 # %% ../nbs/03_ranking.ipynb #8a5fb80f
 MAX_EXACT_INT_SCORE = 2**53
