@@ -13,8 +13,8 @@ import numpy as np
 from .evaluation import evaluate
 from .ranking import check_scores, ordered_top, summarize_scores
 from .relevance import make_ignore, relevance_from_matrix
-from .validate import (as_array, as_numeric_array, check_choice, check_finite, check_ids, check_int,
-                                    check_numbers, encode_class_ids, fail, shown)
+from .validate import (as_numeric_array, check_choice, check_ids, check_int, check_labels, check_numbers,
+                                    encode_class_ids, fail, shown)
 
 # %% auto #0
 __all__ = ['REVISITED_SETUPS', 'revisited_sets', 'cut_precision_at', 'revisited', 'ranked_grades', 'oxford', 'holidays',
@@ -192,32 +192,11 @@ def oxford(scores,                 # Q x N similarities (higher = nearer)
 
 # %% ../nbs/51_protocols.ipynb #5d90d049
 def _groups(groups, n: int, name: str = "groups") -> np.ndarray:
-    """(n,) group ids as `evaluate` takes class ids: whole numbers, or strings or any hashable ids (compared exactly);
-    numbers held in an object array are checked as numbers. Read only: it may be the caller's array."""
-    g = as_array(groups, name).reshape(-1)
-    if g.shape != (n,):
-        fail(name, f"must give one group id per image ({n}), got shape {g.shape}")
-    numeric = lambda v: isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_))
-    if g.dtype == object and all(numeric(v) for v in g.tolist()):
-        as_numbers = np.array(g.tolist())
-        g = as_numbers if as_numbers.dtype.kind in "iuf" else g
-    if g.dtype == object or g.dtype.kind in "US":
-        for i, v in enumerate(g.tolist()):
-            if v is None or (isinstance(v, numbers.Number) and v != v):
-                fail(name, f"holds a missing id (None or NaN) at index {i}")
-            try:
-                hash(v)
-            except TypeError:
-                fail(name, f"holds an id that cannot be compared (it is not hashable): {shown(v)} "
-                           f"({type(v).__name__}) at index {i}")
-        return g
-    g = as_numeric_array(g, name)
-    check_finite(g, name)
-    if g.dtype == bool:
-        fail(name, "must hold whole-number group ids, got booleans")
-    if g.dtype.kind == "f" and not np.array_equal(g, np.round(g)):
-        i = int(np.flatnonzero(g != np.round(g))[0])
-        fail(name, f"must hold whole-number group ids, got {shown(g[i])} at index {i}")
+    """(n,) group ids, read the way `evaluate` reads class ids (`validate.check_labels`): whole numbers, strings or
+    any hashable ids, compared exactly; one per image."""
+    g = check_labels(groups, name, n, "scores", what="group ids")
+    if g.ndim != 1:
+        fail(name, f"must give one group id per image (1-D), got multi-hot rows of shape {g.shape}")
     return g
 
 

@@ -191,10 +191,16 @@ def check_same_nbits(nbits_a: int,   # the first codes' length K (returned when 
     return nbits_a
 
 # %% ../nbs/00_validate.ipynb #7b574cf7
+def _is_real(v) -> bool:
+    "A real number that is not a bool (Python or numpy)."
+    return isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_))
+
+
 def check_labels(labels,            # (N,) class ids (numbers, strings, any hashable), (N, 1) ids, or (N, L) multi-hot
                  name: str,         # the argument's name, for the message
                  n_items: int,      # N, the number of items the labels describe (one row each)
                  codes_name: str,   # the name of the argument that holds those items, for the message
+                 what: str = "class ids",  # what the ids are, for the message ("group ids", ...)
                  ) -> np.ndarray:
     """Validate class ids (1-D: numbers, strings or any hashable ids; a single column (N, 1) is read as ids) or
     multi-hot labels (2-D {0,1}, two or more columns) for `n_items` items; return a new array.
@@ -205,12 +211,20 @@ def check_labels(labels,            # (N,) class ids (numbers, strings, any hash
     raw = as_array(labels, name)
     if raw.ndim == 2 and raw.shape[1] == 1:
         raw = raw[:, 0]                     # a column of ids is ids (as .mat files store them), not one label
+    if raw.ndim == 1 and raw.dtype == object and raw.size and all(_is_real(v) for v in raw.tolist()):
+        raw = np.array(raw.tolist())        # numbers held in an object array are checked as numbers
     if raw.ndim == 1 and (raw.dtype == object or raw.dtype.kind in "US"):
         if raw.shape[0] != n_items:
             fail(name, f"has {raw.shape[0]} rows but `{codes_name}` has {n_items} items: one label (row) per item")
         check_nonempty(raw, name)
-        if any(v is None or (isinstance(v, float) and v != v) for v in raw.tolist()):
-            fail(name, "holds a missing id (None or NaN)")
+        for i, v in enumerate(raw.tolist()):
+            if v is None or (isinstance(v, numbers.Number) and v != v):
+                fail(name, f"holds a missing id (None or NaN) at index {i}")
+            try:
+                hash(v)
+            except TypeError:
+                fail(name, f"holds an id that cannot be compared (it is not hashable): {shown(v)} "
+                           f"({type(v).__name__}) at index {i}")
         return raw.copy()
     a = check_finite(as_numeric_array(raw, name), name)
     if a.ndim not in (1, 2):
@@ -220,7 +234,7 @@ def check_labels(labels,            # (N,) class ids (numbers, strings, any hash
     check_nonempty(a, name)
     if a.ndim == 1:
         if a.dtype == bool or (a.dtype.kind == "f" and not np.array_equal(a, np.round(a))):
-            fail(name, f"class ids must be integers, got dtype {a.dtype}" +
+            fail(name, f"{what} must be integers, got dtype {a.dtype}" +
                  ("" if a.dtype == bool else f" with non-integral value {shown(a[a != np.round(a)][0])}"))
         return a.copy()                     # ids stay in their own dtype: encode_class_ids compares them exactly
     if not np.isin(a, (0, 1)).all():

@@ -111,7 +111,7 @@ def test_oxford_equals_revisited_medium_when_good_ok_are_easy_hard():
     (lambda: revisited(np.zeros((1, 3)), {"easy": [0]}), "`gnd` must be a list of one dict per query"),
     (lambda: revisited(np.array([[0.0, np.nan, 1]]), [{"easy": [0], "hard": [], "junk": []}]), "`scores` contains nan"),
     (lambda: ukbench_ns(np.zeros((4, 5)), np.zeros(5)), "`scores` must be square"),
-    (lambda: ukbench_ns(np.zeros((4, 4)), np.zeros(3)), "`groups` must give one group id per image (4)"),
+    (lambda: ukbench_ns(np.zeros((4, 4)), np.zeros(3)), "`groups` has 3 rows but `scores` has 4 items"),
     (lambda: holidays(np.zeros((2, 4)), np.zeros(4), [0]), "`query_index` must give each of the 2 queries"),
     (lambda: revisited(np.zeros((1, 3)), [{"easy": [0], "hard": [], "junk": []}], kappas="5"),
      "`kappas` must be one whole number or a list, tuple or array of them, got the string '5'"),
@@ -128,10 +128,10 @@ def test_oxford_equals_revisited_medium_when_good_ok_are_easy_hard():
      "`gnd[0]['good']` contains inf at index (0,): NaN and inf are not allowed"),
     (lambda: holidays(np.zeros((2, 4)), [0, 0, 1, 1], [True, False]),
      "`query_index` must hold whole gallery indices, got booleans"),
-    (lambda: holidays(np.zeros((1, 4)), [0, 0.5, 1, 1], [0]), "`groups` must hold whole-number group ids, got 0.5 at index 1"),
+    (lambda: holidays(np.zeros((1, 4)), [0, 0.5, 1, 1], [0]), "`groups` group ids must be integers, got dtype float64 with non-integral value 0.5"),
     (lambda: holidays(np.zeros((1, 4)), [0, np.nan, 1, 1], [0]), "`groups` contains nan at index (1,)"),
     (lambda: ukbench_ns(np.eye(4), [0, 0, np.nan, 1]), "`groups` contains nan at index (2,)"),
-    (lambda: ukbench_ns(np.eye(4), [True, True, False, False]), "`groups` must hold whole-number group ids, got booleans"),
+    (lambda: ukbench_ns(np.eye(4), [True, True, False, False]), "`groups` group ids must be integers, got dtype bool"),
 ])
 def test_bad_ground_truth_is_named(call, message):
     with pytest.raises(RetrievalInputError) as e:
@@ -184,8 +184,8 @@ def test_string_and_hashable_group_ids_give_the_integer_ids_numbers(ties):
     (lambda: holidays(np.zeros((1, 4)), _as_objects(["a", "a", [1], "b"]), [0]),
      "`groups` holds an id that cannot be compared (it is not hashable): [1] (list) at index 2"),
     (lambda: holidays(np.zeros((1, 4)), _as_objects([0, 0.5, 1, 1]), [0]),      # numbers held as objects: numbers
-     "`groups` must hold whole-number group ids, got 0.5 at index 1"),
-    (lambda: holidays(np.zeros((1, 4)), np.array(["a", "a", "b"]), [0]), "`groups` must give one group id per image (4), got shape (3,)"),
+     "`groups` group ids must be integers, got dtype float64 with non-integral value 0.5"),
+    (lambda: holidays(np.zeros((1, 4)), np.array(["a", "a", "b"]), [0]), "`groups` has 3 rows but `scores` has 4 items"),
 ])
 def test_bad_hashable_group_ids_are_named(call, message):
     with pytest.raises(RetrievalInputError) as e:

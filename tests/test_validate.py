@@ -119,3 +119,24 @@ def test_report_reads_back_any_spelling():
     assert r["MAP@0010"] == r["map@10"] and r[" p@02 "] == r["p@2"]
     with pytest.raises(KeyError):
         r["map@11"]
+
+
+def test_class_ids_held_as_objects():
+    "Numbers in an object array are checked as numbers; unhashable or missing ids are named with their index."
+    from retrieval_lit.validate import check_labels
+    ids = np.empty(3, dtype=object)
+    ids[:] = [3, 1, 3]
+    assert check_labels(ids, "query_labels", 3, "query_codes").tolist() == [3, 1, 3]
+    ids[:] = [3, 0.5, 3]
+    with pytest.raises(RetrievalInputError, match="class ids must be integers, got dtype float64 with non-integral"):
+        check_labels(ids, "query_labels", 3, "query_codes")
+    ids[:] = ["a", [1], "b"]
+    with pytest.raises(RetrievalInputError, match=r"holds an id that cannot be compared \(it is not hashable\): \[1\]"):
+        check_labels(ids, "query_labels", 3, "query_codes")
+    ids[:] = ["a", None, "b"]
+    with pytest.raises(RetrievalInputError, match="holds a missing id \\(None or NaN\\) at index 1"):
+        check_labels(ids, "query_labels", 3, "query_codes")
+    # through evaluate: string and integer class ids give the same numbers
+    q, g = [[0, 0], [1, 1]], [[0, 0], [0, 1], [1, 1]]
+    assert (evaluate(q, g, ["x", "y"], ["x", "y", "y"], ["map"])["map"]
+            == evaluate(q, g, [0, 1], [0, 1, 1], ["map"])["map"])
