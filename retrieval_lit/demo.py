@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .validate import as_numeric_array, check_choice, check_int, fail
+from .validate import check_choice, check_int, check_int_list, fail
 from .display import integer_ticks
 from .hamming import pack_codes
 from .ranking import TIE_MODES, gallery_code_counts, summarize
@@ -28,7 +28,7 @@ def demo_summaries(bits=(12, 32, 64),         # the code lengths, one or several
                    ) -> dict:
     "{nbits: (RetrievalData, RankSummary)} for the embedded digits hashed to each code length."
     from retrieval_lit.data import load_digits_codes
-    bits = _bits_list(bits)
+    bits = check_int_list(bits, "bits", 1, 1024, what="code length")
     check_choice(ties, "ties", TIE_MODES)
     out = {}
     for b in bits:
@@ -36,13 +36,6 @@ def demo_summaries(bits=(12, 32, 64),         # the code lengths, one or several
         rel = relevance_from_labels(d.query_labels, d.gallery_labels, len(d.query_labels), len(d.gallery_labels))
         out[b] = (d, summarize(d.query_codes, d.gallery_codes, rel, top=-1 if ties == "index" else 0))
     return out
-
-
-def _bits_list(bits) -> list:
-    b = np.atleast_1d(as_numeric_array(bits, "bits"))
-    if b.ndim != 1 or b.size == 0:
-        fail("bits", f"must be one code length or a list of them, got {bits!r}")
-    return [check_int(v, "bits", 1, 1024) for v in b.tolist()]
 
 # %% ../nbs/70_demo.ipynb #06d12c4c
 def pr_curves(summaries: dict,                # {nbits: (data, summary)} as demo_summaries returns, or {label: summary}

@@ -5,16 +5,14 @@
 # %% ../nbs/51_protocols.ipynb #262b2221
 from __future__ import annotations
 
-import numbers
-from collections import Counter
 
 import numpy as np
 
 from .evaluation import evaluate
 from .ranking import check_scores, ordered_top, summarize_scores
 from .relevance import make_ignore, relevance_from_matrix
-from .validate import (as_numeric_array, check_choice, check_ids, check_int, check_labels, check_numbers,
-                                    encode_class_ids, fail, shown)
+from .validate import (as_numeric_array, check_choice, check_ids, check_int_list, check_labels,
+                                    check_numbers, encode_class_ids, fail, shown)
 
 # %% auto #0
 __all__ = ['REVISITED_SETUPS', 'revisited_sets', 'cut_precision_at', 'revisited', 'ranked_grades', 'oxford', 'holidays',
@@ -65,31 +63,6 @@ def _positives_matrix(positives, n_gallery: int) -> np.ndarray:
     return m
 
 
-def _kappas(kappas) -> list:
-    """The k of mP@k and p@k: one whole number >= 1, or a non-empty list, tuple, range or 1-D array of distinct ones;
-    as a list of ints. A repeated k is refused: the result holds one entry per k, so it would silently hold fewer."""
-    several = "must be one whole number or a list, tuple or array of them"
-    if isinstance(kappas, np.ndarray) and kappas.ndim == 0:
-        kappas = kappas.item()
-    if isinstance(kappas, np.ndarray):
-        if kappas.ndim != 1:
-            fail("kappas", f"{several}, got an array of shape {kappas.shape}")
-        kappas = kappas.tolist()
-    if isinstance(kappas, (list, tuple, range)):
-        ks = [check_int(k, "kappas", 1) for k in kappas]
-        if not ks:
-            fail("kappas", "must name at least one k, got an empty list")
-        twice = [k for k, count in Counter(ks).items() if count > 1]
-        if twice:
-            fail("kappas", f"names {twice[0]} twice: name each k once (the result has one entry per k)")
-        return ks
-    if isinstance(kappas, str):
-        fail("kappas", f"{several}, got the string {kappas!r}")
-    if not isinstance(kappas, numbers.Number):
-        fail("kappas", f"{several}, got {shown(kappas)} ({type(kappas).__name__})")
-    return [check_int(kappas, "kappas", 1)]
-
-
 def cut_precision_at(grades_in_order: np.ndarray,  # (Q, N) each query's grades in rank order (ties in a fixed order)
                      kappas,                      # the k of each mP@k: one whole number >= 1, or several distinct
                      ) -> np.ndarray:
@@ -99,7 +72,7 @@ def cut_precision_at(grades_in_order: np.ndarray,  # (Q, N) each query's grades 
     >>> cut_precision_at([[1, 0, 1, 0, 0], [0, 0, 0, 0, 0]], [1, 2, 5]).round(4).tolist()   # last positive: rank 3
     [[1.0, 0.5, 0.6667], [nan, nan, nan]]
     """
-    kappas = _kappas(kappas)
+    kappas = check_int_list(kappas, "kappas", 1, what="k")
     rel = check_numbers(grades_in_order, "grades_in_order", 2, "queries x ranks") > 0
     hits = np.cumsum(rel, axis=1)
     last = np.where(rel.any(axis=1), rel.shape[1] - np.argmax(rel[:, ::-1], axis=1), 0)   # 1-based rank
@@ -127,7 +100,7 @@ def revisited(scores,                 # Q x N similarities (higher = nearer)
     {'map': 0.6042, 'p@1': 0.5}
     """
     s = check_scores(scores, "scores")
-    kappas = _kappas(kappas)
+    kappas = check_int_list(kappas, "kappas", 1, what="k")
     check_choice(ties, "ties", ("index", "optimistic", "pessimistic", "expected"))
     out = {}
     for setup, (pos, removed) in revisited_sets(gnd, *s.shape).items():

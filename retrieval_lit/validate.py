@@ -13,8 +13,8 @@ import numpy as np
 __all__ = ['RetrievalInputError', 'fail', 'shown', 'to_numpy', 'as_array', 'as_numeric_array', 'check_ndim', 'check_nonempty',
            'check_finite', 'check_numbers', 'check_codes', 'check_code', 'check_same_nbits', 'check_labels',
            'encode_class_ids', 'check_label_pair', 'check_whole_numbers', 'check_ids', 'check_grade_matrix',
-           'check_count_matrix', 'check_relation_types', 'check_tie_sizes', 'check_int', 'check_bool', 'check_choice',
-           'check_real', 'check_probability']
+           'check_count_matrix', 'check_relation_types', 'check_tie_sizes', 'check_int', 'check_int_list', 'check_bool',
+           'check_choice', 'check_real', 'check_probability']
 
 # %% ../nbs/00_validate.ipynb #ae8e878e
 class RetrievalInputError(ValueError):
@@ -401,6 +401,40 @@ def check_int(value,                      # a Python or numpy integer (bools and
     if maximum is not None and value > maximum:
         fail(name, f"must be at most {maximum}, got {value}")
     return value
+
+# %% ../nbs/00_validate.ipynb #c0c9a51d
+def check_int_list(values,                     # one whole number, or a list, tuple, range or 1-D array of them
+                   name: str,                  # the argument's name, for the message
+                   minimum: int | None = None,  # the smallest value allowed (None: no lower bound)
+                   maximum: int | None = None,  # the largest value allowed (None: no upper bound)
+                   what: str = "value",         # what one value is, for the message ("k", "code length")
+                   ) -> list:
+    """One or several distinct whole numbers (cutoffs, code lengths) as a non-empty list of Python ints. A repeated
+    value is refused: results keyed by it would silently hold fewer entries than asked for.
+
+    >>> check_int_list(5, "kappas", 1), check_int_list(np.array([1, 5, 10]), "kappas", 1)
+    ([5], [1, 5, 10])
+    """
+    several = "must be one whole number or a list, tuple or array of them"
+    if isinstance(values, np.ndarray) and values.ndim == 0:
+        values = values.item()
+    if isinstance(values, np.ndarray):
+        if values.ndim != 1:
+            fail(name, f"{several}, got an array of shape {values.shape}")
+        values = values.tolist()
+    if isinstance(values, str):
+        fail(name, f"{several}, got the string {values!r}")
+    if not isinstance(values, (list, tuple, range)):
+        if not isinstance(values, numbers.Number):
+            fail(name, f"{several}, got {shown(values)} ({type(values).__name__})")
+        values = [values]
+    out = [check_int(v, name, minimum, maximum) for v in values]
+    if not out:
+        fail(name, f"must name at least one {what}, got an empty list")
+    twice = next((v for i, v in enumerate(out) if v in out[:i]), None)
+    if twice is not None:
+        fail(name, f"names {twice} twice: name each {what} once (the result has one entry per {what})")
+    return out
 
 # %% ../nbs/00_validate.ipynb #ae9cfad3
 def check_bool(value,                     # True or False (numpy bools too); a truthy string such as "no" is refused
