@@ -211,15 +211,15 @@ def check_labels(labels,            # (N,) class ids (numbers, strings, any hash
     raw = as_array(labels, name)
     if raw.ndim == 2 and raw.shape[1] == 1:
         raw = raw[:, 0]                     # a column of ids is ids (as .mat files store them), not one label
-    if raw.ndim == 1 and raw.dtype == object and raw.size and all(_is_real(v) for v in raw.tolist()):
-        raw = np.array(raw.tolist())        # numbers held in an object array are checked as numbers
     if raw.ndim == 1 and (raw.dtype == object or raw.dtype.kind in "US"):
         if raw.shape[0] != n_items:
             fail(name, f"has {raw.shape[0]} rows but `{codes_name}` has {n_items} items: one label (row) per item")
         check_nonempty(raw, name)
-        for i, v in enumerate(raw.tolist()):
+        for i, v in enumerate(raw.tolist()):       # ids stay as they are (compared exactly), but are checked
             if v is None or (isinstance(v, numbers.Number) and v != v):
                 fail(name, f"holds a missing id (None or NaN) at index {i}")
+            if _is_real(v) and (abs(v) == float("inf") or v != int(v)):
+                fail(name, f"{what} must be integers, got non-integral value {shown(v)} at index {i}")
             try:
                 hash(v)
             except TypeError:

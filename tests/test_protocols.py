@@ -184,7 +184,7 @@ def test_string_and_hashable_group_ids_give_the_integer_ids_numbers(ties):
     (lambda: holidays(np.zeros((1, 4)), _as_objects(["a", "a", [1], "b"]), [0]),
      "`groups` holds an id that cannot be compared (it is not hashable): [1] (list) at index 2"),
     (lambda: holidays(np.zeros((1, 4)), _as_objects([0, 0.5, 1, 1]), [0]),      # numbers held as objects: numbers
-     "`groups` group ids must be integers, got dtype float64 with non-integral value 0.5"),
+     "`groups` group ids must be integers, got non-integral value 0.5 at index 1"),
     (lambda: holidays(np.zeros((1, 4)), np.array(["a", "a", "b"]), [0]), "`groups` has 3 rows but `scores` has 4 items"),
 ])
 def test_bad_hashable_group_ids_are_named(call, message):

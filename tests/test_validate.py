@@ -128,7 +128,7 @@ def test_class_ids_held_as_objects():
     ids[:] = [3, 1, 3]
     assert check_labels(ids, "query_labels", 3, "query_codes").tolist() == [3, 1, 3]
     ids[:] = [3, 0.5, 3]
-    with pytest.raises(RetrievalInputError, match="class ids must be integers, got dtype float64 with non-integral"):
+    with pytest.raises(RetrievalInputError, match="class ids must be integers, got non-integral value 0.5 at index 1"):
         check_labels(ids, "query_labels", 3, "query_codes")
     ids[:] = ["a", [1], "b"]
     with pytest.raises(RetrievalInputError, match=r"holds an id that cannot be compared \(it is not hashable\): \[1\]"):
