@@ -5,9 +5,8 @@
 # %% ../../nbs/14_ap_playground.ipynb #df76baca
 from __future__ import annotations
 
-import numpy as np
 
-from ..validate import check_choice, check_int, check_whole_numbers, fail
+from ..validate import check_choice, check_int, check_tie_sizes, check_whole_numbers, fail
 from ..ranking import TIE_MODES
 from ..metrics import AP_DENOMINATORS, GAINS
 from .. import average_precision as _ap, dcg as _dcg, egr as _egr
@@ -29,8 +28,7 @@ def _ties_from_sizes(tie_sizes, n: int) -> list:
     "tie[i] = item i is tied with item i-1 (tie[0] is always False), from consecutive group sizes."
     if tie_sizes is None:
         return [False] * n
-    _ap.list_summary(np.zeros(n, dtype=np.uint8), tie_sizes)          # the AP chapter's check of tie_sizes
-    sizes = [int(s) for s in np.asarray(tie_sizes).tolist() if int(s) > 0]
+    sizes = [s for s in check_tie_sizes(tie_sizes, n).tolist() if s > 0]
     tie = []
     for s in sizes:
         tie += [False] + [True] * (s - 1)
