@@ -13,7 +13,7 @@ import numpy as np
 
 from .hamming import row_blocks
 from .metrics import Conventions, Metric, apply_empty_policy, parse_cutoff, register_metric
-from .ranking import (hypergeometric_weights, list_summary, ordered_top, over_relevant, RankSummary,
+from .ranking import (group_starts, hypergeometric_weights, list_summary, ordered_top, over_relevant, RankSummary, resolve_cutoff,
                                    row_sums)
 from .validate import check_int
 
@@ -154,7 +154,7 @@ def ap_expected(n,                              # (Q, G) items per tie group, ne
     total: (Q,) relevant items R of each query (None: those the groups hold; more when some are never ranked)."""
     n, r = np.asarray(n, dtype=np.int64), np.asarray(r, dtype=np.int64)
     t = np.asarray(t, dtype=np.int64)
-    items_before, rel_before = np.cumsum(n, axis=1) - n, np.cumsum(r, axis=1) - r
+    items_before, rel_before = group_starts(n), group_starts(r)
     total = r.sum(axis=1) if total is None else np.asarray(total, dtype=np.int64)
     inside = np.clip((t[:, None] if t.ndim else t) - items_before, 0, n)   # slots of each group inside the top t
     q, slope = _safe_div(r, n), _safe_div(r - 1, n - 1)
@@ -225,12 +225,12 @@ def ap_from_summary(summary: RankSummary,      # the ranking summary (chapter 03
                     conventions: Conventions,  # reads `ties`, `ap_denominator`, `empty`, `ap_interpolation`
                     ) -> np.ndarray:
     "(Q,) AP@p of every query (p=None: the whole ranking) under `conventions`; NaN where skipped."
-    t = summary.n_gallery if p is None else min(check_int(p, "p", 1), summary.n_gallery)
+    t = resolve_cutoff(p, summary.n_ranks, "p", 1)
     interpolation = conventions.ap_interpolation
     if conventions.ties == "expected":
         parts = ap_expected(summary.group_sizes, summary.relevant_hist, t, conventions.ap_denominator, interpolation,
                             summary.n_relevant)
-    elif (conventions.ties == "index" and t == summary.n_gallery and summary.index_sums is not None
+    elif (conventions.ties == "index" and t == summary.n_ranks and summary.index_sums is not None
           and interpolation == "step"):                          # the engine streams the step sums only
         values, undefined = ap_from_sums(summary.index_sums, summary.n_relevant)
         parts = APParts(values, (~undefined).astype(np.float64), undefined)
@@ -319,9 +319,9 @@ def ap_bounds(summary: RankSummary,      # the ranking summary (chapter 03)
     >>> float(low[0]), float(high[0])           # the hit inside the top 4: (1 + 2/4)/2; pushed out: 1/1
     (0.75, 1.0)
     """
-    t = summary.n_gallery if p is None else min(check_int(p, "p", 1), summary.n_gallery)
+    t = resolve_cutoff(p, summary.n_ranks, "p", 1)
     n, r = summary.group_sizes, summary.relevant_hist
-    items_before, rel_before = np.cumsum(n, axis=1) - n, np.cumsum(r, axis=1) - r
+    items_before, rel_before = group_starts(n), group_starts(r)
     inside = np.clip(t - items_before, 0, n)
     whole = (inside == n) & (n > 0)
     a_max, a_min = _whole_group_extremes(n, r, items_before, rel_before, whole, conventions.ap_interpolation)
@@ -361,11 +361,11 @@ def _build_map(match) -> Metric:
     p = None if match.group("p") is None else parse_cutoff(match.group("p"), match.group(0))
     name = "map" if p is None else f"map@{p}"
     return Metric(name=name, compute=lambda summary, conventions: ap_from_summary(summary, p, conventions),
-                  top=-1 if p is None else p, binary=True, index_sums=p is None,
+                  cutoff=-1 if p is None else p, index_sums=p is None,
                   bounds=lambda summary, conventions: ap_bounds(summary, p, conventions))
 
 
-register_metric(r"map@r", lambda match: Metric(name="map@r", compute=map_at_r_from_summary, top=-1, binary=True),
+register_metric(r"map@r", lambda match: Metric(name="map@r", compute=map_at_r_from_summary, cutoff=-1),
                 "map@r", "MAP@R (Musgrave et al.): AP over the first R ranks divided by R, R = relevant items; see ties, empty")
 register_metric(r"map(?:@(?P<p>[0-9]+))?", _build_map, "map@1000",
                 "mean average precision over the top p (map: the whole ranking); see ap_denominator, empty, ties")

@@ -11,7 +11,7 @@ import numpy as np
 
 from .hamming import row_blocks
 from .metrics import Conventions, Metric, apply_empty_policy, parse_cutoff, register_metric
-from .ranking import TIE_MODES, RankSummary, list_summary, ordered_top, resolve_top, row_sums
+from .ranking import group_starts, TIE_MODES, RankSummary, list_summary, ordered_top, resolve_cutoff, row_sums, tie_order_runs
 from .validate import check_choice, check_int, check_probability
 
 # %% auto #0
@@ -67,7 +67,7 @@ def dcg_of_runs(counts: np.ndarray,   # (Q, J) items in each run of consecutive 
     """(Q,) sum over runs of gain * (discounts of the run's positions <= p); counts (Q, J), gains (Q, J) or (J,).
     The runs are added left to right, so runs of zero items change nothing, bit for bit."""
     counts = np.asarray(counts, dtype=np.int64)
-    starts = np.cumsum(counts, axis=1) - counts
+    starts = group_starts(counts)
     terms = gains * discount_sum(starts, counts, p, table)
     return np.cumsum(terms, axis=1)[:, -1]
 
@@ -99,14 +99,9 @@ def _runs(summary: RankSummary, gains: np.ndarray, ties: str) -> tuple:
         n = summary.group_sizes
         mean_gain = np.divide(row_sums(hist * gains), n, out=np.zeros(n.shape), where=n > 0)
         return n, mean_gain
-    order = slice(None, None, -1) if ties == "optimistic" else slice(None)
-    counts = hist[:, :, order].reshape(summary.n_queries, -1)
-    return counts, np.tile(gains[order], summary.nbits + 1)
+    counts, run_grades = tie_order_runs(summary, ties)
+    return counts, gains[run_grades]
 
-
-def _cutoff(summary: RankSummary, p) -> int:
-    "p within 1..N (None: the whole ranking)."
-    return summary.n_gallery if p is None else min(check_int(p, "p", 1), summary.n_gallery)
 
 
 def dcg_from_summary(summary: RankSummary,      # the ranking summary (chapter 03)
@@ -114,10 +109,10 @@ def dcg_from_summary(summary: RankSummary,      # the ranking summary (chapter 0
                      conventions: Conventions,  # reads `ties` and `gain`
                      ) -> np.ndarray:
     "(Q,) DCG@p of every query (p=None: the whole ranking) under `conventions.ties` and `conventions.gain`."
-    t = _cutoff(summary, p)
+    t = resolve_cutoff(p, summary.n_ranks, "p", 1)
     gains = gain_values(summary.hist.shape[2], conventions.gain)
     if conventions.ties == "index":
-        if t == summary.n_gallery and summary.index_sums is not None:
+        if t == summary.n_ranks and summary.index_sums is not None:
             return dcg_from_sums(summary.index_sums, conventions.gain)
         return dcg_of_ordered(ordered_top(summary, t, "index"), gains)
     check_choice(conventions.ties, "ties", TIE_MODES)
@@ -133,7 +128,7 @@ def idcg_from_summary(summary: RankSummary,      # the ranking summary (chapter 
     any judged items the ranking never holds (`RankSummary.unranked`), so the ideal list may be longer than N."""
     totals = summary.grade_totals
     judged = int(totals.sum(axis=1).max(initial=0))
-    t = max(1, judged) if p is None else max(1, min(check_int(p, "p", 1), max(judged, summary.n_gallery)))
+    t = max(1, judged) if p is None else max(1, min(check_int(p, "p", 1), max(judged, summary.n_ranks)))
     gains = gain_values(totals.shape[1], conventions.gain)
     per_grade = totals[:, ::-1]
     return dcg_of_runs(per_grade, gains[::-1], t, discount_prefix(t))
@@ -193,7 +188,7 @@ def _build_ndcg(match) -> Metric:
     p = None if match.group("p") is None else parse_cutoff(match.group("p"), match.group(0))
     return Metric(name="ndcg" if p is None else f"ndcg@{p}",
                   compute=lambda summary, conventions: ndcg_from_summary(summary, p, conventions),
-                  top=-1 if p is None else p, binary=False, index_sums=p is None)
+                  cutoff=-1 if p is None else p, index_sums=p is None)
 
 
 register_metric(r"ndcg(?:@(?P<p>[0-9]+))?", _build_ndcg, "ndcg@100",
@@ -211,12 +206,12 @@ def rbp_at(summary: RankSummary,                # the ranking summary (chapter 0
     >>> float(rbp_at(s, 4, Conventions.make(ties="expected", rbp_persistence=0.5))[0])
     0.46875
     """
-    t = resolve_top(n, summary.n_gallery)
+    t = resolve_cutoff(n, summary.n_ranks)
     p = check_probability(conventions.rbp_persistence, "rbp_persistence")
     if conventions.ties == "expected":
         rel = summary.relevant_hist
         size = summary.group_sizes
-        start = np.cumsum(size, axis=1) - size
+        start = group_starts(size)
         lo, hi = np.minimum(start, t), np.minimum(start + size, t)
         share = np.divide(rel, size, out=np.zeros(size.shape), where=size > 0)
         return row_sums(share * (p ** lo - p ** hi))
@@ -227,7 +222,7 @@ def rbp_at(summary: RankSummary,                # the ranking summary (chapter 0
 def _build_rbp(match) -> Metric:
     n = -1 if match["n"] is None else parse_cutoff(match["n"], f"rbp@{match['n']}")
     name = "rbp" if n == -1 else f"rbp@{n}"
-    return Metric(name, lambda summary, conventions: rbp_at(summary, n, conventions), top=n)
+    return Metric(name, lambda summary, conventions: rbp_at(summary, n, conventions), cutoff=n)
 
 
 register_metric(r"rbp(?:@(?P<n>[0-9]+))?", _build_rbp, "rbp@100",

@@ -13,7 +13,7 @@ from functools import total_ordering
 import numpy as np
 
 from .metrics import Conventions, Metric, parse_cutoff, register_metric
-from .ranking import RankSummary, hypergeometric_weights, ordered_top, resolve_top
+from .ranking import RankSummary, hypergeometric_weights, ordered_top, resolve_cutoff
 from .validate import (as_numeric_array, check_choice, check_int, check_nonempty, check_numbers,
                                     check_probability, check_tie_sizes,
                                     check_whole_numbers, fail)
@@ -543,7 +543,7 @@ def egr_at(summary: RankSummary,         # each query's ranking: top items and t
     padded with irrelevant items up to n (the library's rule for every cutoff beyond the ranking)."""
     n = check_int(n, "n", 1)
     check_choice(reading, "reading", READINGS)
-    t = resolve_top(n, summary.n_gallery)
+    t = resolve_cutoff(n, summary.n_ranks)
     if conventions.ties == "expected":
         from retrieval_lit.egr_kernel import _expected_egr_rows      # compiled (chapter 32); numba loads here
         rel, irr = _group_counts(summary)
@@ -554,7 +554,7 @@ def egr_at(summary: RankSummary,         # each query's ranking: top items and t
 
 def _build_egr(match) -> Metric:
     n = parse_cutoff(match["n"], f"egr@{match['n']}", "list size N")
-    return Metric(f"egr@{n}", lambda summary, conventions: egr_at(summary, n, conventions), top=n,
+    return Metric(f"egr@{n}", lambda summary, conventions: egr_at(summary, n, conventions), cutoff=n,
                   higher_is_better=False, tie_bounds=False)
 
 

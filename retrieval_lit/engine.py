@@ -13,14 +13,14 @@ import threading
 import numpy as np
 
 from .hamming import PackedCodes, pack_codes
-from .ranking import IndexSums, Progress, RankSummary, check_ignore, progress_wanted, resolve_top
+from .ranking import IndexSums, Progress, RankSummary, check_ignore, group_starts, progress_wanted, resolve_cutoff
 from .relevance import IgnoreSets, Relevance, check_relevance
 from .validate import check_bool, check_int, check_same_nbits, fail
 
 # %% auto #0
-__all__ = ['CLASS_IDS', 'LABEL_WORDS', 'GRADE_BLOCK', 'CLASS_SORT_MIN_QUERIES', 'SECONDS_PER_PAIR', 'exclusive_cumsum',
-           'discount_table', 'merge_pairs', 'distinct_codes', 'code_ids', 'code_max_pass', 'hist_pass', 'top_pass',
-           'hist_top_pass', 'sums_pass', 'hist_sums_pass', 'default_chunk', 'Scan', 'scan', 'summarize']
+__all__ = ['CLASS_IDS', 'LABEL_WORDS', 'GRADE_BLOCK', 'CLASS_SORT_MIN_QUERIES', 'SECONDS_PER_PAIR', 'discount_table',
+           'merge_pairs', 'distinct_codes', 'code_ids', 'code_max_pass', 'hist_pass', 'top_pass', 'hist_top_pass',
+           'sums_pass', 'hist_sums_pass', 'default_chunk', 'Scan', 'scan', 'summarize']
 
 # %% ../nbs/60_engine.ipynb #41f6eeca
 import llvmlite.ir as llvm_ir
@@ -114,10 +114,6 @@ def _label_words(labels: np.ndarray | None, kind: str) -> np.ndarray:
         words = pack_codes(labels.astype(np.uint8), "labels").words
         return np.ascontiguousarray(words[:, 0] if words.shape[1] == 1 else words)
     return _NO_LABELS
-
-
-def _source(kind: str) -> int:
-    return {"class": CLASS_IDS, "multihot": LABEL_WORDS, "matrix": GRADE_BLOCK}[kind]
 
 
 def _load_rel(qr, i):
@@ -227,17 +223,6 @@ def _kept_run(ig_idx, p, last, n):
     p < last), else at n. A kernel walks `j in range(a, b)`, then resumes at a = b + 1; a > n ends the walk.
     Without ignored items there is one stretch, 0..n-1, and the inner loop is the plain one."""
     return ig_idx[p] if p < last else n
-
-
-def exclusive_cumsum(counts: np.ndarray,  # (..., K+1) items at each distance, summed along the last axis
-                     ) -> np.ndarray:
-    """before[..., d] = sum of counts[..., :d] (int64): the rank of the first item at each distance.
-
-    >>> exclusive_cumsum([3, 0, 2])      # 3 items at distance 0, none at 1: the first at distance 2 has rank 3
-    array([0, 3, 3])
-    """
-    c = np.asarray(counts, dtype=np.int64)
-    return np.cumsum(c, axis=-1) - c
 
 
 @njit(parallel=True, cache=True)
@@ -826,7 +811,7 @@ def hist_top_pass(q: PackedCodes,                    # the queries (Q codes)
                                hist, top, _width(q.words.shape[1]), *_ignore_operands(ignore, len(q)))
         return hist, top
     hist = hist_pass(q, g, rel, n_grades, ignore)
-    return hist, top_pass(q, g, rel, n_grades, exclusive_cumsum(hist.sum(-1)), t, ignore)
+    return hist, top_pass(q, g, rel, n_grades, group_starts(hist.sum(-1)), t, ignore)
 
 # %% ../nbs/60_engine.ipynb #f5e1d5d2
 def sums_pass(q: PackedCodes,                    # the queries (Q codes)
@@ -874,7 +859,7 @@ def hist_sums_pass(q: PackedCodes,                    # the queries (Q codes)
     else:
         hist = hist_pass(q, g, rel, n_grades, ignore)
         rh = hist[:, :, 1:].sum(-1)
-        ap, dcg, hits = sums_pass(q, g, rel, n_grades, exclusive_cumsum(hist.sum(-1)), exclusive_cumsum(rh),
+        ap, dcg, hits = sums_pass(q, g, rel, n_grades, group_starts(hist.sum(-1)), group_starts(rh),
                                   rh.sum(-1), len(g), ignore)
     return hist, ap, dcg, hits
 
@@ -925,14 +910,14 @@ def default_chunk(n_queries: int,                 # Q
 @dataclass
 class Scan:
     "What one engine run produced: the ranking summary and, if asked, the whole-ranking index-order sums."
-    summary: RankSummary           # hist, and top / code_max if asked; its index_sums is `sums`
+    summary: RankSummary           # hist, and top_grades / code_max if asked; its index_sums is `sums`
     sums: IndexSums | None = None  # the whole-ranking index-order sums, with index_sums=True; else None
 
 
 def scan(query_codes,                      # Q x K, {0,1} or {-1,+1}, or PackedCodes
          gallery_codes,                    # N x K (the same K), {0,1} or {-1,+1}, or PackedCodes
          relevance: Relevance,             # grades over these Q queries x N items (`relevance.make_relevance`)
-         top: int = 0,                     # grades kept in stable order (ties by gallery index): 0 none, -1 all, t
+         top_columns: int = 0,             # ranks kept in stable order as top_grades: 0 none, -1 all, t
          code_max: bool = False,           # also code_max: most items sharing one code at each distance (LGAP)
          index_sums: bool = False,         # also the whole-ranking index-order sums (AP, DCG, R-precision); N < 2**31
          *,
@@ -958,7 +943,7 @@ def scan(query_codes,                      # Q x K, {0,1} or {-1,+1}, or PackedC
     nbits = check_same_nbits(q.nbits, g.nbits, "query_codes", "gallery_codes")
     rel = check_relevance(relevance, len(q), len(g))
     check_ignore(ignore, len(q), len(g))
-    t = resolve_top(top, len(g))
+    t = resolve_cutoff(top_columns, len(g), "top_columns")
     if index_sums and len(g) >= 1 << 31:
         fail("gallery_codes", f"has {len(g)} items; index_sums counts ranks in 32 bits (fewer than 2**31 items)")
     pool = _Threads(threads)
@@ -983,19 +968,19 @@ def scan(query_codes,                      # Q x K, {0,1} or {-1,+1}, or PackedC
             else:
                 hist[a:b] = hist_pass(qc, g, rc, n_grades, ic)
             if t and index_sums:
-                top_grades[a:b] = top_pass(qc, g, rc, n_grades, exclusive_cumsum(hist[a:b].sum(-1)), t, ic)
+                top_grades[a:b] = top_pass(qc, g, rc, n_grades, group_starts(hist[a:b].sum(-1)), t, ic)
             if code_max:
                 removed = None if ic is None else (ic.indptr, g.words[ic.indices])
                 cmax[a:b] = code_max_pass(qc, *distinct, removed)
             bar.update(b - a)
     sums = IndexSums(_finish_pairs(ap), _finish_pairs(dcg), hits) if index_sums else None
-    return Scan(RankSummary(nbits, len(g), hist, top_grades, cmax, sums), sums)
+    return Scan(RankSummary(hist, len(g), top_grades, cmax, sums), sums)
 
 # %% ../nbs/60_engine.ipynb #0287b017
 def summarize(query_codes,             # Q x K, {0,1} or {-1,+1}, or PackedCodes
               gallery_codes,           # N x K (the same K), {0,1} or {-1,+1}, or PackedCodes
               relevance: Relevance,    # grades over these Q queries x N items (`relevance.make_relevance`)
-              top: int = 0,            # grades kept in stable order (ties by gallery index): 0 none, -1 all, t
+              top_columns: int = 0,    # ranks kept in stable order as top_grades: 0 none, -1 all, t
               code_max: bool = False,  # also code_max: most items sharing one code at each distance (LGAP)
               **options,               # `scan`'s keywords: chunk, threads, progress, max_block_bytes, ignore
               ) -> RankSummary:
@@ -1003,10 +988,10 @@ def summarize(query_codes,             # Q x K, {0,1} or {-1,+1}, or PackedCodes
 
     >>> from retrieval_lit.relevance import relevance_from_labels
     >>> rel = relevance_from_labels([7], [7, 3, 3, 7], 1, 4)       # items 0 and 3 are relevant
-    >>> s = summarize([[0, 0]], [[1, 0], [0, 1], [0, 0], [1, 1]], rel, top=-1)   # distances 1, 1, 0, 2
+    >>> s = summarize([[0, 0]], [[1, 0], [0, 1], [0, 0], [1, 1]], rel, top_columns=-1)   # distances 1, 1, 0, 2
     >>> s.hist[0].tolist()        # [grade 0, grade 1] at distance 0, 1, 2: items 0 and 1 tie at distance 1
     [[1, 0], [1, 1], [0, 1]]
-    >>> s.top.tolist()            # stable order: item 2, the tie in gallery order (0, 1), then item 3
+    >>> s.top_grades.tolist()            # stable order: item 2, the tie in gallery order (0, 1), then item 3
     [[0, 1, 0, 1]]
     """
-    return scan(query_codes, gallery_codes, relevance, top, code_max, **options).summary
+    return scan(query_codes, gallery_codes, relevance, top_columns, code_max, **options).summary

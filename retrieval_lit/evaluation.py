@@ -14,7 +14,7 @@ import numpy as np
 
 from .hamming import PackedCodes, n_words, pack_codes, row_blocks
 from .metrics import Conventions, metric_names, parse_metric, tie_range
-from .ranking import (Progress, check_scores, progress_wanted, resolve_top, similarity_rows, summarize,
+from .ranking import (Progress, check_scores, progress_wanted, resolve_cutoff, similarity_rows, summarize,
                                    summarize_scores)
 from .relevance import make_ignore, make_relevance
 from .validate import check_bool, check_choice, check_int, check_same_nbits, fail
@@ -161,7 +161,7 @@ def mean_over_queries(values: np.ndarray,  # (Q,) per-query values, NaN where a 
 class SummaryPlan:
     "What the ranking summary of one evaluation must hold, decided once from the metrics' declarations."
     index_sums: bool         # stream the whole-ranking index-order sums instead of ranking every item
-    top: int                 # ranks the summary keeps in stable (gallery-index) order; 0: none
+    top_columns: int         # ranks the summary keeps in stable (gallery-index) order as top_grades; 0: none
     read: int                # ranks the finishers read in a definite order (any tie mode but expected, or bounds)
     code_max: bool           # LGAP's largest bar per distance (a code metric asks for it)
     cutoff: int | None       # score rankings: the deepest cutoff of all metrics; None when one reads the whole ranking
@@ -170,7 +170,7 @@ class SummaryPlan:
 def plan_summary(metrics: dict,               # the parsed metrics, {name: Metric}
                  conventions: Conventions,    # the evaluation's conventions; only `ties` matters here
                  bounds: bool,                # the report also gives ranges over tie orders (they read ranks)
-                 n_gallery: int,              # N, which a metric's top=-1 (the whole ranking) resolves to
+                 n_gallery: int,              # N, which a metric's cutoff -1 (the whole ranking) resolves to
                  streams: bool,               # the ranking can stream index sums (codes, a streaming engine, step AP)
                  ) -> SummaryPlan:
     """The summary `evaluate` must build for these parsed metrics. Whole-ranking metrics under ties="index" read
@@ -179,23 +179,23 @@ def plan_summary(metrics: dict,               # the parsed metrics, {name: Metri
     ms = list(metrics.values())
     streamed = streams and conventions.ties == "index" and not bounds
     ordered = conventions.ties != "expected" or bounds
-    read = max((0 if streamed and m.index_sums else resolve_top(m.top, n_gallery) for m in ms), default=0) if ordered else 0
+    read = max((0 if streamed and m.index_sums else resolve_cutoff(m.cutoff, n_gallery) for m in ms), default=0) if ordered else 0
     return SummaryPlan(index_sums=streamed and any(m.index_sums for m in ms),
-                       top=read if conventions.ties == "index" else 0, read=read,
+                       top_columns=read if conventions.ties == "index" else 0, read=read,
                        code_max=any(m.code_max for m in ms),
-                       cutoff=max(m.top for m in ms) if ms and all(m.top > 0 for m in ms) else None)
+                       cutoff=max(m.cutoff for m in ms) if ms and all(m.cutoff > 0 for m in ms) else None)
 
 # %% ../nbs/50_evaluation.ipynb #2ab5724f
-def _numpy_summarize(query_codes, gallery_codes, relevance, top=0, code_max=False, progress=None, ignore=None):
+def _numpy_summarize(query_codes, gallery_codes, relevance, top_columns=0, code_max=False, progress=None, ignore=None):
     "The ranking chapter's reference (it has no progress bar, and no streamed index sums)."
-    return summarize(query_codes, gallery_codes, relevance, top=top, code_max=code_max, ignore=ignore)
+    return summarize(query_codes, gallery_codes, relevance, top_columns=top_columns, code_max=code_max, ignore=ignore)
 
 
-def _numba_summarize(query_codes, gallery_codes, relevance, top=0, code_max=False, progress=None, index_sums=False,
+def _numba_summarize(query_codes, gallery_codes, relevance, top_columns=0, code_max=False, progress=None, index_sums=False,
                      ignore=None):
     "The compiled engine (chapter 60), imported on first use."
     from retrieval_lit.engine import summarize as engine_summarize
-    return engine_summarize(query_codes, gallery_codes, relevance, top, code_max, progress=progress,
+    return engine_summarize(query_codes, gallery_codes, relevance, top_columns, code_max, progress=progress,
                             index_sums=index_sums, ignore=ignore)
 
 
@@ -371,11 +371,11 @@ def evaluate(query_codes=None,              # Q x K codes, {0,1} or {-1,+1} (ite
         for start, stop in row_blocks(n_q, query_bytes, max_block_bytes, 1):
             ig_rows = None if ig is None else ig.rows(start, stop)
             if src.kind == "scores":
-                summary = summarize_scores(lambda a, b: src.rows(start + a, start + b), rel.rows(start, stop), top=plan.top,
+                summary = summarize_scores(lambda a, b: src.rows(start + a, start + b), rel.rows(start, stop), top_columns=plan.top_columns,
                                            ignore=ig_rows, cutoff=plan.cutoff, max_block_bytes=max_block_bytes)
                 bar.update(stop - start)
             elif cluster is not None:
-                summary = cluster.scan(src.codes[0][start:stop], rel.rows(start, stop), top=plan.top,
+                summary = cluster.scan(src.codes[0][start:stop], rel.rows(start, stop), top_columns=plan.top_columns,
                                        code_max=plan.code_max, index_sums=plan.index_sums, ignore=ig_rows).summary
                 bar.update(stop - start)
             else:
@@ -383,7 +383,7 @@ def evaluate(query_codes=None,              # Q x K codes, {0,1} or {-1,+1} (ite
                 if ig_rows is not None:
                     extra["ignore"] = ig_rows
                 q, g = src.codes
-                summary = ENGINES[engine](q[start:stop], g, rel.rows(start, stop), top=plan.top, code_max=plan.code_max,
+                summary = ENGINES[engine](q[start:stop], g, rel.rows(start, stop), top_columns=plan.top_columns, code_max=plan.code_max,
                                           progress=bar if engine in ADVANCES_PROGRESS else False, **extra)
                 if engine not in ADVANCES_PROGRESS:
                     bar.update(stop - start)

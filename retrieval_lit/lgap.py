@@ -306,15 +306,15 @@ def mlgap(summary: RankSummary,                      # a Hamming ranking summary
     if summary.code_max is None:
         fail("summary", "has no `code_max`: LGAP needs it; build the summary with summarize(..., code_max=True)")
     n_at = summary.group_sizes
-    values = lgap_from_counts(summary.relevant_hist, summary.code_max, summary.nbits, r)
-    empty_ball = n_at[:, : min(r, summary.nbits) + 1].sum(-1) == 0
+    values = lgap_from_counts(summary.relevant_hist, summary.code_max, (summary.n_groups - 1), r)
+    empty_ball = n_at[:, : min(r, (summary.n_groups - 1)) + 1].sum(-1) == 0
     return apply_empty_policy(values, empty_ball, conventions, f"ha{'s' if empty_ball.sum() == 1 else 've'} "
                               f"no gallery item within Hamming distance {r}, so LGAP@{r} is undefined")
 
 
 def _build_mlgap(match) -> Metric:
     r = parse_cutoff(match["r"], match.group(0), "radius", minimum=0)
-    return Metric(f"mlgap@{r}", lambda summary, conventions: mlgap(summary, r, conventions), top=0, code_max=True,
+    return Metric(f"mlgap@{r}", lambda summary, conventions: mlgap(summary, r, conventions), cutoff=0, code_max=True,
                   hamming_only=True)
 
 

@@ -94,14 +94,12 @@ def apply_empty_policy(values: np.ndarray,        # (Q,) per-query values (entri
 class Metric:
     """A named metric: `compute(summary, conventions)` gives one float per query (NaN = skipped).
 
-    name: canonical name, e.g. "map@1000"; top: positions read in stable order under ties="index" (-1: the whole
-    ranking); code_max: reads summary.code_max (LGAP); binary: reads grade > 0 only; higher_is_better: the direction;
-    tie_bounds, index_sums, bounds: see the comments."""
+    The other fields declare what the metric reads, so `evaluate` builds only that: see the comments."""
     name: str                           # canonical name, e.g. "map@1000"
     compute: Callable                   # compute(summary, conventions) -> (Q,) float64, NaN = skipped
-    top: int = 0                        # positions read in stable order under ties="index" (p; -1 = the whole ranking)
+    cutoff: int = 0                     # the last rank it reads in stable order under ties="index": 0 none (finished
+                                        # from the tie groups), p the first p, -1 (WHOLE_RANKING) the whole ranking
     code_max: bool = False              # reads summary.code_max (LGAP)
-    binary: bool = True                 # reads grade > 0 only (False: graded, e.g. nDCG)
     hamming_only: bool = False          # reads a group index as a Hamming radius: refused on score rankings
     higher_is_better: bool = True       # the direction (False: lower is better, e.g. EGR, an entropy)
     tie_bounds: bool = True             # the report gives its range over all tie orders
@@ -169,7 +167,7 @@ def parse_metric(name,  # a metric name such as "map@1000", "ndcg@100", "p@10" (
     """The Metric for a name such as 'map@1000' (case-insensitive); unknown names list the known ones.
 
     >>> m = parse_metric(" MAP@1000")
-    >>> m.name, m.top, m.tie_bounds
+    >>> m.name, m.cutoff, m.tie_bounds
     ('map@1000', 1000, True)
     """
     load_metric_modules()

@@ -11,7 +11,7 @@ import numpy as np
 
 from .display import new_axes
 from .metrics import Conventions, Metric, apply_empty_policy, parse_cutoff, register_metric
-from .ranking import (list_summary, ordered_top, over_relevant, RankSummary, resolve_top, row_sums,
+from .ranking import (group_starts, list_summary, ordered_top, over_relevant, RankSummary, resolve_cutoff, row_sums,
                                    TIE_MODES)
 from .validate import check_choice, check_int, check_nonempty, check_whole_numbers, fail
 
@@ -51,7 +51,7 @@ def hits_in_top(summary: RankSummary,   # the ranking summary (chapter 03): tie 
     check_choice(ties, "ties", TIE_MODES)
     k = _cutoffs(k, summary.n_queries)
     if ties == "index":
-        t = resolve_top(int(k.max(initial=0)), summary.n_gallery)
+        t = resolve_cutoff(int(k.max(initial=0)), summary.n_ranks)
         hits = np.zeros((summary.n_queries, t + 1), dtype=np.int64)
         if t:
             np.cumsum(ordered_top(summary, t, "index") > 0, axis=1, out=hits[:, 1:])
@@ -61,8 +61,8 @@ def hits_in_top(summary: RankSummary,   # the ranking summary (chapter 03): tie 
     c_n = np.cumsum(n, axis=1)
     c_r = np.concatenate([np.zeros((len(n), 1), np.int64), np.cumsum(r, axis=1)], axis=1)
     c_n0 = np.concatenate([np.zeros((len(n), 1), np.int64), c_n], axis=1)
-    k_in = np.minimum(k, summary.n_gallery)                            # positions beyond N hold nothing
-    f = _rowwise_searchsorted(c_n, k_in, summary.n_gallery)           # groups wholly inside the top k
+    k_in = np.minimum(k, summary.n_ranks)                            # positions beyond N hold nothing
+    f = _rowwise_searchsorted(c_n, k_in, summary.n_ranks)           # groups wholly inside the top k
     whole_items = np.take_along_axis(c_n0, f, axis=1)                # C
     whole_hits = np.take_along_axis(c_r, f, axis=1)                  # H
     cut = np.minimum(f, n.shape[1] - 1)
@@ -129,7 +129,7 @@ def ball_counts(summary: RankSummary,   # the ranking summary (chapter 03); grou
                 r,                      # radius >= 0, or a grid (L,) of radii; beyond nbits: the whole gallery
                 ) -> tuple:
     "(items, relevant items) within Hamming distance r of each query's code; r a scalar or a grid (L,)."
-    r = np.minimum(np.asarray(r, dtype=np.int64), summary.nbits)
+    r = np.minimum(np.asarray(r, dtype=np.int64), (summary.n_groups - 1))
     items = np.cumsum(summary.group_sizes, axis=1)[:, r]
     relevant = np.cumsum(summary.relevant_hist, axis=1)[:, r]
     return items, relevant
@@ -254,7 +254,7 @@ def pr_curve_by_rank(summary: RankSummary,      # the ranking summary (chapter 0
     ([[1.0, 0.75, 0.6666666666666666]], [[0.5, 0.75, 1.0]])
     """
     if ks is None:
-        ks = np.unique(np.linspace(1, summary.n_gallery, check_int(points, "points", 1)).round().astype(np.int64))
+        ks = np.unique(np.linspace(1, summary.n_ranks, check_int(points, "points", 1)).round().astype(np.int64))
     ks = check_nonempty(check_whole_numbers(ks, "ks", 1, "cutoffs", minimum=1, allow_bool=False), "ks", "cutoffs")
     grid = np.broadcast_to(ks, (summary.n_queries, len(ks)))
     num, den = hits_in_top(summary, grid, conventions.ties)
@@ -268,7 +268,7 @@ def pr_curve_by_radius(summary: RankSummary,      # the ranking summary (chapter
                        conventions: Conventions,  # reads `empty` (an empty ball; R = 0); every tie mode agrees
                        ) -> PRCurve:
     "P@d_H<=r and recall@d_H<=r for every radius r = 0..nbits (the same under every tie mode)."
-    radii = np.arange(summary.nbits + 1)
+    radii = np.arange(summary.n_groups)
     items, relevant = ball_counts(summary, radii)
     total = summary.n_relevant[:, None]
     precision = apply_empty_policy(_ratio(relevant, np.ones_like(items), items), items == 0, conventions,
@@ -326,7 +326,7 @@ def first_relevant_group(summary: RankSummary,   # the ranking summary (chapter 
     g = np.where(found, (rel > 0).argmax(axis=1), 0)[:, None]
     sizes = summary.group_sizes
     pick = lambda a: np.where(found, np.take_along_axis(a, g, axis=1)[:, 0], 0)
-    return pick(np.cumsum(sizes, axis=1) - sizes), pick(sizes), pick(rel), found
+    return pick(group_starts(sizes)), pick(sizes), pick(rel), found
 
 # %% ../nbs/10_precision.ipynb #5341394d
 def first_relevant_pmf(n,            # (Q,) items of the tie group, >= 1
@@ -382,14 +382,14 @@ def first_relevant_from_summary(summary: RankSummary,      # the ranking summary
     >>> float(first_relevant_from_summary(s, 2, Conventions(), reciprocal=False)[0])     # at rank 2 in 1 order of 3
     0.3333333333333333
     """
-    k = summary.n_gallery if k is None else check_int(k, "k", 1)
+    k = summary.n_ranks if k is None else check_int(k, "k", 1)
     ties = check_choice(conventions.ties, "ties", TIE_MODES)
     b, n, r, found = first_relevant_group(summary)
     if ties == "expected":
         value = expected_first_relevant(b, n, r, found, k, reciprocal)
     else:
         if ties == "index":
-            top = ordered_top(summary, resolve_top(k, summary.n_gallery), "index") > 0
+            top = ordered_top(summary, resolve_cutoff(k, summary.n_ranks), "index") > 0
             hit = top.any(axis=1)
             rank = np.where(hit, top.argmax(axis=1) + 1, 0)
         else:
@@ -402,33 +402,33 @@ def first_relevant_from_summary(summary: RankSummary,      # the ranking summary
 # %% ../nbs/10_precision.ipynb #5cc2aa4d
 def _build_precision(match) -> Metric:
     k = parse_cutoff(match.group("k"), match.group(0))
-    return Metric(name=f"p@{k}", compute=lambda s, c: precision_from_summary(s, k, c), top=k, binary=True)
+    return Metric(name=f"p@{k}", compute=lambda s, c: precision_from_summary(s, k, c), cutoff=k)
 
 
 def _build_recall(match) -> Metric:
     k = parse_cutoff(match.group("k"), match.group(0))
-    return Metric(name=f"recall@{k}", compute=lambda s, c: recall_from_summary(s, k, c), top=k, binary=True)
+    return Metric(name=f"recall@{k}", compute=lambda s, c: recall_from_summary(s, k, c), cutoff=k)
 
 
 def _build_rprec(match) -> Metric:
-    return Metric(name="rprec", compute=rprec_from_summary, top=-1, binary=True, index_sums=True)
+    return Metric(name="rprec", compute=rprec_from_summary, cutoff=-1, index_sums=True)
 
 
 def _build_mrr(match) -> Metric:
     k = None if match.group("k") is None else parse_cutoff(match.group("k"), match.group(0))
-    return Metric(name="mrr" if k is None else f"mrr@{k}", top=-1 if k is None else k, binary=True,
+    return Metric(name="mrr" if k is None else f"mrr@{k}", cutoff=-1 if k is None else k,
                   compute=lambda s, c: first_relevant_from_summary(s, k, c, reciprocal=True))
 
 
 def _build_success(match) -> Metric:
     k = parse_cutoff(match.group("k"), match.group(0))
-    return Metric(name=f"success@{k}", top=k, binary=True,
+    return Metric(name=f"success@{k}", cutoff=k,
                   compute=lambda s, c: first_relevant_from_summary(s, k, c, reciprocal=False))
 
 
 def _build_radius(match) -> Metric:
     r = parse_cutoff(match.group("r"), match.group(0), "radius", minimum=0)
-    return Metric(name=f"p@r{r}", compute=lambda s, c: radius_precision_from_summary(s, r, c), top=0, binary=True,
+    return Metric(name=f"p@r{r}", compute=lambda s, c: radius_precision_from_summary(s, r, c), cutoff=0,
                   hamming_only=True)
 
 

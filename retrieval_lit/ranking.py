@@ -19,10 +19,11 @@ from .validate import (check_choice, check_count_matrix, check_grade_matrix, che
                                     shown)
 
 # %% auto #0
-__all__ = ['TIE_MODES', 'MAX_EXACT_INT_SCORE', 'SIMILARITIES', 'counting_sort_order', 'stable_order', 'tie_group_sizes',
-           'IndexSums', 'RankSummary', 'resolve_top', 'gallery_code_counts', 'code_max_by_distance', 'check_ignore',
-           'summarize', 'ordered_top', 'list_summary', 'hypergeometric_weights', 'row_sums', 'over_relevant',
-           'check_scores', 'summarize_scores', 'summarize_lists', 'similarity_rows', 'Progress', 'progress_wanted']
+__all__ = ['WHOLE_RANKING', 'TIE_MODES', 'MAX_EXACT_INT_SCORE', 'SIMILARITIES', 'counting_sort_order', 'stable_order',
+           'tie_group_sizes', 'IndexSums', 'RankSummary', 'resolve_cutoff', 'gallery_code_counts',
+           'code_max_by_distance', 'check_ignore', 'summarize', 'ordered_top', 'group_starts', 'tie_order_runs',
+           'list_summary', 'hypergeometric_weights', 'row_sums', 'over_relevant', 'check_scores', 'summarize_scores',
+           'summarize_lists', 'similarity_rows', 'Progress', 'progress_wanted']
 
 # %% ../nbs/03_ranking.ipynb #5259d31c
 def counting_sort_order(distances: np.ndarray,   # (N,) one query's whole-number distances 0..nbits: the sort keys
@@ -80,45 +81,58 @@ class IndexSums:
 # %% ../nbs/03_ranking.ipynb #4340ff81
 @dataclass
 class RankSummary:
-    """What the metrics need to know about each query's ranking.
+    """What the metrics need to know about each query's ranking: the one thing every metric reads.
 
-    hist:     (Q, K+1, G) int64, gallery items in tie group d (Hamming: at distance d) with relevance grade g;
-              items removed from a query's ranking (junk, the query itself) are not counted, so a query ranks
-              hist[q].sum() <= N items
-    top:      (Q, t) uint8 grades of the first t ranked items in stable order (ties by gallery index), grade 0
-              past a query's last ranked item; or None
-    code_max: (Q, K+1) int64, most gallery items sharing one code at distance d from the query code, or None
-    index_sums: whole-ranking sums in stable order (IndexSums), streamed by the engine instead of `top`, or None
-    kind:     "hamming" (group d = distance d, nbits = K) or "scores" (groups of equal scores, best first;
-              nbits = number of groups - 1, not a code length)
-    unranked: (Q, G) int64 judged items of grade g that the ranking does not hold at all (a TREC run that did
-              not retrieve them), or None: they count in R and in the ideal DCG, never at a rank"""
-    nbits: int                           # the last group index: K (distances 0..K); kind="scores": groups - 1
-    n_gallery: int                       # N, the gallery items (ranked lists: the longest list's length)
-    hist: np.ndarray                     # (Q, K+1, G) int64: items of grade g in tie group d of each query's ranking
-    top: np.ndarray | None = None        # (Q, t) uint8: grades of the first t ranked items in stable order; or None
+    hist:       (Q, n_groups, max_grade + 1) int64, items of grade g in tie group d of each query's ranking (Hamming:
+                group d = distance d, n_groups = K + 1; scores: groups of equal scores, best first); items removed
+                from a query's ranking (junk, the query itself) are not counted, so a query ranks hist[q].sum() items
+    n_ranks:    the ranks each query's row holds: N, the gallery, for codes and score matrices; the longest list for
+                ragged lists (a cutoff beyond it reads the ranking as padded with irrelevant items)
+    top_grades: (Q, t) uint8 grades of the first t ranked items in stable order (ties by gallery index), grade 0
+                past a query's last ranked item; or None
+    code_max:   (Q, K+1) int64, most gallery items sharing one code at distance d from the query code, or None
+    index_sums: whole-ranking sums in stable order (IndexSums), streamed by the engine instead of `top_grades`, or None
+    kind:       "hamming" (group d = distance d) or "scores" (groups of equal scores, best first)
+    unranked:   (Q, max_grade + 1) int64 judged items of grade g that the ranking does not hold at all (a TREC run
+                that did not retrieve them), or None: they count in R and in the ideal DCG, never at a rank
+
+    The group and grade scales are the shape of `hist` (`n_groups`, `max_grade`): stored once, named by properties."""
+    hist: np.ndarray                     # (Q, n_groups, max_grade + 1) int64: items of grade g in tie group d
+    n_ranks: int                         # ranks each row holds: N (gallery), or the longest of ragged lists
+    top_grades: np.ndarray | None = None # (Q, t) uint8: grades of the first t ranked items in stable order; or None
     code_max: np.ndarray | None = None   # (Q, K+1) int64: most gallery items sharing one code at distance d; or None
     index_sums: IndexSums | None = None  # whole-ranking sums in stable order, streamed by the engine; or None
     kind: str = "hamming"                # "hamming" (group d = distance d) | "scores" (equal scores, best first)
-    unranked: np.ndarray | None = None   # (Q, G) int64: judged items of grade g that the ranking lacks; or None
+    unranked: np.ndarray | None = None   # (Q, max_grade + 1) int64: judged items of grade g the ranking lacks; or None
 
     @property
     def n_queries(self) -> int:
+        "Q, the queries summarised."
         return self.hist.shape[0]
 
     @property
+    def n_groups(self) -> int:
+        "Tie groups per query row: K + 1 for Hamming distances 0..K; for scores, the widest row's groups."
+        return self.hist.shape[1]
+
+    @property
+    def max_grade(self) -> int:
+        "The grade scale: grades run 0..max_grade (1 for binary relevance)."
+        return self.hist.shape[2] - 1
+
+    @property
     def group_sizes(self) -> np.ndarray:
-        "(Q, K+1) items at each distance: the tie groups."
+        "(Q, n_groups) items in each tie group."
         return self.hist.sum(-1)
 
     @property
     def relevant_hist(self) -> np.ndarray:
-        "(Q, K+1) relevant items (grade > 0) at each distance."
+        "(Q, n_groups) relevant items (grade > 0) in each tie group."
         return self.hist[:, :, 1:].sum(-1)
 
     @property
     def grade_totals(self) -> np.ndarray:
-        "(Q, G) items of each grade a query's judgements hold: the ranked ones plus the unranked ones."
+        "(Q, max_grade + 1) items of each grade a query's judgements hold: the ranked ones plus the unranked ones."
         ranked = self.hist.sum(1)
         return ranked if self.unranked is None else ranked + self.unranked
 
@@ -128,16 +142,24 @@ class RankSummary:
         return self.grade_totals[:, 1:].sum(-1)
 
 # %% ../nbs/03_ranking.ipynb #51314b8e
-def resolve_top(top: int,         # ranks to keep in stable order: 0 none, -1 the whole ranking, t > 0 the first t
-                n_gallery: int,   # N: there are no more ranks than gallery items
-                ) -> int:
-    """Positions to keep in stable order: -1 means the whole ranking; never more than the gallery.
+WHOLE_RANKING = -1   # a cutoff that reads every rank (Metric.cutoff, summarize's top_columns)
 
-    >>> resolve_top(-1, 7), resolve_top(10, 7), resolve_top(3, 7)
-    (7, 7, 3)
+
+def resolve_cutoff(cutoff,               # None or WHOLE_RANKING (-1): the whole ranking; 0: none; t >= 1: the first t
+                   n_ranks: int,         # the ranks there are (RankSummary.n_ranks, N): a cutoff reads no further
+                   name: str = "cutoff", # the argument's name, for the message
+                   minimum: int = -1,    # the smallest cutoff allowed: -1 (any of the above), 0, or 1 (a metric's p)
+                   ) -> int:
+    """The ranks a cutoff reads, in one place: the whole ranking for None or -1, otherwise the cutoff capped at the
+    ranks there are (a cutoff beyond them reads the ranking as padded with irrelevant items).
+
+    >>> resolve_cutoff(None, 7), resolve_cutoff(-1, 7), resolve_cutoff(10, 7), resolve_cutoff(3, 7, "p", 1)
+    (7, 7, 7, 3)
     """
-    top = check_int(top, "top", -1)
-    return n_gallery if top == -1 else min(top, n_gallery)
+    if cutoff is None:
+        return n_ranks
+    c = check_int(cutoff, name, minimum)
+    return n_ranks if c == WHOLE_RANKING else min(c, n_ranks)
 
 # %% ../nbs/03_ranking.ipynb #a70cb0fe
 def _hist_block(d: np.ndarray, grades: np.ndarray, n_groups: int, n_grades: int, kept=None) -> np.ndarray:
@@ -197,7 +219,7 @@ def check_ignore(ignore,            # None, or relevance.IgnoreSets (see `make_i
 def summarize(query_codes,                    # Q x K codes, {0,1} or {-1,+1}, or PackedCodes
               gallery_codes,                  # N x K codes (the same K), ranked by Hamming distance to each query
               relevance: Relevance,           # Q x N grades (relevance.relevance_from_labels, _from_matrix, ...)
-              top: int = 0,                   # ranks kept in stable order as `top`: 0 none, -1 the whole ranking
+              top_columns: int = 0,                   # ranks kept in stable order as `top_grades`: 0 none, -1 whole
               code_max: bool = False,         # True: also LGAP's `code_max` (the tallest code bar at each distance)
               max_block_bytes: int = DEFAULT_BLOCK_BYTES,  # memory bound of one query block of distances
               ignore=None,                    # IgnoreSets: items removed from each query's ranking; or None
@@ -205,17 +227,17 @@ def summarize(query_codes,                    # Q x K codes, {0,1} or {-1,+1}, o
     """The ranking summary of every query (the readable numpy reference the fast engine must match). `ignore`
     (IgnoreSets): items removed from each query's ranking before anything is counted.
 
-    >>> s = summarize([[0, 0]], [[0, 0], [1, 0], [0, 0], [1, 1]], relevance_from_matrix([[0, 1, 1, 1]], 1, 4), top=-1)
+    >>> s = summarize([[0, 0]], [[0, 0], [1, 0], [0, 0], [1, 1]], relevance_from_matrix([[0, 1, 1, 1]], 1, 4), top_columns=-1)
     >>> s.hist[0].tolist()      # [grade 0, grade 1] at distance 0 (items 0, 2), 1 (item 1), 2 (item 3)
     [[1, 1], [0, 1], [0, 1]]
-    >>> s.top[0].tolist()       # stable order: items 0, 2 (tied at distance 0), 1, 3
+    >>> s.top_grades[0].tolist()       # stable order: items 0, 2 (tied at distance 0), 1, 3
     [0, 1, 1, 1]
     """
     q, g = pack_codes(query_codes, "query_codes"), pack_codes(gallery_codes, "gallery_codes")
     nbits = check_same_nbits(q.nbits, g.nbits, "query_codes", "gallery_codes")
     check_relevance(relevance, len(q), len(g))
     check_ignore(ignore, len(q), len(g))
-    t = resolve_top(top, len(g))
+    t = resolve_cutoff(top_columns, len(g), "top_columns")
     n_grades = relevance.max_grade + 1
     hist = np.zeros((len(q), nbits + 1, n_grades), dtype=np.int64)
     top_grades = np.zeros((len(q), t), dtype=np.uint8) if t else None
@@ -232,7 +254,7 @@ def summarize(query_codes,                    # Q x K codes, {0,1} or {-1,+1}, o
     if code_max:
         distinct, mult, code_of = gallery_code_counts(g, inverse=True)
         cmax = code_max_by_distance(q, distinct, mult, ignore, code_of)
-    return RankSummary(nbits, len(g), hist, top_grades, cmax)
+    return RankSummary(hist, len(g), top_grades, cmax)
 
 # %% ../nbs/03_ranking.ipynb #863a1cf3
 TIE_MODES = ("expected", "optimistic", "pessimistic", "index")
@@ -249,22 +271,48 @@ def ordered_top(summary: RankSummary,   # the ranking summary; ties="index" need
     ([[1, 0, 2, 1, 0]], [[0, 1, 0, 1, 2]])
     """
     check_choice(ties, "ties", ("index", "optimistic", "pessimistic"))
-    t = resolve_top(t, summary.n_gallery)
+    t = resolve_cutoff(t, summary.n_ranks, "t")
     if ties == "index":
-        have = 0 if summary.top is None else summary.top.shape[1]
+        have = 0 if summary.top_grades is None else summary.top_grades.shape[1]
         if have < t:
             fail("ties", f"'index' needs the grades of the first {t} items in stable order, but the summary "
-                         f"holds {have}: build it with summarize(..., top={t})")
-        return summary.top[:, :t]
-    n_grades = summary.hist.shape[2]
-    grade_order = np.arange(n_grades)[::-1] if ties == "optimistic" else np.arange(n_grades)
-    counts = summary.hist[:, :, grade_order].reshape(summary.n_queries, -1)
+                         f"holds {have}: build it with summarize(..., top_columns={t})")
+        return summary.top_grades[:, :t]
+    counts, run_grades = tie_order_runs(summary, ties)
     pad = np.maximum(0, t - counts.sum(axis=1, keepdims=True))  # a query ranking fewer than t items: grade 0 after
     counts = np.concatenate([counts, pad], axis=1)
-    before = np.cumsum(counts, axis=1) - counts                 # items ranked ahead of each (group, grade) cell
-    kept = np.clip(t - before, 0, counts)                       # how many of the cell fall inside the first t
-    values = np.append(np.tile(grade_order.astype(np.uint8), summary.hist.shape[1]), np.uint8(0))
+    kept = np.clip(t - group_starts(counts), 0, counts)         # how many of each run fall inside the first t
+    values = np.append(run_grades.astype(np.uint8), np.uint8(0))
     return np.repeat(np.tile(values, summary.n_queries), kept.ravel()).reshape(summary.n_queries, t)
+
+
+def group_starts(counts,   # (..., G) items in each group (or run), in rank order
+                 ) -> np.ndarray:
+    """Items ranked ahead of each group: the exclusive running sum of `counts` along the last axis (int64).
+
+    >>> group_starts(np.array([[2, 0, 3, 1]])).tolist()
+    [[0, 2, 2, 5]]
+    """
+    c = np.asarray(counts, dtype=np.int64)
+    return np.cumsum(c, axis=-1) - c
+
+
+def tie_order_runs(summary: RankSummary,   # the ranking summary
+                   ties: str,              # "optimistic" (higher grades first in each group) | "pessimistic"
+                   ) -> tuple:
+    """(counts, run_grades): each query's ranking under a fixed tie order, as runs of equal grade: counts (Q, R)
+    int64 items per run, run_grades (R,) the grade of each run, R = n_groups x (max_grade + 1). The one source of
+    the two fixed orders (`ordered_top` expands them; DCG sums over them without expanding).
+
+    >>> counts, grades = tie_order_runs(list_summary([1, 0, 2, 0, 1], [2, 3]), "optimistic")
+    >>> counts.tolist(), grades.tolist()              # group (1, 0): 0 x 2, 1 x 1, 1 x 0; group (2, 0, 1): 2, 1, 0
+    ([[0, 1, 1, 1, 1, 1]], [2, 1, 0, 2, 1, 0])
+    """
+    check_choice(ties, "ties", ("optimistic", "pessimistic"))
+    n_grades = summary.max_grade + 1
+    grade_order = np.arange(n_grades)[::-1] if ties == "optimistic" else np.arange(n_grades)
+    counts = summary.hist[:, :, grade_order].reshape(summary.n_queries, -1)
+    return counts, np.tile(grade_order, summary.n_groups)
 
 # %% ../nbs/03_ranking.ipynb #80445be6
 def list_summary(grades,           # the ranked list's whole-number grades 0..255, rank order (ties in the given order)
@@ -281,7 +329,7 @@ def list_summary(grades,           # the ranked list's whole-number grades 0..25
     group = np.repeat(np.arange(len(sizes)), sizes)
     hist = np.zeros((1, len(sizes), max(2, int(g.max(initial=0)) + 1)), dtype=np.int64)
     np.add.at(hist[0], (group, g), 1)
-    return RankSummary(nbits=len(sizes) - 1, n_gallery=len(g), hist=hist, top=g[None, :].copy())
+    return RankSummary(hist, len(g), top_grades=g[None, :].copy())
 
 # %% ../nbs/03_ranking.ipynb #7dce0f14
 def hypergeometric_weights(n,   # (Q,) the tie groups' sizes
@@ -423,7 +471,7 @@ def _pad_groups(blocks: list) -> np.ndarray:
 
 def summarize_scores(scores,                      # Q x N scores (higher = nearer), or a function (start, stop) -> rows
                      relevance: Relevance,        # Q x N grades (relevance.relevance_from_labels, _from_matrix, ...)
-                     top: int = 0,                # ranks kept in stable order as `top`: 0 none, -1 the whole ranking
+                     top_columns: int = 0,                # ranks kept in stable order as `top_grades`: 0 none, -1 whole
                      ignore=None,                 # IgnoreSets: items removed from each query's ranking; or None
                      cutoff: int | None = None,   # the last rank any metric reads (None: all); later groups merge
                      max_block_bytes: int = DEFAULT_BLOCK_BYTES,  # memory bound of one query block
@@ -433,8 +481,8 @@ def summarize_scores(scores,                      # Q x N scores (higher = neare
     compared block by block (`similarity_rows`); it is not checked.
 
     >>> rel = relevance_from_matrix([[1, 1, 0, 0, 1]], 1, 5)
-    >>> s = summarize_scores(np.array([[0.7, 0.9, 0.2, 0.7, 0.2]]), rel, top=-1)
-    >>> s.group_sizes.tolist(), s.top.tolist()   # groups 0.9 | 0.7 0.7 | 0.2 0.2; stable: items 1, 0, 3, 2, 4
+    >>> s = summarize_scores(np.array([[0.7, 0.9, 0.2, 0.7, 0.2]]), rel, top_columns=-1)
+    >>> s.group_sizes.tolist(), s.top_grades.tolist()   # groups 0.9 | 0.7 0.7 | 0.2 0.2; stable: items 1, 0, 3, 2, 4
     ([[1, 2, 2]], [[1, 1, 0, 0, 1]])
     """
     n_q, n_g = relevance.n_queries, relevance.n_gallery
@@ -445,7 +493,7 @@ def summarize_scores(scores,                      # Q x N scores (higher = neare
     check_ignore(ignore, n_q, n_g)
     if cutoff is not None:
         cutoff = check_int(cutoff, "cutoff", 1)
-    t = resolve_top(top, n_g)
+    t = resolve_cutoff(top_columns, n_g, "top_columns")
     n_grades = relevance.max_grade + 1
     hists, tops = [], []
     for a, b in row_blocks(n_q, n_g, max_block_bytes, 80):      # scores, order, sorted copies: ~80 bytes a pair
@@ -454,7 +502,7 @@ def summarize_scores(scores,                      # Q x N scores (higher = neare
         hists.append(h)
         tops.append(tp)
     hist = _pad_groups(hists)
-    return RankSummary(hist.shape[1] - 1, n_g, hist, np.concatenate(tops) if t else None, kind="scores")
+    return RankSummary(hist, n_g, np.concatenate(tops) if t else None, kind="scores")
 
 # %% ../nbs/03_ranking.ipynb #7cb96b1f
 def _list_arrays(lists, name: str, n_queries: int | None = None) -> list:
@@ -474,15 +522,15 @@ def _list_arrays(lists, name: str, n_queries: int | None = None) -> list:
 
 def summarize_lists(scores,                      # Q 1-D arrays of finite scores (higher = nearer); a list may be empty
                     grades,                      # Q 1-D arrays of the same lengths: whole-number grades 0..255
-                    top: int = 0,                # ranks kept in stable order as `top`: 0 none, -1 the whole ranking
+                    top_columns: int = 0,                # ranks kept in stable order as `top_grades`: 0 none, -1 whole
                     cutoff: int | None = None,   # the last rank any metric reads (None: all); later groups merge
                     unranked=None,               # (Q, G) counts of judged items of grade g that no list holds; or None
                     ) -> RankSummary:
     """The ranking summary of ranked lists of any lengths (`kind="scores"`): query q ranks the len(scores[q]) items
     of its list by descending score; under ties="index" equal scores keep their order in the list.
 
-    >>> s = summarize_lists([[0.9, 0.5, 0.5], [3, 1]], [[0, 1, 0], [1, 0]], top=-1, unranked=[[0, 1], [0, 0]])
-    >>> s.group_sizes.tolist(), s.top.tolist()   # the tie at 0.5 keeps list order; the short list is padded with 0
+    >>> s = summarize_lists([[0.9, 0.5, 0.5], [3, 1]], [[0, 1, 0], [1, 0]], top_columns=-1, unranked=[[0, 1], [0, 0]])
+    >>> s.group_sizes.tolist(), s.top_grades.tolist()   # the tie at 0.5 keeps list order; the short list is padded with 0
     ([[1, 2], [1, 1]], [[0, 1, 0], [1, 0, 0]])
     >>> s.n_relevant.tolist()                    # query 0: one ranked + one unranked relevant item
     [2, 1]
@@ -502,8 +550,8 @@ def summarize_lists(scores,                      # Q 1-D arrays of finite scores
             graded[i, :len(g)] = check_grade_matrix(g[None, :], f"grades[{i}]", (1, len(g)))[0]
         pad[i, :len(s)] = False
     relevance = relevance_from_matrix(graded.astype(np.uint8), n_q, width)
-    summary = summarize_scores(padded, relevance, top, make_ignore(n_q, width, pad), cutoff)
-    summary.n_gallery = width
+    summary = summarize_scores(padded, relevance, top_columns, make_ignore(n_q, width, pad), cutoff)
+    summary.n_ranks = width
     if unranked is not None:
         u = check_count_matrix(unranked, "unranked", n_q)
         n_grades = max(summary.hist.shape[2], u.shape[1])

@@ -11,7 +11,7 @@ import numpy as np
 
 from . import engine
 from .hamming import PackedCodes, pack_codes
-from .ranking import RankSummary, check_ignore, resolve_top
+from .ranking import RankSummary, check_ignore, group_starts, resolve_cutoff
 from .relevance import IgnoreSets, Relevance, make_ignore, relevance_from_labels, relevance_from_matrix
 from .validate import check_int, fail
 
@@ -76,7 +76,7 @@ def shard_offsets(hists: list,  # S shard histograms, each (Q, K+1, G) int64, in
     """
     counts = np.stack([h.sum(-1) for h in hists])               # (S, Q, K+1)
     rel = np.stack([h[:, :, 1:].sum(-1) for h in hists])
-    base, rbase = engine.exclusive_cumsum(counts.sum(0)), engine.exclusive_cumsum(rel.sum(0))
+    base, rbase = group_starts(counts.sum(0)), group_starts(rel.sum(0))
     earlier = np.cumsum(counts, axis=0) - counts                 # same distance, earlier shards
     rearlier = np.cumsum(rel, axis=0) - rel
     return [(base + earlier[s], rbase + rearlier[s]) for s in range(len(hists))]
@@ -199,7 +199,7 @@ class ShardedGallery:
     def scan(self,
              query_codes,                       # Q x K local codes (either alphabet) or PackedCodes, K = self.nbits
              relevance: Relevance,              # over these Q queries x the whole gallery (labels: of the same kind)
-             top: int = 0,                      # grades kept in stable order: 0 none, -1 all, t
+             top_columns: int = 0,              # ranks kept in stable order as top_grades: 0 none, -1 all, t
              code_max: bool = False,            # also code_max (LGAP)
              index_sums: bool = False,          # also the whole-ranking index-order sums
              ignore: IgnoreSets | None = None,  # over these queries and the whole gallery; None: none
@@ -217,7 +217,7 @@ class ShardedGallery:
         qlab = None if relevance.kind == "matrix" else relevance.query_labels
         grades = ([relevance.matrix[:, a:b] for a, b in self.bounds] if relevance.kind == "matrix"
                   else [None] * len(self.shards))
-        return _scan_block(self, qf, qlab, grades, relevance.max_grade + 1, resolve_top(top, self.n_items),
+        return _scan_block(self, qf, qlab, grades, relevance.max_grade + 1, resolve_cutoff(top_columns, self.n_items, "top_columns"),
                            index_sums, code_max, ignore)
 
 # %% ../nbs/61_sharded.ipynb #b73278df
@@ -295,7 +295,7 @@ def _scan_block(gal: ShardedGallery, qf, qlf, grades: list, n_grades: int, t: in
                 removed_words[shard_of == s] = words     # each query's removed items, shard by shard, in order
             removed = (ignore.indptr, removed_words)
         cmax = client.submit(_task_code_max, qf, *table, removed).result()
-    return engine.Scan(RankSummary(gal.nbits, gal.n_items, hist, top_grades, cmax, index_sums=sums), sums)
+    return engine.Scan(RankSummary(hist, gal.n_items, top_grades, cmax, index_sums=sums), sums)
 
 
 def sharded_scan(query_codes,               # Q x K: an array, PackedCodes, a Dask array or a list of query blocks
@@ -304,7 +304,7 @@ def sharded_scan(query_codes,               # Q x K: an array, PackedCodes, a Da
                  gallery_labels=None,       # split like gallery_codes; None when `relevance` is given
                  *,
                  relevance=None,            # instead of labels: Q x N grades, a Dask array or [query block][shard]
-                 top: int = 0,              # grades kept in stable order (ties by gallery index): 0 none, -1 all, t
+                 top_columns: int = 0,      # ranks kept in stable order as top_grades: 0 none, -1 all, t
                  code_max: bool = False,    # also code_max (LGAP): multiplicities merged across shards first
                  index_sums: bool = False,  # also the whole-ranking index-order sums (AP, DCG, R-precision)
                  ignore=None,               # removed items: a Q x N bool mask, index lists per query, or IgnoreSets
@@ -344,7 +344,7 @@ def sharded_scan(query_codes,               # Q x K: an array, PackedCodes, a Da
         ig = check_ignore(ignore, n_queries, gal.n_items)
     else:
         ig = make_ignore(n_queries, gal.n_items, ignore, self_index)
-    t = resolve_top(top, gal.n_items)
+    t = resolve_cutoff(top_columns, gal.n_items, "top_columns")
 
     # how many grades: class ids 2, multi-hot 1 + label columns, a matrix 1 + its largest grade
     if grades is not None:
@@ -368,8 +368,8 @@ def _concat_scans(scans: list) -> engine.Scan:
     if scans[0].sums is not None:
         sums = engine.IndexSums(*(np.concatenate([getattr(s.sums, f) for s in scans])
                                   for f in ("precision_sum", "discount_sum", "r_hits")))
-    summary = RankSummary(s0.nbits, s0.n_gallery, np.concatenate([s.summary.hist for s in scans]),
-                          cat([s.summary.top for s in scans]), cat([s.summary.code_max for s in scans]),
+    summary = RankSummary(np.concatenate([s.summary.hist for s in scans]), s0.n_ranks,
+                          cat([s.summary.top_grades for s in scans]), cat([s.summary.code_max for s in scans]),
                           index_sums=sums)
     return engine.Scan(summary, sums)
 
@@ -396,7 +396,7 @@ def sharded_summarize(query_codes,             # Q x K: an array, PackedCodes, a
                       gallery_labels=None,     # split like gallery_codes; None when `relevance` is given
                       *,
                       relevance=None,          # instead of labels: Q x N grades, a Dask array or [query block][shard]
-                      top: int = 0,            # grades kept in stable order (ties by gallery index): 0 none, -1 all, t
+                      top_columns: int = 0,    # ranks kept in stable order as top_grades: 0 none, -1 all, t
                       code_max: bool = False,  # also code_max (LGAP)
                       ignore=None,             # removed items: a Q x N bool mask, index lists per query, or IgnoreSets
                       self_index=None,         # (Q,) each query's own gallery index, removed too; -1: none
@@ -404,4 +404,4 @@ def sharded_summarize(query_codes,             # Q x K: an array, PackedCodes, a
                       ) -> RankSummary:
     "The `RankSummary` of `ranking.summarize`, computed shard by shard on a Dask cluster (see `sharded_scan`)."
     return sharded_scan(query_codes, gallery_codes, query_labels, gallery_labels, relevance=relevance,
-                        top=top, code_max=code_max, ignore=ignore, self_index=self_index, client=client).summary
+                        top_columns=top_columns, code_max=code_max, ignore=ignore, self_index=self_index, client=client).summary

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import itertools
+import math
 from typing import Iterator
 
 import numpy as np
@@ -13,23 +14,62 @@ import numpy as np
 from .validate import RetrievalInputError
 
 # %% auto #0
-__all__ = ['tie_orders', 'papers_loop_ap', 'show_error']
+__all__ = ['MAX_TIE_ORDERS', 'count_tie_orders', 'tie_orders', 'papers_loop_ap', 'show_error']
 
 # %% ../nbs/06_testing.ipynb #329c2ba6
-def tie_orders(grades,                 # the ranked list's grades (any order inside each group)
-               sizes,                  # the tie groups' sizes, in rank order (0 allowed; they sum to len(grades))
+MAX_TIE_ORDERS = 1_000_000   # tie_orders refuses a case with more distinct orders than this
+
+
+def _distinct_orders(block: tuple) -> Iterator[tuple]:
+    "The distinct orders of a multiset of grades, in lexicographic order, each once (without generating n! orders)."
+    if not block:
+        yield ()
+        return
+    for v in sorted(set(block)):
+        rest = list(block)
+        rest.remove(v)
+        for tail in _distinct_orders(tuple(rest)):
+            yield (v,) + tail
+
+
+def count_tie_orders(grades,   # the ranked list's grades
+                     sizes,    # the tie groups' sizes, in rank order
+                     ) -> int:
+    """How many distinct orders `tie_orders` would yield: the product over groups of the multinomial coefficient
+    n! / (n_0! n_1! ...) of the group's grade counts.
+
+    >>> count_tie_orders([1, 2, 1, 0], [3, 1])      # 3! / (2! 1!) * 1
+    3
+    """
+    grades, ends = tuple(grades), np.cumsum(sizes).tolist()
+    if (ends[-1] if ends else 0) != len(grades):
+        raise RetrievalInputError(f"`sizes` {list(sizes)} do not add up to the {len(grades)} grades")
+    total = 1
+    for a, b in zip([0] + ends[:-1], ends):
+        block = grades[a:b]
+        total *= math.factorial(len(block))
+        for v in set(block):
+            total //= math.factorial(block.count(v))
+    return total
+
+
+def tie_orders(grades,                       # the ranked list's grades (any order inside each group)
+               sizes,                        # the tie groups' sizes, in rank order (0 allowed; they sum to len(grades))
+               limit: int = MAX_TIE_ORDERS,  # refuse a case with more distinct orders than this (it would not end)
                ) -> Iterator[tuple]:
     """Every distinct ranked list obtained by permuting the grades inside each tie group, each once; all are equally
-    likely under uniform tie-breaking. Exponential: for small cases only.
+    likely under uniform tie-breaking. Exponential: for small cases only, and refused (RetrievalInputError naming
+    `sizes`) past `limit` orders.
 
     >>> list(tie_orders([1, 2, 1, 0], [3, 1]))     # a tie of (1, 2, 1): 3!/2! = 3 distinct orders; then the 0
     [(1, 1, 2, 0), (1, 2, 1, 0), (2, 1, 1, 0)]
     """
+    n = count_tie_orders(grades, sizes)
+    if n > limit:
+        raise RetrievalInputError(f"`sizes` {list(sizes)} give {n:,} distinct tie orders, more than the limit of "
+                                  f"{limit:,}: enumerate a smaller case, or raise `limit` knowingly")
     grades, ends = tuple(grades), np.cumsum(sizes).tolist()
-    if (ends[-1] if ends else 0) != len(grades):
-        raise ValueError(f"tie group sizes {list(sizes)} do not add up to the {len(grades)} grades")
-    starts = [0] + ends[:-1]
-    blocks = [sorted(set(itertools.permutations(grades[a:b]))) for a, b in zip(starts, ends)]
+    blocks = [list(_distinct_orders(grades[a:b])) for a, b in zip([0] + ends[:-1], ends)]
     for combo in itertools.product(*blocks):
         yield sum(combo, ())
 

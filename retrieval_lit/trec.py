@@ -266,7 +266,7 @@ def rank_run(qrels,                     # {qid: {docid: rel}}: rel >= 1 relevant
     unranked = np.stack([u for _, _, u in parts])
     width = max(int(np.max(j, initial=0)) for j in judged) + 1
     width = max(width, int(np.flatnonzero(unranked.any(axis=0)).max(initial=0)) + 1)
-    summary = summarize_lists([s for s, _, _ in parts], [np.maximum(j, 0) for j in judged], top=-1,
+    summary = summarize_lists([s for s, _, _ in parts], [np.maximum(j, 0) for j in judged], top_columns=-1,
                               unranked=unranked[:, :width])
     n_nonrel = np.array([sum(1 for r in qrels[q].values() if r == 0) for q in qids], dtype=np.int64)
     dropped = sorted(q for q in run if q not in qrels)

@@ -110,7 +110,7 @@ def code_problems(draw, max_bits=6, max_q=5, max_n=40, multilabel=False):
 
 def summary_of(qc, gc, ql, gl):
     relevance = relevance_from_labels(ql, gl, len(qc), len(gc))
-    summ = summarize(qc, gc, relevance, top=-1)
+    summ = summarize(qc, gc, relevance, top_columns=-1)
     rel = np.vstack([relevance.block(i, i + 1) for i in range(len(qc))]) > 0
     return summ, rel
 
@@ -302,8 +302,8 @@ def test_empty_policies():
 
 def test_registered_names():
     m = parse_metric("map@25")
-    assert (m.name, m.top, m.binary) == ("map@25", 25, True)
-    assert parse_metric("map").top == -1
+    assert (m.name, m.cutoff) == ("map@25", 25)
+    assert parse_metric("map").cutoff == -1
     summ = list_summary([1, 0, 2, 0, 1], [2, 3])
     c = Conventions.make(ties="pessimistic", ap_denominator="min")
     assert abs(m.compute(summ, c)[0] - average_precision([1, 0, 2, 0, 1], 25, [2, 3], ties="pessimistic",
@@ -314,7 +314,7 @@ def test_registered_names():
 
 def test_index_order_needs_the_top():
     qc, gc = np.array([[0, 1]]), np.array([[0, 1], [1, 1], [0, 0]])
-    summ = summarize(qc, gc, relevance_from_labels([0], [0, 1, 0], 1, 3), top=1)
+    summ = summarize(qc, gc, relevance_from_labels([0], [0, 1, 0], 1, 3), top_columns=1)
     with pytest.raises(RetrievalInputError, match="`ties` 'index' needs the grades of the first 3"):
         ap_from_summary(summ, None, Conventions.make(ties="index"))
     assert ap_from_summary(summ, 1, Conventions.make(ties="index"))[0] == 1.0
@@ -353,8 +353,8 @@ def test_inputs_untouched():
         average_precision(grades, 3, sizes, ties=t)
     assert np.array_equal(grades, g0) and np.array_equal(sizes, s0)
     qc, gc = np.array([[0, 1], [1, 1]]), np.array([[0, 1], [1, 1], [0, 0], [1, 0]])
-    summ = summarize(qc, gc, relevance_from_labels([0, 1], [0, 1, 0, 1], 2, 4), top=-1)
-    hist, top = summ.hist.copy(), summ.top.copy()
+    summ = summarize(qc, gc, relevance_from_labels([0, 1], [0, 1, 0, 1], 2, 4), top_columns=-1)
+    hist, top = summ.hist.copy(), summ.top_grades.copy()
     for t in TIES:
         ap_from_summary(summ, 3, Conventions.make(ties=t))
-    assert np.array_equal(summ.hist, hist) and np.array_equal(summ.top, top)
+    assert np.array_equal(summ.hist, hist) and np.array_equal(summ.top_grades, top)

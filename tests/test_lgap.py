@@ -212,7 +212,7 @@ def test_evaluate_mlgap_matches_summary_for_every_tie_mode(prob, ties):
 
 def test_metric_registration():
     m = parse_metric("MLGAP@3")
-    assert m.name == "mlgap@3" and m.code_max and m.binary and m.top == 0
+    assert m.name == "mlgap@3" and m.code_max and m.cutoff == 0
     assert parse_metric("mlgap@0").name == "mlgap@0"
     for bad in ("mlgap", "mlgap@", "mlgap@-1", "mlgap@1.5"):
         with pytest.raises(RetrievalInputError, match="`metrics` has an unknown metric name"):

@@ -81,9 +81,9 @@ def test_shard_lists_equal_single_process(client, seed, kind):
         got = sharded_scan([qb[s] for s in qs], g_shards, relevance=[[src["m"][np.ix_(a, b)] for b in gs] for a in qs], **kw)
     else:
         got = sharded_scan([qb[s] for s in qs], g_shards, [src["ql"][s] for s in qs], [src["gl"][s] for s in gs], **kw)
-    one = engine.scan(qb, gb, rel, top=top, code_max=True, index_sums=True)
+    one = engine.scan(qb, gb, rel, top_columns=top, code_max=True, index_sums=True)
     assert_equal_scans(got, one)
-    ref = ranking.summarize(qb, gb, rel, top=top, code_max=True)
+    ref = ranking.summarize(qb, gb, rel, top_columns=top, code_max=True)
     assert np.array_equal(got.summary.hist, ref.hist)
 
 
@@ -94,13 +94,13 @@ def test_dask_arrays_equal_single_process(client, kind):
     gq = da.from_array(qb, chunks=(7, 64))
     gg = da.from_array(gb, chunks=(97, 64))
     if kind == "matrix":
-        got = sharded_scan(gq, gg, relevance=da.from_array(src["m"], chunks=(5, 131)), top=20,
+        got = sharded_scan(gq, gg, relevance=da.from_array(src["m"], chunks=(5, 131)), top_columns=20,
                            index_sums=True, client=client)
     else:
         labels_chunks = 50        # rechunked to the codes' chunks by the driver
         got = sharded_scan(gq, gg, da.from_array(src["ql"], chunks=labels_chunks),
                            da.from_array(src["gl"], chunks=labels_chunks), top=20, index_sums=True, client=client)
-    assert_equal_scans(got, engine.scan(qb, gb, rel, top=20, index_sums=True))
+    assert_equal_scans(got, engine.scan(qb, gb, rel, top_columns=20, index_sums=True))
 
 
 def test_metrics_from_sharded_summary(client):
@@ -108,7 +108,7 @@ def test_metrics_from_sharded_summary(client):
     qb, gb, src, rel = case(rng, "class", 32)
     s = sharded_summarize(qb, da.from_array(gb, chunks=(64, 32)), src["ql"], da.from_array(src["gl"], chunks=64),
                           top=-1, client=client)
-    ref = ranking.summarize(qb, gb, rel, top=-1)
+    ref = ranking.summarize(qb, gb, rel, top_columns=-1)
     for ties in ("expected", "optimistic", "pessimistic", "index"):
         c = Conventions.make(ties=ties)
         assert np.array_equal(ap_from_summary(s, None, c), ap_from_summary(ref, None, c))
@@ -188,11 +188,11 @@ def test_sharded_scan_with_ignore_equals_one_process(client):
         qs, gs = random_split(rng, nq, 3), random_split(rng, ng, 4)
         args = (dict(query_labels=[lab["ql"][i] for i in qs], gallery_labels=[lab["gl"][i] for i in gs])
                 if kind != "matrix" else dict(relevance=[[lab["m"][np.ix_(i, j)] for j in gs] for i in qs]))
-        got = sharded_scan([qb[i] for i in qs], [gb[i] for i in gs], **args, top=-1, code_max=True,
+        got = sharded_scan([qb[i] for i in qs], [gb[i] for i in gs], **args, top_columns=-1, code_max=True,
                            index_sums=True, ignore=ig, client=client)
-        one = engine.scan(qb, gb, rel, top=-1, code_max=True, index_sums=True, ignore=ig)
+        one = engine.scan(qb, gb, rel, top_columns=-1, code_max=True, index_sums=True, ignore=ig)
         assert_equal_scans(got, one)
-        ref = ranking.summarize(qb, gb, rel, top=-1, code_max=True, ignore=ig)
+        ref = ranking.summarize(qb, gb, rel, top_columns=-1, code_max=True, ignore=ig)
         assert np.array_equal(got.summary.code_max, ref.code_max)
 
 

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# A maintainer's quick check of a change, short of the whole suite (tests/check.sh is what CI runs).
+#   bash tests/quick.sh            # what changed since the last commit (and untracked files)
+#   BASE=main bash tests/quick.sh  # what changed since main (a branch's whole change)
+# It cleans and exports the notebooks, then runs: every changed notebook (nbdev_test), the docstring examples of
+# every changed module, and tests/test_<module>.py of every changed module (plus changed test files).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+base=${BASE:-HEAD}
+changed=$( { git diff --name-only "$base"; git ls-files --others --exclude-standard; } | sort -u)
+
+echo "== clean and export"
+nbdev_clean >/dev/null
+nbdev_export
+
+nbs=$(printf '%s\n' $changed | grep -E '^nbs/.*\.ipynb$' || true)
+mods=$( { printf '%s\n' $changed | grep -E '^retrieval_lit/[a-z].*\.py$' || true;
+          for nb in $nbs; do grep -ho '"#| default_exp [a-z_.]*' "$nb" | awk '{print "retrieval_lit/" $3}' | tr . / | sed 's/$/.py/'; done; } \
+        | sed 's#retrieval_lit/retrieval_lit#retrieval_lit#' | sort -u)
+tests=$( { printf '%s\n' $changed | grep -E '^tests/test_.*\.py$' || true;
+           for m in $mods; do t="tests/test_$(basename "$m" .py).py"; [ -f "$t" ] && echo "$t"; done; } | sort -u)
+
+for nb in $nbs; do
+  echo "== notebook $nb"
+  nbdev_test --path "$nb"
+done
+for m in $mods; do
+  [ -f "$m" ] || continue
+  mod=$(echo "${m%.py}" | tr / .)
+  echo "== docstring examples of $mod"
+  python -c "import doctest, importlib, sys; r = doctest.testmod(importlib.import_module('$mod'), optionflags=doctest.NORMALIZE_WHITESPACE); sys.exit(r.failed > 0)"
+done
+if [ -n "$tests" ]; then
+  echo "== pytest $tests"
+  python -m pytest -q -p no:cacheprovider $tests
+fi
+echo "quick check passed (run bash tests/check.sh before you merge)"
