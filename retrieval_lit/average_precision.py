@@ -18,8 +18,8 @@ from .ranking import (group_starts, hypergeometric_weights, list_summary, ordere
 from .validate import check_int
 
 # %% auto #0
-__all__ = ['APParts', 'ap_ordered', 'harmonic_gap', 'expected_precision_sum', 'expected_term_sum', 'ap_expected', 'finish_ap',
-           'ap_from_sums', 'ap_from_summary', 'map_at_r_from_summary', 'average_precision', 'ap_bounds']
+__all__ = ['APParts', 'ap_ordered', 'ap_expected', 'ap_from_sums', 'ap_from_summary', 'map_at_r_from_summary',
+           'average_precision', 'ap_bounds']
 
 # %% ../nbs/11_average_precision.ipynb #56fb3622
 class APParts(NamedTuple):

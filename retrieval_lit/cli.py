@@ -18,16 +18,12 @@ import numpy as np
 
 from .evaluation import evaluate
 from .hamming import PackedCodes, pack_codes
-from .metrics import known_metrics
-from .ranking import TIE_MODES
-from .metrics import AP_DENOMINATORS, AP_INTERPOLATIONS, EMPTY_POLICIES, GAINS
+from .metrics import convention_fields, known_metrics
 from .trec import NICKNAMES, TREC_TIES, evaluate_run, parse_measures, read_qrels, read_run
 from .validate import RetrievalInputError, fail
 
 # %% auto #0
-__all__ = ['BUNDLE_KEYS', 'EXAMPLES', 'DEMO_METRICS', 'save_packed_codes', 'load_array', 'load_bundle', 'ignore_from_array',
-           'check_output_path', 'check_figures_possible', 'build_parser', 'run_demo', 'run_evaluate', 'run_trec_eval',
-           'main']
+__all__ = ['EXAMPLES', 'save_packed_codes', 'build_parser', 'main']
 
 # %% ../nbs/80_cli.ipynb #1a09858b
 def save_packed_codes(path,              # the .npz file to write (np.savez adds .npz to a name without it)
@@ -206,14 +202,9 @@ EXAMPLES = """examples:
 def _add_conventions(p):
     p.add_argument("--metrics", nargs="+", default=None, metavar="NAME",
                    help="metric names, e.g. map map@1000 p@10 p@r2 ndcg@100 (see `retrieval-lit metrics`)")
-    p.add_argument("--ties", choices=TIE_MODES, default="expected", help="order inside tie groups (default: expected)")
-    p.add_argument("--ap-denominator", choices=AP_DENOMINATORS, default="retrieved",
-                   help="AP divides by relevant items in the top p (retrieved, the papers'), all relevant, or min(R, p)")
-    p.add_argument("--empty", choices=EMPTY_POLICIES, default="zero", help="queries with an undefined value: 0, skipped, or an error")
-    p.add_argument("--gain", choices=GAINS, default="exp2", help="nDCG gain: 2^rel - 1 (exp2) or rel (linear)")
-    p.add_argument("--ap-interpolation", choices=AP_INTERPOLATIONS, default="step",
-                   help="AP as the mean of precisions at relevant ranks (step, the papers') or trapezoids (Oxford/Paris)")
-    p.add_argument("--rbp-persistence", type=float, default=0.8, help="RBP's persistence p (default: 0.8)")
+    for name, option, default, choices, help in convention_fields():      # one option per convention, as declared
+        p.add_argument(option, default=default, help=f"{help} (default: {default})",
+                       **(dict(choices=choices) if choices else dict(type=float)))
     p.add_argument("--engine", choices=("auto", "numpy", "numba"), default="auto", help="the Hamming ranking engine")
     p.add_argument("--bounds", action="store_true", help="also report each metric's [min, max] over all tie orders and its relevant-last / relevant-first values")
     p.add_argument("--json", metavar="PATH", help="write the report as JSON to PATH ('-' for standard output)")
@@ -287,14 +278,14 @@ DEMO_METRICS = ("map", "map@100", "p@10", "p@r2", "rprec", "recall@100", "ndcg@1
 
 
 def _conventions(args) -> dict:
-    return dict(ties=args.ties, ap_denominator=args.ap_denominator, empty=args.empty, gain=args.gain, bounds=args.bounds,
-                ap_interpolation=args.ap_interpolation, rbp_persistence=args.rbp_persistence, engine=args.engine)
+    "evaluate's keywords from the parsed options: every convention, and the run's own (bounds, engine)."
+    return dict({name: getattr(args, name) for name, *_ in convention_fields()}, bounds=args.bounds,
+                engine=args.engine)
 
 
 def _described(args) -> str:
-    "Every convention that moves the numbers, as the report's header names them."
-    return (f"ties={args.ties}, ap_denominator={args.ap_denominator}, empty={args.empty}, gain={args.gain}, "
-            f"ap_interpolation={args.ap_interpolation}")
+    "Every convention that moves the numbers, as the report's header names them (RBP's persistence only if asked)."
+    return ", ".join(f"{name}={getattr(args, name)}" for name, *_ in convention_fields() if name != "rbp_persistence")
 
 
 def _write_csv(reports: dict, path):

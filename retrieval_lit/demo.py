@@ -127,7 +127,7 @@ def save_demo_figures(folder,                        # where to write (created i
 
 def _describe(sums: dict) -> str:
     "The data's size said once when every code length shares it (the demo's case), else once per length."
-    sizes = {k: ((v[1] if isinstance(v, tuple) else v).n_queries, (v[1] if isinstance(v, tuple) else v).n_gallery)
+    sizes = {k: (v[1].n_queries, v[1].n_ranks) if isinstance(v, tuple) else (v.n_queries, v.n_gallery)
              for k, v in sums.items()}
     bits = ", ".join(str(k) for k in sizes)
     if len(set(sizes.values())) == 1:

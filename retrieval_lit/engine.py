@@ -13,14 +13,14 @@ import threading
 import numpy as np
 
 from .hamming import PackedCodes, pack_codes
-from .ranking import IndexSums, Progress, RankSummary, check_ignore, group_starts, progress_wanted, resolve_cutoff
+from .ranking import IndexSums, RankSummary, check_ignore, group_starts, resolve_cutoff
+from .hamming import Progress, progress_wanted
 from .relevance import IgnoreSets, Relevance, check_relevance
 from .validate import check_bool, check_int, check_same_nbits, fail
 
 # %% auto #0
-__all__ = ['CLASS_IDS', 'LABEL_WORDS', 'GRADE_BLOCK', 'CLASS_SORT_MIN_QUERIES', 'SECONDS_PER_PAIR', 'discount_table',
-           'merge_pairs', 'distinct_codes', 'code_ids', 'code_max_pass', 'hist_pass', 'top_pass', 'hist_top_pass',
-           'sums_pass', 'hist_sums_pass', 'default_chunk', 'Scan', 'scan', 'summarize']
+__all__ = ['CLASS_IDS', 'LABEL_WORDS', 'GRADE_BLOCK', 'CLASS_SORT_MIN_QUERIES', 'merge_pairs', 'distinct_codes', 'code_max_pass',
+           'hist_pass', 'top_pass', 'sums_pass', 'Scan', 'scan', 'summarize']
 
 # %% ../nbs/60_engine.ipynb #41f6eeca
 import llvmlite.ir as llvm_ir
@@ -719,8 +719,8 @@ def code_max_pass(query_codes,                  # Q x K, {0,1} or {-1,+1}, or Pa
 def _operands(q: PackedCodes, g: PackedCodes, rel: Relevance, n_grades: int) -> tuple:
     """(qw, gw, qr, gr, n): the kernels' operands for queries q x gallery g under `rel` (their types pick the
     source and the code length), n the number of gallery items."""
-    if rel.kind == "matrix":
-        qr = np.ascontiguousarray(rel.matrix, dtype=np.uint8)
+    if rel.per_pair:                                  # grades held per pair: the kernels read the rows of a block
+        qr = rel.block(0, rel.n_queries)
         if qr.size and int(qr.max()) >= n_grades:
             fail("relevance", f"holds grade {int(qr.max())}, above the {n_grades - 1} this summary has room for")
         gr = _NO_LABELS
@@ -894,17 +894,17 @@ class _Threads:
 
 def default_chunk(n_queries: int,                 # Q
                   n_gallery: int,                 # N
-                  kind: str,                      # Relevance.kind: "class" | "multihot" | "matrix" (grade rows held)
+                  per_pair: bool,                 # Relevance.per_pair: grade rows held (1 byte a pair), not labels
                   threads: int,                   # numba threads: labels get at least 4 queries per thread
-                  max_block_bytes: int = 1 << 26,  # bytes of a "matrix" chunk's grade rows (1 byte per pair)
+                  max_block_bytes: int = 1 << 26,  # bytes of a per-pair chunk's grade rows (1 byte per pair)
                   ) -> int:
     """Queries per chunk: about 2e8 pairs (1 byte per pair for a grade matrix, within max_block_bytes).
 
-    >>> default_chunk(10_000, 10**6, "class", 2), default_chunk(10_000, 10**6, "matrix", 2)    # 2e8 / 1e6; 2**26 // 1e6
+    >>> default_chunk(10_000, 10**6, False, 2), default_chunk(10_000, 10**6, True, 2)    # labels 2e8 / 1e6; grades 2**26 // 1e6
     (200, 67)
     """
-    per_chunk = (max_block_bytes if kind == "matrix" else 200_000_000) // max(1, n_gallery)
-    return int(max(1, min(n_queries, max(per_chunk, 4 * threads if kind != "matrix" else 1))))
+    per_chunk = (max_block_bytes if per_pair else 200_000_000) // max(1, n_gallery)
+    return int(max(1, min(n_queries, max(per_chunk, 1 if per_pair else 4 * threads))))
 
 # %% ../nbs/60_engine.ipynb #6c5edca2
 @dataclass
@@ -947,7 +947,7 @@ def scan(query_codes,                      # Q x K, {0,1} or {-1,+1}, or PackedC
     if index_sums and len(g) >= 1 << 31:
         fail("gallery_codes", f"has {len(g)} items; index_sums counts ranks in 32 bits (fewer than 2**31 items)")
     pool = _Threads(threads)
-    step = default_chunk(len(q), len(g), rel.kind, pool.n, max_block_bytes) if chunk is None \
+    step = default_chunk(len(q), len(g), rel.per_pair, pool.n, max_block_bytes) if chunk is None \
         else check_int(chunk, "chunk", 1)
     n_grades = rel.max_grade + 1
     hist = np.zeros((len(q), nbits + 1, n_grades), dtype=np.int64)

@@ -14,14 +14,15 @@ import numpy as np
 
 from .hamming import PackedCodes, n_words, pack_codes, row_blocks
 from .metrics import Conventions, metric_names, parse_metric, tie_range
-from .ranking import (Progress, check_scores, progress_wanted, resolve_cutoff, similarity_rows, summarize,
-                                   summarize_scores)
-from .relevance import make_ignore, make_relevance
+from .ranking import RankSummary, resolve_cutoff, summarize
+from .hamming import Progress, progress_wanted
+from .score_ranking import check_scores, similarity_rows, summarize_scores
+from .relevance import IgnoreSets, Relevance, make_ignore, make_relevance
 from .validate import check_bool, check_choice, check_int, check_same_nbits, fail
 
 # %% auto #0
 __all__ = ['ENGINES', 'STREAMS_INDEX_SUMS', 'READS_IGNORE', 'ADVANCES_PROGRESS', 'SECONDS_PER_PAIR', 'AUTO_COMPILED_WORK',
-           'Report', 'mean_over_queries', 'SummaryPlan', 'plan_summary', 'register_engine', 'evaluate']
+           'Report', 'register_engine', 'evaluate']
 
 # %% ../nbs/50_evaluation.ipynb #4f3c04fa
 @dataclass(frozen=True)
@@ -217,24 +218,7 @@ def register_engine(name: str,                      # the name `evaluate(engine=
     if streams_index_sums:
         STREAMS_INDEX_SUMS.add(name)
 
-# %% ../nbs/50_evaluation.ipynb #600b6e7c
-AUTO_COMPILED_WORK = 1e8   # pairs x 64-bit words above which "auto" compiles: the numpy reference needs ~1.6 s there,
-                           # about what compiling the kernels costs in a new process
-
-
-def _resolve_engine(engine: str, work: float = float("inf")) -> str:
-    """The name of the engine to use. "auto": the compiled engine when numba is installed and either it is already
-    loaded in this process or the job (`work` = pairs x words) is big enough to repay compiling it; else numpy."""
-    check_choice(engine, "engine", ("auto",) + tuple(ENGINES))
-    if engine == "auto":
-        import importlib.util
-        import sys
-        if importlib.util.find_spec("numba") is None:
-            return "numpy"
-        return "numba" if "retrieval_lit.engine" in sys.modules or work >= AUTO_COMPILED_WORK else "numpy"
-    return engine
-
-
+# %% ../nbs/50_evaluation.ipynb #c7771648
 @dataclass(frozen=True)
 class _Source:
     "What ranks the gallery: Hamming codes, or similarity score rows (given, or computed from embeddings)."
@@ -276,9 +260,182 @@ def _gallery_on(client, gallery: PackedCodes, rel):
         from retrieval_lit.sharded import scatter_gallery
     except ImportError:
         fail("client", "needs dask.distributed, which is not installed: pip install 'retrieval_lit[dask]'")
-    return scatter_gallery(gallery, None if rel.kind == "matrix" else rel.gallery_labels, client=client)
+    return scatter_gallery(gallery, None if rel.per_pair else rel.gallery_labels, client=client)
+
+# %% ../nbs/50_evaluation.ipynb #87127d10
+def _parse_metrics(metrics,       # one name or a list, as given to evaluate
+                   src: _Source,  # the ranking source: a metric reading Hamming radii is refused on scores
+                   ) -> dict:
+    "{canonical name: Metric} of the requested metrics, each once, in the order given."
+    parsed = {}
+    for name in metric_names(metrics):
+        m = parse_metric(name)
+        if m.hamming_only and src.kind != "hamming":
+            fail("metrics", f"{name!r} reads Hamming distances (a radius around the query code); a ranking by scores "
+                            "has none: use it with query_codes and gallery_codes")
+        parsed.setdefault(m.name, m)
+    return parsed
+
+# %% ../nbs/50_evaluation.ipynb #484dc6d0
+AUTO_COMPILED_WORK = 1e8   # pairs x 64-bit words above which "auto" compiles: the numpy reference needs ~1.6 s there,
+                           # about what compiling the kernels costs in a new process
 
 
+def _resolve_engine(engine: str, work: float = float("inf")) -> str:
+    """The name of the engine to use. "auto": the compiled engine when numba is installed and either it is already
+    loaded in this process or the job (`work` = pairs x words) is big enough to repay compiling it; else numpy."""
+    check_choice(engine, "engine", ("auto",) + tuple(ENGINES))
+    if engine == "auto":
+        import importlib.util
+        import sys
+        if importlib.util.find_spec("numba") is None:
+            return "numpy"
+        return "numba" if "retrieval_lit.engine" in sys.modules or work >= AUTO_COMPILED_WORK else "numpy"
+    return engine
+
+
+def _choose_engine(engine: str,   # as given: "auto" or a registered engine's name
+                   src: _Source,  # the ranking source
+                   ig,            # IgnoreSets or None
+                   client,        # a Dask client or address, or None
+                   ) -> str:
+    "The engine that builds the summaries: a registered one, or 'dask' for a cluster (scores rank in numpy)."
+    check_choice(engine, "engine", ("auto",) + tuple(ENGINES))
+    engine = _resolve_engine(engine, src.n_queries * src.n_gallery * (n_words(src.nbits) if src.nbits else 1))
+    if src.kind == "hamming" and ig is not None and engine not in READS_IGNORE:
+        engine = "numpy"                   # a registered engine that does not read ignore sets: the reference does
+    if client is not None:
+        if src.kind != "hamming":
+            fail("client", "shards a ranking of codes (query_codes with gallery_codes); a ranking by scores or "
+                           "embeddings runs in this process: leave client=None")
+        engine = "dask"
+    return engine
+
+# %% ../nbs/50_evaluation.ipynb #484dc6d0
+AUTO_COMPILED_WORK = 1e8   # pairs x 64-bit words above which "auto" compiles: the numpy reference needs ~1.6 s there,
+                           # about what compiling the kernels costs in a new process
+
+
+def _resolve_engine(engine: str, work: float = float("inf")) -> str:
+    """The name of the engine to use. "auto": the compiled engine when numba is installed and either it is already
+    loaded in this process or the job (`work` = pairs x words) is big enough to repay compiling it; else numpy."""
+    check_choice(engine, "engine", ("auto",) + tuple(ENGINES))
+    if engine == "auto":
+        import importlib.util
+        import sys
+        if importlib.util.find_spec("numba") is None:
+            return "numpy"
+        return "numba" if "retrieval_lit.engine" in sys.modules or work >= AUTO_COMPILED_WORK else "numpy"
+    return engine
+
+
+def _choose_engine(engine: str,   # as given: "auto" or a registered engine's name
+                   src: _Source,  # the ranking source
+                   ig,            # IgnoreSets or None
+                   client,        # a Dask client or address, or None
+                   ) -> str:
+    "The engine that builds the summaries: a registered one, or 'dask' for a cluster (scores rank in numpy)."
+    check_choice(engine, "engine", ("auto",) + tuple(ENGINES))
+    engine = _resolve_engine(engine, src.n_queries * src.n_gallery * (n_words(src.nbits) if src.nbits else 1))
+    if src.kind == "hamming" and ig is not None and engine not in READS_IGNORE:
+        engine = "numpy"                   # a registered engine that does not read ignore sets: the reference does
+    if client is not None:
+        if src.kind != "hamming":
+            fail("client", "shards a ranking of codes (query_codes with gallery_codes); a ranking by scores or "
+                           "embeddings runs in this process: leave client=None")
+        engine = "dask"
+    return engine
+
+# %% ../nbs/50_evaluation.ipynb #8c741279
+@dataclass(frozen=True)
+class _Job:
+    "One evaluation, planned: what ranks, what is relevant, what is computed and how, and what a query block costs."
+    src: _Source               # the ranking source
+    rel: Relevance             # the relevance source
+    ig: IgnoreSets | None      # items removed from each query's ranking
+    metrics: dict              # {name: Metric}
+    conv: Conventions          # the conventions of every value
+    bounds: bool               # also the range over tie orders and the two fixed orders
+    engine: str                # a registered engine, or "dask"
+    plan: SummaryPlan          # what each block's summary holds
+    query_bytes: int           # memory of one query's share of a block
+    max_block_bytes: int       # memory bound of one block
+    seconds: float             # the run's rough duration, for the progress bar
+
+
+def _plan_job(src, rel, ig, metrics, conv, bounds, engine, max_block_bytes) -> _Job:
+    "The summary plan (`plan_summary`) and a query's memory and time, from the metrics and the source."
+    streams = (src.kind == "hamming" and engine in STREAMS_INDEX_SUMS | {"dask"} and conv.ap_interpolation == "step")
+    plan = plan_summary(metrics, conv, bounds, src.n_gallery, streams)
+    n_g = src.n_gallery
+    groups = src.nbits + 1 if src.kind == "hamming" else min(n_g, (plan.cutoff or n_g) + 1)
+    # a query block holds its histogram (groups x grades, int64), code_max, ~10 bytes per ordered position, and the
+    # finishers' float temporaries over its groups (about 16 per group)
+    query_bytes = groups * (rel.max_grade + 1 + plan.code_max + 16) * 8 + plan.read * 10
+    rate = SECONDS_PER_PAIR.get(engine if src.kind == "hamming" else "numpy", SECONDS_PER_PAIR["numpy"])
+    seconds = src.n_queries * n_g * (n_words(src.nbits) if src.nbits else 4) * rate * (1 + bool(plan.read))
+    return _Job(src, rel, ig, metrics, conv, bounds, engine, plan, query_bytes, max_block_bytes, seconds)
+
+# %% ../nbs/50_evaluation.ipynb #0e74451a
+def _summarize_block(job: _Job, start: int, stop: int, cluster, bar: Progress) -> RankSummary:
+    "The ranking summary of queries start..stop-1, by the job's source and engine; advances the bar."
+    src, plan = job.src, job.plan
+    rel, ig_rows = job.rel.rows(start, stop), None if job.ig is None else job.ig.rows(start, stop)
+    if src.kind == "scores":
+        summary = summarize_scores(lambda a, b: src.rows(start + a, start + b), rel, top_columns=plan.top_columns,
+                                   ignore=ig_rows, cutoff=plan.cutoff, max_block_bytes=job.max_block_bytes)
+    elif cluster is not None:
+        summary = cluster.scan(src.codes[0][start:stop], rel, top_columns=plan.top_columns, code_max=plan.code_max,
+                               index_sums=plan.index_sums, ignore=ig_rows).summary
+    else:
+        extra = {"index_sums": True} if plan.index_sums else {}
+        if ig_rows is not None:
+            extra["ignore"] = ig_rows
+        advances = job.engine in ADVANCES_PROGRESS            # the engine advances the bar chunk by chunk itself
+        summary = ENGINES[job.engine](src.codes[0][start:stop], src.codes[1], rel, top_columns=plan.top_columns,
+                                      code_max=plan.code_max, progress=bar if advances else False, **extra)
+        if advances:
+            return summary
+    bar.update(stop - start)
+    return summary
+
+# %% ../nbs/50_evaluation.ipynb #04981389
+class _Accumulator:
+    "Per-query values of every metric, block after block, under the conventions and the two fixed orders; the Report."
+
+    def __init__(self, job: _Job):
+        self.job = job
+        self.modes = {"value": job.conv}
+        if job.bounds:
+            self.modes.update(last=job.conv.with_ties("pessimistic"), first=job.conv.with_ties("optimistic"))
+        self.ranged = [n for n, m in job.metrics.items() if m.tie_bounds] if job.bounds else []
+        self.out = {mode: {n: [] for n in job.metrics} for mode in self.modes}
+        self.ranges = {n: ([], []) for n in self.ranged}
+
+    def add(self, summary: RankSummary):
+        "Finish every metric on one block's summary."
+        for mode, c in self.modes.items():
+            for n, m in self.job.metrics.items():
+                self.out[mode][n].append(np.asarray(m.compute(summary, c), dtype=np.float64))
+        for n in self.ranged:
+            for acc, v in zip(self.ranges[n], tie_range(self.job.metrics[n], summary, self.job.conv)):
+                acc.append(np.asarray(v, dtype=np.float64))
+
+    def report(self) -> Report:
+        "The Report of every block added."
+        job, out = self.job, self.out
+        per_query = {n: np.concatenate(v) for n, v in out["value"].items()}
+        means = {n: mean_over_queries(v) for n, v in per_query.items()}
+        skipped = {n: int(np.isnan(v).sum()) for n, v in per_query.items()}
+        per_query_bounds = {n: (np.concatenate(lo), np.concatenate(hi)) for n, (lo, hi) in self.ranges.items()}
+        bnds = {n: (mean_over_queries(lo), mean_over_queries(hi)) for n, (lo, hi) in per_query_bounds.items()}
+        orders = {n: (mean_over_queries(np.concatenate(out["last"][n])),
+                      mean_over_queries(np.concatenate(out["first"][n]))) for n in self.ranged}
+        lower = tuple(n for n, m in job.metrics.items() if not m.higher_is_better)
+        return Report(means, per_query, skipped, job.conv, job.src.n_queries, job.src.n_gallery, job.src.nbits, bnds,
+                      lower, orders, per_query_bounds)
+
+# %% ../nbs/50_evaluation.ipynb #d4fe5352
 def evaluate(query_codes=None,              # Q x K codes, {0,1} or {-1,+1} (items x bits), or PackedCodes
              gallery_codes=None,            # N x K codes in the same form; the gallery ranked by Hamming distance
              query_labels=None,             # (Q,) class ids, or Q x C multi-hot rows (grade = labels shared)
@@ -326,82 +483,20 @@ def evaluate(query_codes=None,              # Q x K codes, {0,1} or {-1,+1} (ite
     """
     conv = Conventions.make(ties=ties, ap_denominator=ap_denominator, empty=empty, gain=gain,
                             rbp_persistence=rbp_persistence, ap_interpolation=ap_interpolation)
-    check_choice(engine, "engine", ("auto",) + tuple(ENGINES))
     check_int(max_block_bytes, "max_block_bytes", 1)
     src = _ranking_source(query_codes, gallery_codes, scores, query_embeddings, gallery_embeddings, similarity)
-    engine = _resolve_engine(engine, src.n_queries * src.n_gallery * (n_words(src.nbits) if src.nbits else 1))
     rel = make_relevance(src.n_queries, src.n_gallery, query_labels, gallery_labels, relevance, relation_types)
     ig = make_ignore(src.n_queries, src.n_gallery, ignore, self_index)
-    names = metric_names(metrics)
-    bounds = check_bool(bounds, "bounds")
-    progress = check_bool(progress, "progress", allow_none=True)
-    parsed = {}
-    for name in names:
-        m = parse_metric(name)
-        if m.hamming_only and src.kind != "hamming":
-            fail("metrics", f"{name!r} reads Hamming distances (a radius around the query code); a ranking by scores "
-                            "has none: use it with query_codes and gallery_codes")
-        parsed.setdefault(m.name, m)
-    if src.kind == "hamming" and ig is not None and engine not in READS_IGNORE:
-        engine = "numpy"                   # a registered engine that does not read ignore sets: the reference does
-    if client is not None:
-        if src.kind != "hamming":
-            fail("client", "shards a ranking of codes (query_codes with gallery_codes); a ranking by scores or "
-                           "embeddings runs in this process: leave client=None")
-        engine = "dask"
-    n_q, n_g = src.n_queries, src.n_gallery
-
-    streams = (src.kind == "hamming" and engine in STREAMS_INDEX_SUMS | {"dask"} and conv.ap_interpolation == "step")
-    plan = plan_summary(parsed, conv, bounds, n_g, streams)
-    groups = src.nbits + 1 if src.kind == "hamming" else min(n_g, (plan.cutoff or n_g) + 1)
-    # a query block holds its histogram (groups x grades, int64), code_max, ~10 bytes per ordered position, and the
-    # finishers' float temporaries over its groups (about 16 per group)
-    query_bytes = groups * (rel.max_grade + 1 + plan.code_max + 16) * 8 + plan.read * 10
-    rate = SECONDS_PER_PAIR.get(engine if src.kind == "hamming" else "numpy", SECONDS_PER_PAIR["numpy"])
-    seconds = n_q * n_g * (n_words(src.nbits) if src.nbits else 4) * rate
-    bar = Progress(n_q, progress_wanted(progress, seconds * (1 + bool(plan.read))), "evaluate")
-    modes = {"value": conv}
-    ranged = [n for n, m in parsed.items() if m.tie_bounds] if bounds else []
-    if bounds:
-        modes.update(last=conv.with_ties("pessimistic"), first=conv.with_ties("optimistic"))
-    out = {mode: {n: [] for n in parsed} for mode in modes}
-    ranges = {n: ([], []) for n in ranged}
+    job = _plan_job(src, rel, ig, _parse_metrics(metrics, src), conv, check_bool(bounds, "bounds"),
+                    _choose_engine(engine, src, ig, client), max_block_bytes)
+    bar = Progress(src.n_queries, progress_wanted(check_bool(progress, "progress", allow_none=True), job.seconds),
+                   "evaluate")
     cluster = _gallery_on(client, src.codes[1], rel) if client is not None else None
+    values = _Accumulator(job)
     try:
-        for start, stop in row_blocks(n_q, query_bytes, max_block_bytes, 1):
-            ig_rows = None if ig is None else ig.rows(start, stop)
-            if src.kind == "scores":
-                summary = summarize_scores(lambda a, b: src.rows(start + a, start + b), rel.rows(start, stop), top_columns=plan.top_columns,
-                                           ignore=ig_rows, cutoff=plan.cutoff, max_block_bytes=max_block_bytes)
-                bar.update(stop - start)
-            elif cluster is not None:
-                summary = cluster.scan(src.codes[0][start:stop], rel.rows(start, stop), top_columns=plan.top_columns,
-                                       code_max=plan.code_max, index_sums=plan.index_sums, ignore=ig_rows).summary
-                bar.update(stop - start)
-            else:
-                extra = {"index_sums": True} if plan.index_sums else {}
-                if ig_rows is not None:
-                    extra["ignore"] = ig_rows
-                q, g = src.codes
-                summary = ENGINES[engine](q[start:stop], g, rel.rows(start, stop), top_columns=plan.top_columns, code_max=plan.code_max,
-                                          progress=bar if engine in ADVANCES_PROGRESS else False, **extra)
-                if engine not in ADVANCES_PROGRESS:
-                    bar.update(stop - start)
-            for mode, c in modes.items():
-                for n, m in parsed.items():
-                    out[mode][n].append(np.asarray(m.compute(summary, c), dtype=np.float64))
-            for n in ranged:
-                for acc, v in zip(ranges[n], tie_range(parsed[n], summary, conv)):
-                    acc.append(np.asarray(v, dtype=np.float64))
+        for start, stop in row_blocks(src.n_queries, job.query_bytes, max_block_bytes, 1):
+            values.add(_summarize_block(job, start, stop, cluster, bar))
     finally:
         if cluster is not None and isinstance(client, str):
             cluster.client.close()                 # a client evaluate opened itself, for an address
-    per_query = {n: np.concatenate(v) for n, v in out["value"].items()}
-    means = {n: mean_over_queries(v) for n, v in per_query.items()}
-    skipped = {n: int(np.isnan(v).sum()) for n, v in per_query.items()}
-    per_query_bounds = {n: (np.concatenate(lo), np.concatenate(hi)) for n, (lo, hi) in ranges.items()}
-    bnds = {n: (mean_over_queries(lo), mean_over_queries(hi)) for n, (lo, hi) in per_query_bounds.items()}
-    orders = {n: (mean_over_queries(np.concatenate(out["last"][n])), mean_over_queries(np.concatenate(out["first"][n])))
-              for n in ranged}
-    lower = tuple(n for n, m in parsed.items() if not m.higher_is_better)
-    return Report(means, per_query, skipped, conv, n_q, n_g, src.nbits, bnds, lower, orders, per_query_bounds)
+    return values.report()

@@ -5,6 +5,8 @@
 # %% ../nbs/01_hamming.ipynb #f067530e
 from __future__ import annotations
 
+import sys
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -14,7 +16,7 @@ from .validate import check_codes, check_int, check_ndim, check_same_nbits, fail
 # %% auto #0
 __all__ = ['DEFAULT_BLOCK_BYTES', 'eq1_normalized_euclidean', 'eq1_cosine', 'to_bits', 'to_pm1', 'PackedCodes', 'n_words',
            'pack_codes', 'distance_dtype', 'block_rows', 'row_blocks', 'iter_distance_blocks', 'hamming_distances',
-           'paired_hamming']
+           'paired_hamming', 'Progress', 'progress_wanted']
 
 # %% ../nbs/01_hamming.ipynb #b3aa1217
 def eq1_normalized_euclidean(h_i: np.ndarray,  # a code of length K; eq. 1 is d_H only for {-1,+1} entries
@@ -218,3 +220,45 @@ def paired_hamming(a,  # items x bits, {0,1} or {-1,+1}, or PackedCodes
     if len(a) != len(b) or a.nbits != b.nbits:
         fail("b", f"must hold as many codes of as many bits as `a` ({len(a)} x {a.nbits}), got {len(b)} x {b.nbits}")
     return np.bitwise_count(a.words ^ b.words).sum(axis=1, dtype=np.int64)
+
+# %% ../nbs/01_hamming.ipynb #8d4bd296
+class Progress:
+    "A one-line progress bar on stderr: done/total queries, elapsed time, time left. Inert when not `enabled`."
+
+    def __init__(self,
+                 total: int,                    # queries to be done in all: the bar's 100%
+                 enabled: bool,                 # False: `update` does nothing, nothing is printed
+                 label: str = "retrieval_lit",  # the text before the bar
+                 ):
+        self.total, self.enabled, self.label = total, enabled, label
+        self.start = time.perf_counter()
+        self.done = 0
+
+    def update(self,
+               n: int,   # queries just finished
+               ):
+        "Count `n` more queries done; print the bar."
+        if not self.enabled:
+            return
+        self.done += n
+        frac = self.done / max(self.total, 1)
+        el = time.perf_counter() - self.start
+        left = el / frac - el if frac > 0 else float("nan")
+        sys.stderr.write(f"\r{self.label} [{'#' * int(30 * frac):<30}] {self.done}/{self.total} queries  {el:6.1f}s"
+                         f"  ~{left:5.1f}s left")
+        if self.done >= self.total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+# %% ../nbs/01_hamming.ipynb #eda744a9
+def progress_wanted(progress,         # True | False (as given) | None: decide automatically
+                    seconds: float,   # the run's estimated duration in seconds (read only when `progress` is None)
+                    ) -> bool:
+    """`progress` True/False as given; None: on when stderr is a terminal and the run is estimated over 2 seconds.
+
+    >>> progress_wanted(True, 0.0), progress_wanted(False, 60.0)
+    (True, False)
+    """
+    if progress is None:
+        return seconds > 2.0 and hasattr(sys.stderr, "isatty") and sys.stderr.isatty()
+    return bool(progress)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import importlib
 import re
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Callable
 
 import numpy as np
@@ -16,8 +16,8 @@ from .ranking import TIE_MODES
 from .validate import check_choice, check_probability, fail
 
 # %% auto #0
-__all__ = ['AP_DENOMINATORS', 'EMPTY_POLICIES', 'GAINS', 'AP_INTERPOLATIONS', 'METRIC_MODULES', 'MAX_CUTOFF', 'Conventions',
-           'apply_empty_policy', 'Metric', 'register_metric', 'load_metric_modules', 'known_metrics', 'metric_names',
+__all__ = ['AP_DENOMINATORS', 'EMPTY_POLICIES', 'GAINS', 'AP_INTERPOLATIONS', 'MAX_CUTOFF', 'convention', 'Conventions',
+           'convention_fields', 'apply_empty_policy', 'Metric', 'register_metric', 'known_metrics', 'metric_names',
            'parse_metric', 'parse_cutoff', 'tie_range']
 
 # %% ../nbs/04_metrics.ipynb #3eb1e6e6
@@ -27,16 +27,37 @@ GAINS = ("exp2", "linear")
 AP_INTERPOLATIONS = ("step", "trapezoid")
 
 
+def convention(default,                # the default value (the papers' choice)
+               choices: tuple | None,  # the allowed values, default first; None: a probability in (0, 1)
+               help: str,              # one line: what it decides (the command line's help and the README's table)
+               ):
+    "A field of `Conventions`, declared once with what every other place needs to know about it."
+    return field(default=default, metadata={"choices": choices, "help": help})
+
+
 @dataclass(frozen=True)
 class Conventions:
-    "The choices a metric value depends on; `Conventions.make(**kw)` validates them."
-    ties: str = "expected"             # "expected" (mean over tie orders) | "optimistic" | "pessimistic" | "index"
-    ap_denominator: str = "retrieved"  # "retrieved" (relevant in the top p; the papers) | "all" (R) | "min" (min(R, p))
-    empty: str = "zero"                # an undefined value: "zero" (0) | "skip" (NaN, left out of means) | "error"
-    gain: str = "exp2"                 # nDCG gain: "exp2" (2^rel - 1) | "linear" (rel)
-    rbp_persistence: float = 0.8       # RBP's persistence p, in (0, 1)
-    ap_interpolation: str = "step"     # "step" (mean precision at hits; the papers) | "trapezoid" (Oxford/Paris)
-    # "trapezoid": the area under the PR curve by trapezoids, precision 1 at rank 0
+    """The choices a metric value depends on; `Conventions.make(**kw)` validates them.
+
+    Each field is declared once, with its allowed values and its help (`convention`): `Conventions.make`'s checks,
+    `evaluate`'s keywords, the command line's options (`--ap-denominator` for `ap_denominator`) and the README's
+    table are all read from here (`convention_fields`), and tests hold them to it."""
+    ties: str = convention("expected", TIE_MODES,             # "expected" | "optimistic" | "pessimistic" | "index"
+                           "order inside tie groups: exact mean over all orders; relevant first; irrelevant "
+                           "first; gallery index (stable)")
+    ap_denominator: str = convention("retrieved", AP_DENOMINATORS,   # "retrieved" (the papers) | "all" (R) | "min"
+                                     "AP divides by the relevant items in the top p (the papers), all relevant "
+                                     "items (trec_eval), or min(R, p)")
+    empty: str = convention("zero", EMPTY_POLICIES,          # "zero" (0) | "skip" (NaN, left out of means) | "error"
+                            "a query with an undefined value (no relevant item, empty ball, iDCG = 0): 0, "
+                            "skipped, or an error")
+    gain: str = convention("exp2", GAINS,                    # nDCG gain: "exp2" (2^rel - 1) | "linear" (rel)
+                           "nDCG gain 2^rel - 1 (the papers) or rel (trec_eval, scikit-learn)")
+    rbp_persistence: float = convention(0.8, None,           # RBP's persistence, in (0, 1)
+                                        "RBP's persistence, in (0, 1)")
+    ap_interpolation: str = convention("step", AP_INTERPOLATIONS,  # "step" (the papers) | "trapezoid" (Oxford/Paris)
+                                       "AP as the mean of precisions at relevant ranks (the papers) or the area "
+                                       "under the PR curve by trapezoids (Oxford/Paris/Holidays)")
 
     @classmethod
     def make(cls, **kwargs) -> "Conventions":
@@ -54,12 +75,12 @@ class Conventions:
             if k not in known:
                 fail(k, f"is not a convention; the conventions are {', '.join(sorted(known))}")
         c = cls(**kwargs)
-        check_choice(c.ties, "ties", TIE_MODES)
-        check_choice(c.ap_denominator, "ap_denominator", AP_DENOMINATORS)
-        check_choice(c.empty, "empty", EMPTY_POLICIES)
-        check_choice(c.gain, "gain", GAINS)
-        check_probability(c.rbp_persistence, "rbp_persistence")
-        check_choice(c.ap_interpolation, "ap_interpolation", AP_INTERPOLATIONS)
+        for f in fields(cls):
+            choices = f.metadata["choices"]
+            if choices is None:
+                check_probability(getattr(c, f.name), f.name)
+            else:
+                check_choice(getattr(c, f.name), f.name, choices)
         return c
 
     def with_ties(self,
@@ -67,6 +88,18 @@ class Conventions:
                   ) -> "Conventions":
         "These conventions with another tie mode (validated)."
         return Conventions.make(**{**self.__dict__, "ties": ties})
+
+# %% ../nbs/04_metrics.ipynb #8feea211
+def convention_fields() -> list:
+    """(name, option, default, choices, help) of every convention, in declaration order: the one listing that
+    `evaluate`'s keywords, the command line's options and the README's table are generated from or checked against.
+    `choices` is None for a number (a probability in (0, 1)).
+
+    >>> [(name, option, default) for name, option, default, _, _ in convention_fields()][:2]
+    [('ties', '--ties', 'expected'), ('ap_denominator', '--ap-denominator', 'retrieved')]
+    """
+    return [(f.name, "--" + f.name.replace("_", "-"), f.default, f.metadata["choices"], f.metadata["help"])
+            for f in fields(Conventions)]
 
 # %% ../nbs/04_metrics.ipynb #2b4d21db
 def apply_empty_policy(values: np.ndarray,        # (Q,) per-query values (entries where undefined are ignored)

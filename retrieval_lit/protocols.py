@@ -9,7 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from .evaluation import evaluate
-from .ranking import check_scores, ordered_top, summarize_scores
+from .ranking import ordered_top
+from .score_ranking import check_scores, summarize_scores
 from .relevance import make_ignore, relevance_from_matrix
 from .validate import (as_numeric_array, check_choice, check_ids, check_int_list, check_labels,
                                     check_numbers, encode_class_ids, fail, shown)

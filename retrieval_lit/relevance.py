@@ -6,15 +6,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import ClassVar
 
 import numpy as np
 
 from .validate import (check_grade_matrix, check_ids, check_label_pair, check_labels, check_relation_types,
-                                    encode_class_ids, fail, shown)
+                                    check_whole_numbers, encode_class_ids, fail, shown)
 
 # %% auto #0
-__all__ = ['RELATION_TYPE_GRADES', 'Relevance', 'check_relevance', 'shared_label_counts', 'relevance_from_labels',
-           'relevance_from_types', 'relevance_from_matrix', 'make_relevance', 'IgnoreSets', 'make_ignore']
+__all__ = ['RELATION_TYPE_GRADES', 'Relevance', 'LabelRelevance', 'GradeMatrix', 'check_relevance', 'shared_label_counts',
+           'relevance_from_labels', 'relevance_from_types', 'relevance_from_matrix', 'SparseGrades',
+           'relevance_from_sparse', 'make_relevance', 'IgnoreSets', 'make_ignore']
 
 # %% ../nbs/02_relevance.ipynb #94acc952
 RELATION_TYPE_GRADES = {1: 2, 2: 1, 3: 0}  # metrics note A: type 1 -> 2, type 2 -> 1, type 3 -> 0
@@ -22,32 +24,108 @@ RELATION_TYPE_GRADES = {1: 2, 2: 1, 3: 0}  # metrics note A: type 1 -> 2, type 2
 # %% ../nbs/02_relevance.ipynb #0e9309af
 @dataclass(frozen=True)
 class Relevance:
-    """Relevance grades for every (query, gallery item) pair, produced block by block.
+    """Relevance grades for every (query, gallery item) pair: the interface every consumer uses, and nothing more.
 
-    `kind` is "class" (class ids), "multihot" (shared-label counts), or "matrix" (given grades;
-    relation types are converted to grades on the way in). Build one with `relevance_from_labels`,
-    `relevance_from_types` or `relevance_from_matrix`."""
-    kind: str                                 # "class" | "multihot" | "matrix" (see above)
+    A source answers three questions: `block(start, stop, items)`, the grades of some queries against some gallery
+    items as a new dense uint8 array; `rows(start, stop)` and `columns(start, stop)`, the same source narrowed to a
+    run of queries or of gallery items; and it says whether its grades are held per pair (`per_pair`: True for
+    matrices) or computed from labels (False: the compiled engine then compares the labels itself, `kind` telling
+    how). The grade scale is `max_grade`. A new source is one subclass here: the ranking, the engine, the sharded run
+    and `evaluate` ask nothing else."""
     n_queries: int                            # Q, the queries covered
     n_gallery: int                            # N, the gallery items covered
     max_grade: int                            # grades are 0..max_grade: 1 class, L multi-hot, 2 types, matrix's max
-    query_labels: np.ndarray | None = None    # (Q,) int64 class codes or (Q, L) uint8 multi-hot rows; None for "matrix"
-    gallery_labels: np.ndarray | None = None  # (N,) or (N, L), encoded like query_labels; None for "matrix"
-    matrix: np.ndarray | None = None          # (Q, N) uint8 grades, 0 = irrelevant; only for "matrix"
 
-    def block(self, start: int, stop: int) -> np.ndarray:
-        "Grades of queries start..stop-1 against the whole gallery: a new (stop-start, N) uint8 array."
+    per_pair: ClassVar[bool] = True           # grades held per (query, item) pair, not computed from labels
+
+    def block(self,
+              start: int,           # the first query
+              stop: int,            # one past the last query
+              items: tuple | None = None,   # (a, b): gallery items a..b-1 only; None: the whole gallery
+              ) -> np.ndarray:
+        "Grades of queries start..stop-1 against the gallery (or items a..b-1): a new (stop-start, n) uint8 array."
+        raise NotImplementedError
+
+    def rows(self,
+             start: int,   # the first query
+             stop: int,    # one past the last query
+             ) -> "Relevance":
+        "The relevance of queries start..stop-1 only (the gallery side is shared)."
+        raise NotImplementedError
+
+    def columns(self,
+                start: int,   # the first gallery item
+                stop: int,    # one past the last gallery item
+                ) -> "Relevance":
+        "The relevance of every query against gallery items start..stop-1 only (a shard of the gallery)."
+        raise NotImplementedError
+
+# %% ../nbs/02_relevance.ipynb #917ad988
+@dataclass(frozen=True)
+class LabelRelevance(Relevance):
+    """Grades computed from labels: "class" ids (grade 1 for the same class) or "multihot" rows (the number of labels
+    shared). Built by `relevance_from_labels`, which encodes the labels the way the engine's kernels compare them."""
+    kind: str = "class"                       # "class" | "multihot"
+    query_labels: np.ndarray | None = None    # (Q,) int64 class codes or (Q, L) uint8 multi-hot rows
+    gallery_labels: np.ndarray | None = None  # (N,) or (N, L), encoded like query_labels
+
+    per_pair: ClassVar[bool] = False
+
+    def block(self,
+              start: int,           # the first query
+              stop: int,            # one past the last query
+              items: tuple | None = None,   # (a, b): gallery items a..b-1 only; None: the whole gallery
+              ) -> np.ndarray:
+        "Grades of queries start..stop-1 against the gallery (or items a..b-1): a new (stop-start, n) uint8 array."
+        gallery = self.gallery_labels if items is None else self.gallery_labels[items[0]:items[1]]
         if self.kind == "class":
-            return (self.query_labels[start:stop, None] == self.gallery_labels[None, :]).astype(np.uint8)
-        if self.kind == "multihot":
-            return shared_label_counts(self.query_labels[start:stop], self.gallery_labels)
-        return self.matrix[start:stop].copy()
+            return (self.query_labels[start:stop, None] == gallery[None, :]).astype(np.uint8)
+        return shared_label_counts(self.query_labels[start:stop], gallery)
 
-    def rows(self, start: int, stop: int) -> "Relevance":
+    def rows(self,
+             start: int,   # the first query
+             stop: int,    # one past the last query
+             ) -> "LabelRelevance":
         "The relevance of queries start..stop-1 only (views of the query side; the gallery side is shared)."
-        if self.kind == "matrix":
-            return replace(self, n_queries=stop - start, matrix=self.matrix[start:stop])
         return replace(self, n_queries=stop - start, query_labels=self.query_labels[start:stop])
+
+    def columns(self,
+                start: int,   # the first gallery item
+                stop: int,    # one past the last gallery item
+                ) -> "LabelRelevance":
+        "Every query against gallery items start..stop-1 only (a view of the gallery side)."
+        return replace(self, n_gallery=stop - start, gallery_labels=self.gallery_labels[start:stop])
+
+# %% ../nbs/02_relevance.ipynb #24d0c17b
+@dataclass(frozen=True)
+class GradeMatrix(Relevance):
+    "Grades held per pair in a dense (Q, N) uint8 matrix (`relevance_from_matrix`, `relevance_from_types`)."
+    matrix: np.ndarray | None = None          # (Q, N) uint8 grades, 0 = irrelevant
+
+    kind: ClassVar[str] = "matrix"
+
+    def block(self,
+              start: int,           # the first query
+              stop: int,            # one past the last query
+              items: tuple | None = None,   # (a, b): gallery items a..b-1 only; None: the whole gallery
+              ) -> np.ndarray:
+        "Grades of queries start..stop-1 against the gallery (or items a..b-1): a new (stop-start, n) uint8 array."
+        a, b = (0, self.n_gallery) if items is None else items
+        return self.matrix[start:stop, a:b].copy()
+
+    def rows(self,
+             start: int,   # the first query
+             stop: int,    # one past the last query
+             ) -> "GradeMatrix":
+        "The relevance of queries start..stop-1 only (a view of their rows)."
+        return replace(self, n_queries=stop - start, matrix=self.matrix[start:stop])
+
+    def columns(self,
+                start: int,   # the first gallery item
+                stop: int,    # one past the last gallery item
+                ) -> "GradeMatrix":
+        "Every query against gallery items start..stop-1 only (a view of those columns)."
+        return replace(self, n_gallery=stop - start, matrix=self.matrix[:, start:stop])
 
 # %% ../nbs/02_relevance.ipynb #435ee1e7
 def check_relevance(relevance,       # what a caller passed as the relevance (must be a Relevance)
@@ -92,10 +170,10 @@ def relevance_from_labels(query_labels,    # (Q,) class ids (numbers, strings, a
     gl = check_labels(gallery_labels, "gallery_labels", n_gallery, "gallery_codes")
     check_label_pair(ql, gl)
     if ql.ndim == 1:
-        return Relevance("class", n_queries, n_gallery, 1, *encode_class_ids(ql, gl))
+        return LabelRelevance(n_queries, n_gallery, 1, "class", *encode_class_ids(ql, gl))
     if ql.shape[1] > 255:
         fail("query_labels", f"has {ql.shape[1]} label columns; at most 255 are supported (grades are uint8)")
-    return Relevance("multihot", n_queries, n_gallery, int(ql.shape[1]), ql, gl)
+    return LabelRelevance(n_queries, n_gallery, int(ql.shape[1]), "multihot", ql, gl)
 
 # %% ../nbs/02_relevance.ipynb #c20828c1
 def relevance_from_types(types,           # Q x N relation types of metrics note A, each 1, 2 or 3
@@ -111,7 +189,7 @@ def relevance_from_types(types,           # Q x N relation types of metrics note
     lookup = np.zeros(4, dtype=np.uint8)
     for typ, grade in RELATION_TYPE_GRADES.items():
         lookup[typ] = grade
-    return Relevance("matrix", n_queries, n_gallery, 2, matrix=lookup[t])
+    return GradeMatrix(n_queries, n_gallery, 2, matrix=lookup[t])
 
 # %% ../nbs/02_relevance.ipynb #be395bb6
 def relevance_from_matrix(matrix,          # Q x N whole-number grades 0..255 (0 = irrelevant), copied as uint8
@@ -124,14 +202,70 @@ def relevance_from_matrix(matrix,          # Q x N whole-number grades 0..255 (0
     2
     """
     m = check_grade_matrix(matrix, "relevance", (n_queries, n_gallery))
-    return Relevance("matrix", n_queries, n_gallery, int(m.max()), matrix=m)
+    return GradeMatrix(n_queries, n_gallery, int(m.max()), matrix=m)
+
+# %% ../nbs/02_relevance.ipynb #a07ee622
+@dataclass(frozen=True)
+class SparseGrades(Relevance):
+    """Grades held per pair in a scipy.sparse CSR matrix (absent = 0), kept sparse: only the block asked for is made
+    dense. Built by `relevance_from_sparse`; everything that reads a `GradeMatrix` reads it the same way."""
+    matrix: object = None                     # (Q, N) scipy.sparse CSR array of uint8 grades
+
+    kind: ClassVar[str] = "sparse"
+
+    def block(self,
+              start: int,           # the first query
+              stop: int,            # one past the last query
+              items: tuple | None = None,   # (a, b): gallery items a..b-1 only; None: the whole gallery
+              ) -> np.ndarray:
+        "Grades of queries start..stop-1 against the gallery (or items a..b-1): a new dense (stop-start, n) uint8 array."
+        a, b = (0, self.n_gallery) if items is None else items
+        return np.ascontiguousarray(self.matrix[start:stop, a:b].toarray(), dtype=np.uint8)
+
+    def rows(self,
+             start: int,   # the first query
+             stop: int,    # one past the last query
+             ) -> "SparseGrades":
+        "The relevance of queries start..stop-1 only (their rows, still sparse)."
+        return replace(self, n_queries=stop - start, matrix=self.matrix[start:stop])
+
+    def columns(self,
+                start: int,   # the first gallery item
+                stop: int,    # one past the last gallery item
+                ) -> "SparseGrades":
+        "Every query against gallery items start..stop-1 only (those columns, still sparse)."
+        return replace(self, n_gallery=stop - start, matrix=self.matrix[:, start:stop])
+
+# %% ../nbs/02_relevance.ipynb #c1525582
+def relevance_from_sparse(matrix,          # a Q x N scipy.sparse matrix or array of whole-number grades 0..255
+                          n_queries: int,  # Q
+                          n_gallery: int,  # N
+                          ) -> SparseGrades:
+    """Grades given as a scipy.sparse matrix (any format; absent entries are grade 0), kept sparse as a uint8 CSR
+    copy: a large judged set costs memory for its judgements only.
+
+    >>> import scipy.sparse as sp
+    >>> rel = relevance_from_sparse(sp.csr_array([[0, 2, 0, 1]]), 1, 4)
+    >>> rel.block(0, 1).tolist(), rel.max_grade
+    ([[0, 2, 0, 1]], 2)
+    """
+    import scipy.sparse as sp
+    if not sp.issparse(matrix):
+        fail("relevance", f"must be a scipy.sparse matrix for relevance_from_sparse, got {shown(matrix)}")
+    if matrix.shape != (n_queries, n_gallery):
+        fail("relevance", f"must have shape ({n_queries}, {n_gallery}) (queries x gallery items), got {matrix.shape}")
+    m = sp.csr_array(matrix, copy=True)
+    m.sum_duplicates()
+    data = check_whole_numbers(m.data, "relevance", 1, "stored grades", 0, 255)
+    m = sp.csr_array((data.astype(np.uint8), m.indices, m.indptr), shape=m.shape)
+    return SparseGrades(n_queries, n_gallery, int(data.max(initial=0)), matrix=m)
 
 # %% ../nbs/02_relevance.ipynb #56d06eb7
 def make_relevance(n_queries: int,       # Q
                    n_gallery: int,       # N
                    query_labels=None,    # with gallery_labels: class ids or multi-hot rows (relevance_from_labels)
                    gallery_labels=None,  # the gallery's labels, of the same kind as query_labels
-                   relevance=None,       # instead of labels: a Q x N grade matrix 0..255 (relevance_from_matrix)
+                   relevance=None,       # instead of labels: a Q x N grade matrix 0..255, dense or scipy.sparse
                    relation_types=None,  # instead of labels: a Q x N matrix of types 1/2/3 (relevance_from_types)
                    ) -> Relevance:
     """Exactly one source of relevance: labels (both), a grade matrix, or relation types.
@@ -147,7 +281,9 @@ def make_relevance(n_queries: int,       # Q
         fail("relevance", "needs exactly one source: query_labels with gallery_labels, a `relevance` matrix, "
                           f"or `relation_types`; got {' and '.join(given) if given else 'none'}")
     if relevance is not None:
-        return relevance_from_matrix(relevance, n_queries, n_gallery)
+        import sys
+        sparse = "scipy.sparse" in sys.modules and sys.modules["scipy.sparse"].issparse(relevance)
+        return (relevance_from_sparse if sparse else relevance_from_matrix)(relevance, n_queries, n_gallery)
     if relation_types is not None:
         return relevance_from_types(relation_types, n_queries, n_gallery)
     if query_labels is None or gallery_labels is None:

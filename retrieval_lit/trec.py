@@ -13,16 +13,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .metrics import Conventions, parse_metric, tie_range
-from .ranking import RankSummary, row_sums, summarize_lists
+from .ranking import RankSummary, row_sums
+from .score_ranking import summarize_lists
 from .validate import RetrievalInputError, check_bool, check_choice, fail, shown
 
 # %% auto #0
 __all__ = ['RUN_COLUMNS', 'QRELS_COLUMNS', 'MAX_TREC_GRADE', 'CUTOFFS', 'SUCCESS_CUTOFFS', 'RECALL_LEVELS', 'MIN_GEO_MEAN',
-           'TREC_CONVENTIONS', 'TREC_TIES', 'TREC_VERSIONS', 'MEASURE_ORDER', 'DEFAULT_PARAMS', 'NICKNAMES',
-           'LIBRARY_METRICS', 'COUNT_MEASURES', 'SUMMARY_ONLY', 'FIXED_ORDER_MEASURES', 'TrecFileError', 'read_run',
-           'read_qrels', 'trec_order', 'write_run', 'write_qrels', 'check_run', 'check_qrels', 'TrecRanking',
-           'rank_run', 'bpref', 'recall_cut', 'interpolated_precision', 'TrecMeasure', 'parse_measures',
-           'measure_values', 'TrecReport', 'evaluate_run']
+           'TREC_CONVENTIONS', 'TREC_TIES', 'TREC_VERSIONS', 'TrecFileError', 'read_run', 'read_qrels', 'write_run',
+           'write_qrels', 'TrecRanking', 'rank_run', 'bpref', 'measure_values', 'TrecReport', 'evaluate_run']
 
 # %% ../nbs/52_trec.ipynb #dc016032
 RUN_COLUMNS = ("qid", "Q0", "docid", "rank", "score", "tag")

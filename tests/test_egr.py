@@ -305,7 +305,7 @@ def test_one_row_grid_is_the_list(lst, conn):
 def test_rbp_expected_equals_brute_force(seed, p):
     rng = np.random.default_rng(seed)
     s = summarize(rng.integers(0, 2, (2, 3)), rng.integers(0, 2, (9, 3)),
-                  relevance_from_labels(rng.integers(0, 2, 2), rng.integers(0, 2, 9), 2, 9), top=-1)
+                  relevance_from_labels(rng.integers(0, 2, 2), rng.integers(0, 2, 9), 2, 9), top_columns=-1)
     n = int(rng.integers(1, 10))
     rel, size = s.relevant_hist, s.group_sizes
     want = []

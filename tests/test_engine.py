@@ -48,8 +48,8 @@ def problems(draw):
 
 
 def assert_same(a, b):
-    assert (a.nbits, a.n_ranks) == (b.nbits, b.n_ranks)
-    for f in ("hist", "top", "code_max"):
+    assert (a.n_groups, a.n_ranks) == (b.n_groups, b.n_ranks)
+    for f in ("hist", "top_grades", "code_max"):
         x, y = getattr(a, f), getattr(b, f)
         assert (x is None) == (y is None), f
         if x is not None:
@@ -186,7 +186,7 @@ def test_inputs_are_not_modified():
 
 @pytest.mark.parametrize("kwargs, where", [
     (dict(threads=0), "`threads`"), (dict(threads=10**6), "`threads`"), (dict(chunk=0), "`chunk`"),
-    (dict(progress="yes"), "`progress`"), (dict(top=-2), "`top`"), (dict(top=1.5), "`top`"),
+    (dict(progress="yes"), "`progress`"), (dict(top_columns=-2), "`top_columns`"), (dict(top_columns=1.5), "`top_columns`"),
 ])
 def test_bad_options(kwargs, where):
     qb, gb = np.zeros((2, 8)), np.ones((5, 8))
@@ -396,9 +396,9 @@ def test_evaluate_blocks_bound_the_histogram_memory():
     q, g = rng.integers(0, 2, (50, 64)), rng.integers(0, 2, (30, 64))
     grades = rng.integers(0, 200, (50, 30))
 
-    def spy(query_codes, gallery_codes, relevance, top=0, code_max=False, progress=None):
+    def spy(query_codes, gallery_codes, relevance, top_columns=0, code_max=False, progress=None):
         calls.append(len(query_codes))
-        return ranking.summarize(query_codes, gallery_codes, relevance, top_columns=top, code_max=code_max)
+        return ranking.summarize(query_codes, gallery_codes, relevance, top_columns=top_columns, code_max=code_max)
 
     evaluation.register_engine("spy", spy)
     try:

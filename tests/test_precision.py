@@ -180,7 +180,7 @@ def test_pr_curves_pass_through_the_ball_sizes():
 def test_curve_means_skip_nan():
     "Query 0: three items, one relevant, at distance 2 (balls of radius 0, 1 empty); query 1: grades 0, 1, 0 at 0, 1, 2."
     hist = np.array([[[0, 0], [0, 0], [2, 1]], [[1, 0], [0, 1], [1, 0]]])
-    s = RankSummary(nbits=2, n_gallery=3, hist=hist)
+    s = RankSummary(n_ranks=3, hist=hist)
     curve = pr_curve_by_radius(s, Conventions(empty="skip"))
     np.testing.assert_array_equal(curve.precision, [[np.nan, np.nan, 1 / 3], [0, 1 / 2, 1 / 3]])
     np.testing.assert_array_equal(curve.mean_precision, [0, 1 / 2, 1 / 3])

@@ -55,7 +55,7 @@ def case(rng, kind, nbits):
 
 
 def assert_equal_scans(a, b):
-    for f in ("hist", "top", "code_max"):
+    for f in ("hist", "top_grades", "code_max"):
         x, y = getattr(a.summary, f), getattr(b.summary, f)
         assert (x is None) == (y is None), f
         if x is not None:
@@ -76,7 +76,7 @@ def test_shard_lists_equal_single_process(client, seed, kind):
     top = int(rng.choice([0, 1, 50, -1]))
     packed = bool(rng.integers(0, 2))
     g_shards = [pack_codes(gb[s]) if packed else gb[s] for s in gs]
-    kw = dict(top=top, code_max=True, index_sums=True, client=client)
+    kw = dict(top_columns=top, code_max=True, index_sums=True, client=client)
     if kind == "matrix":
         got = sharded_scan([qb[s] for s in qs], g_shards, relevance=[[src["m"][np.ix_(a, b)] for b in gs] for a in qs], **kw)
     else:
@@ -99,7 +99,7 @@ def test_dask_arrays_equal_single_process(client, kind):
     else:
         labels_chunks = 50        # rechunked to the codes' chunks by the driver
         got = sharded_scan(gq, gg, da.from_array(src["ql"], chunks=labels_chunks),
-                           da.from_array(src["gl"], chunks=labels_chunks), top=20, index_sums=True, client=client)
+                           da.from_array(src["gl"], chunks=labels_chunks), top_columns=20, index_sums=True, client=client)
     assert_equal_scans(got, engine.scan(qb, gb, rel, top_columns=20, index_sums=True))
 
 
@@ -107,7 +107,7 @@ def test_metrics_from_sharded_summary(client):
     rng = np.random.default_rng(3)
     qb, gb, src, rel = case(rng, "class", 32)
     s = sharded_summarize(qb, da.from_array(gb, chunks=(64, 32)), src["ql"], da.from_array(src["gl"], chunks=64),
-                          top=-1, client=client)
+                          top_columns=-1, client=client)
     ref = ranking.summarize(qb, gb, rel, top_columns=-1)
     for ties in ("expected", "optimistic", "pessimistic", "index"):
         c = Conventions.make(ties=ties)
