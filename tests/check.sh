@@ -17,6 +17,7 @@ echo "== 2/6 retrieval_lit/ is exactly what nbdev_export makes of the notebooks"
 mkdir -p "$tmp/export/retrieval_lit"
 cp -r settings.ini nbs "$tmp/export/"
 cp retrieval_lit/__init__.py "$tmp/export/retrieval_lit/"
+cp -r retrieval_lit/answers "$tmp/export/retrieval_lit/"   # the answer keys are data, not exported code
 (cd "$tmp/export" && nbdev_export)
 if ! diff -r -x __pycache__ retrieval_lit "$tmp/export/retrieval_lit"; then
   echo "FAIL: the package is out of step with the notebooks: run nbdev_export and commit the result"; exit 1
