@@ -69,7 +69,12 @@ def check(exercise_id: str,      # the exercise, "CC.N": exercise N of chapter C
           ) -> str:
     """Check an answer against the book's answer key: "right" (within the key's tolerance), "close" (within a looser
     one: a rounded answer, or one convention away) or "wrong". Prints a message saying which, with the tolerance;
-    never the answer."""
+    never the answer.
+
+    >>> check("95.2", [252, 7])                     # exercise 95.2 asks for a list of two whole numbers
+    95.2: right, within an absolute tolerance of 1e-12 of the answer key.
+    'right'
+    """
     if not isinstance(exercise_id, str) or not _EXERCISE_ID.fullmatch(exercise_id.strip()):
         fail("exercise_id", f"must name an exercise as 'CC.N' (chapter number, exercise number), e.g. '11.1', "
                             f"got {exercise_id!r}")
@@ -101,10 +106,12 @@ def check(exercise_id: str,      # the exercise, "CC.N": exercise N of chapter C
     verdict = "right" if right.all() else "close" if close.all() else "wrong"
     if not quiet:
         some = f" ({int(right.sum())} of {right.size} numbers right)" if right.size > 1 else ""
-        print({"right": f"{exercise_id}: right, within a relative tolerance of {rtol:g} of the answer key.",
-               "close": f"{exercise_id}: close, within a relative {close_rtol:g} but not within the required {rtol:g}"
-                        f"{some}: give every digit, and check the conventions the exercise names.",
-               "wrong": f"{exercise_id}: wrong, not within a relative {close_rtol:g} of the answer key{some}. "
+        tol = lambda r, a: f"a relative tolerance of {r:g}" if r > 0 else f"an absolute tolerance of {a:g}"
+        print({"right": f"{exercise_id}: right, within {tol(rtol, atol)} of the answer key.",
+               "close": f"{exercise_id}: close, within {tol(close_rtol, close_atol)} of the answer key, not within "
+                        f"{tol(rtol, atol)} as required{some}: give every digit, and check the conventions the exercise "
+                        "names.",
+               "wrong": f"{exercise_id}: wrong, not within {tol(close_rtol, close_atol)} of the answer key{some}. "
                         "Try again."}[verdict])
     return verdict
 
