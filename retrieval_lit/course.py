@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .validate import RetrievalInputError, as_numeric_array, check_bool, fail
+from .validate import as_numeric_array, check_bool, fail
 
 # %% auto #0
 __all__ = ['check', 'student_notebook', 'write_student_copies']

@@ -211,7 +211,7 @@ def test_build_fails_a_chapter_whose_drawing_cell_shows_no_figure(tmp_path):
 def _exercises_nb(chapter, n_exercises, solved, tail=()):
     "A chapter with `n_exercises` exercises (the first with a nested list) and the solutions `solved` (None: none)."
     items = [f"{i}. Question {i}." + ("\n   1. part a\n   2. part b" if i == 1 else "") for i in range(1, n_exercises + 1)]
-    cells = [v4.new_markdown_cell(f"# Chapter {chapter}"), v4.new_code_cell("x = 1"),
+    cells = [v4.new_markdown_cell(f"# Chapter {chapter}\n\n## Setup"), v4.new_code_cell("x = 1"),
              v4.new_markdown_cell("## Summary\n\n- x is 1.\n\n## Exercises\n\n" + "\n".join(items))]
     if solved is not None:
         cells.append(v4.new_markdown_cell("## Solutions"))
@@ -255,6 +255,8 @@ def test_solutions_are_folded_closed_under_their_numbers(exercise_site):
         assert f"Worked answer {i}" in block and f"worked code {i}" in block and f"y{i}" in block
     assert cd.solution_problems(page, "03_solved.html") == []
     assert cd.solution_problems(page, "03_solved.html", require=True) == []
+    toc = page[page.index('<nav class="rl-toc"'):page.index("</nav>", page.index('<nav class="rl-toc"'))]
+    assert 'href="#Solutions"' in toc and "Solution 03.1" not in toc      # the folded solutions stay out of the map
 
 
 def test_the_solution_check_catches_missing_and_open_solutions(exercise_site):
