@@ -230,3 +230,13 @@ def test_the_course_command_refuses_a_folder_in_use(handout, capsys):
     assert "inside the notebook folder" in capsys.readouterr().err
     assert main(["course", "--student", str(student.parent / "other"), "--nbs", str(student.parent / "missing")]) == 2
     assert "`nbs` must be a folder of notebooks" in capsys.readouterr().err
+
+
+def test_import_is_light():
+    "The course module needs numpy and the standard library only (the CLI loads it only for `course`)."
+    import subprocess
+    import sys
+    code = ("import sys, retrieval_lit.cli; print('retrieval_lit.course' in sys.modules); import retrieval_lit.course; "
+            "print(any(m in sys.modules for m in ('matplotlib', 'nbformat', 'execnb', 'sklearn')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "False"]
