@@ -54,9 +54,9 @@ def _answer_key(chapter: str) -> dict:
 
 def _tolerances(entry: dict) -> tuple:
     "(rtol, atol, close_rtol, close_atol) of an answer-key entry, with their defaults."
-    rtol = float(entry.get("rtol", 1e-9))
-    return (rtol, float(entry.get("atol", 1e-12)), float(entry.get("close_rtol", max(0.01, 10 * rtol))),
-            float(entry.get("close_atol", 1e-3)))
+    rtol, atol = float(entry.get("rtol", 1e-9)), float(entry.get("atol", 1e-12))
+    return (rtol, atol, float(entry.get("close_rtol", max(0.01, 10 * rtol))),
+            float(entry.get("close_atol", max(1e-6, 10 * atol))))
 
 
 def _within(answer: np.ndarray, value: np.ndarray, rtol: float, atol: float) -> np.ndarray:

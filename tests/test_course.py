@@ -124,6 +124,22 @@ def test_a_broken_answer_key_is_named(tmp_path, monkeypatch):
         course._answer_key.cache_clear()
 
 
+def test_an_answer_of_zero_is_checked_with_an_absolute_tolerance(tmp_path, monkeypatch, capsys):
+    (tmp_path / "answers").mkdir()
+    (tmp_path / "answers" / "96.json").write_text(json.dumps({"96.1": {"value": 0, "rtol": 1e-9},
+                                                              "96.2": {"value": 2.5, "rtol": 0, "atol": 0.05}}))
+    monkeypatch.setattr(course.importlib.resources, "files", lambda package: tmp_path)
+    course._answer_key.cache_clear()
+    try:
+        assert [course.check("96.1", a, quiet=True) for a in (0, 1e-13, -5e-7, 0.01)] == ["right", "right", "close", "wrong"]
+        assert [course.check("96.2", a, quiet=True) for a in (2.54, 2.56, 3.1)] == ["right", "close", "wrong"]   # close: 10 atol
+        course.check("96.2", 2.56)
+        out = capsys.readouterr().out
+        assert "not within an absolute tolerance of 0.05 as required" in out and "2.5" not in out.replace("0.05", "")
+    finally:
+        course._answer_key.cache_clear()
+
+
 def test_the_answer_keys_are_package_data():
     "setup.py and MANIFEST.in ship retrieval_lit/answers/*.json (not a Python package: find_packages skips it)."
     assert '"answers/*.json"' in (ROOT / "setup.py").read_text()
