@@ -42,6 +42,7 @@ setuptools.setup(
     python_requires=">=" + cfg["min_python"],
     packages=setuptools.find_packages(include=[cfg["lib_name"], cfg["lib_name"] + ".*"]),
     include_package_data=True,
+    package_data={cfg["lib_name"]: ["answers/*.json"]},   # the exercises' answer keys (data, not generated code)
     install_requires=_reqs("requirements"),
     # dev: notebooks, tests, docs; plots / widgets / dask: what those modules need beyond the core
     extras_require={name: _reqs(f"{name}_requirements") for name in ("dev", "plots", "widgets", "dask")},

@@ -242,7 +242,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="retrieval-lit", description="Evaluate hashing-based image retrieval: "
                                      "exact, tie-aware metrics on Hamming rankings.", epilog=EXAMPLES,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{demo,evaluate,metrics,trec-eval}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{demo,evaluate,metrics,trec-eval,course}")
     demo = sub.add_parser("demo", help="run on the embedded digits data", epilog=EXAMPLES,
                           formatter_class=argparse.RawDescriptionHelpFormatter)
     demo.add_argument("--bits", nargs="+", type=int, default=[12, 32, 64], help="code lengths (default: 12 32 64)")
@@ -271,6 +271,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_conventions(ev)
     sub.add_parser("metrics", help="list the metric names")
     _add_trec_eval(sub)
+    course = sub.add_parser("course", help="for teachers: write the notebooks without their solutions (student copies)")
+    course.add_argument("--student", metavar="DIR", required=True, help="a new folder for the student copies")
+    course.add_argument("--nbs", metavar="DIR", default="nbs", help="the book's notebook folder (default: nbs)")
     return parser
 
 # %% ../nbs/80_cli.ipynb #37f5d5b8
@@ -438,6 +441,10 @@ def main(argv=None,                      # the arguments after the program's nam
             run_evaluate(args, out)
         elif args.command == "trec-eval":
             run_trec_eval(args, out)
+        elif args.command == "course":
+            from retrieval_lit.course import write_student_copies   # floor 5 beside the cli: loaded only for this command
+            written = write_student_copies(args.student, args.nbs)
+            print(f"wrote {len(written)} student notebooks (solutions removed) to {args.student}", file=out)
         else:
             for example, doc in known_metrics():
                 print(f"{example:<14} {doc}", file=out)

@@ -207,6 +207,91 @@ def test_build_fails_a_chapter_whose_drawing_cell_shows_no_figure(tmp_path):
     assert "data:image/png" in pages[-1].read_text()
 
 
+# ----------------------------------------------------------------------------- folded solutions
+def _exercises_nb(chapter, n_exercises, solved, tail=()):
+    "A chapter with `n_exercises` exercises (the first with a nested list) and the solutions `solved` (None: none)."
+    items = [f"{i}. Question {i}." + ("\n   1. part a\n   2. part b" if i == 1 else "") for i in range(1, n_exercises + 1)]
+    cells = [v4.new_markdown_cell(f"# Chapter {chapter}\n\n## Setup"), v4.new_code_cell("x = 1"),
+             v4.new_markdown_cell("## Summary\n\n- x is 1.\n\n## Exercises\n\n" + "\n".join(items))]
+    if solved is not None:
+        cells.append(v4.new_markdown_cell("## Solutions"))
+        for i in solved:
+            cells += [v4.new_markdown_cell(f"### Solution {chapter}.{i}\n\nWorked answer {i}: $x = 1$."),
+                      v4.new_code_cell(f"assert x == 1   # worked code {i}"), v4.new_code_cell(f"y{i} = {i}")]
+    return v4.new_notebook(cells=cells + list(tail))
+
+
+def test_collapse_solutions_marks_each_block_from_its_heading_to_the_next():
+    nb = _exercises_nb("03", 2, [1, 2], tail=[v4.new_code_cell("#| hide\nimport nbdev; nbdev.nbdev_export()")])
+    done = bd.finish_for_docs(bd.prepare_for_docs(nb, api_cards=False))
+    assert bd.collapse_solutions(done) == 2
+    marks = [(c.metadata.get("rl_solution"), c.metadata.get("rl_solution_end", False)) for c in done.cells]
+    assert marks[-6:] == [("Solution 03.1", False), (None, False), (None, True),
+                          ("Solution 03.2", False), (None, False), (None, True)]   # the hidden last cell is gone
+    assert marks[:-6] == [(None, False)] * (len(done.cells) - 6)
+    assert bd.collapse_solutions(bd.finish_for_docs(bd.prepare_for_docs(_exercises_nb("03", 2, None)))) == 0
+
+
+@pytest.fixture(scope="module")
+def exercise_site(tmp_path_factory):
+    "Pages (not executed) of a solved chapter, a half-solved one and one without solutions."
+    nbs = tmp_path_factory.mktemp("ex_nbs")
+    nbformat.write(_exercises_nb("03", 3, [1, 2, 3]), nbs / "03_solved.ipynb")
+    nbformat.write(_exercises_nb("04", 3, [1, 2]), nbs / "04_partial.ipynb")
+    nbformat.write(_exercises_nb("05", 2, None), nbs / "05_unsolved.ipynb")
+    out = tmp_path_factory.mktemp("ex_site")
+    bd.build(out, nbs, execute=False, log=lambda *a: None)
+    return out
+
+
+def test_solutions_are_folded_closed_under_their_numbers(exercise_site):
+    page = (exercise_site / "03_solved.html").read_text()
+    assert re.findall(r'<details class="rl-solution"><summary>(Solution [\d.]+)</summary>', page) == [
+        "Solution 03.1", "Solution 03.2", "Solution 03.3"]
+    assert "<details open" not in page and page.count("</details>") == 3
+    for i in (1, 2, 3):            # the heading, the prose and the code of each solution are inside its block
+        block = page[page.index(f"<summary>Solution 03.{i}</summary>"):]
+        block = block[:block.index("</details>")]
+        assert f"Worked answer {i}" in block and f"worked code {i}" in block and f"y{i}" in block
+    assert cd.solution_problems(page, "03_solved.html") == []
+    assert cd.solution_problems(page, "03_solved.html", require=True) == []
+    toc = page[page.index('<nav class="rl-toc"'):page.index("</nav>", page.index('<nav class="rl-toc"'))]
+    assert 'href="#Solutions"' in toc and "Solution 03.1" not in toc      # the folded solutions stay out of the map
+
+
+def test_the_solution_check_catches_missing_and_open_solutions(exercise_site):
+    partial = (exercise_site / "04_partial.html").read_text()
+    assert cd.solution_problems(partial, "04_partial.html") == [
+        "exercises without a solution: ['04.3'] (3 exercises, 2 solutions)"]
+    unsolved = (exercise_site / "05_unsolved.html").read_text()
+    assert cd.solution_problems(unsolved, "05_unsolved.html") == []          # no Solutions section: not asked for
+    assert "['05.1', '05.2']" in " ".join(cd.solution_problems(unsolved, "05_unsolved.html", require=True))
+    solved = (exercise_site / "03_solved.html").read_text()
+    opened = solved.replace('<details class="rl-solution">', '<details class="rl-solution" open>', 1)
+    assert cd.solution_problems(opened, "03_solved.html") == ["solutions shown open (<details open>): ['Solution 03.1']"]
+    unfolded = re.sub(r'<details class="rl-solution"><summary>Solution 03.2</summary>(.*?)</details>', r"\1", solved,
+                      count=1, flags=re.S)
+    text = " ".join(cd.solution_problems(unfolded, "03_solved.html"))
+    assert "outside a folded <details> block: ['Solution 03.2']" in text and "3 cell(s) of the Solutions part" in text
+    assert "['03.2']" in text                                                 # and 03.2 counts as missing
+    renumbered = solved.replace("<summary>Solution 03.3</summary>", "<summary>Solution 03.4</summary>")
+    assert "solutions to no exercise of the list: ['03.4']" in " ".join(cd.solution_problems(renumbered, "03_solved.html"))
+    elsewhere = solved.replace("<summary>Solution 03.3</summary>", "<summary>Solution 11.3</summary>")
+    assert "another chapter: ['11.3']" in " ".join(cd.solution_problems(elsewhere, "03_solved.html"))
+
+
+def test_the_solution_check_runs_without_a_browser(exercise_site, monkeypatch, capsys):
+    monkeypatch.setattr(cd.shutil, "which", lambda name: None)               # no chromium here
+    assert cd.main([str(exercise_site), "--pages", "03_solved.html", "05_unsolved.html"]) == 2   # fine, browser skipped
+    assert cd.main([str(exercise_site), "--pages", "03_solved.html", "05_unsolved.html", "--require-solutions"]) == 1
+    assert "FAIL 05_unsolved.html" in capsys.readouterr().out
+    assert cd.main([str(exercise_site)]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL 04_partial.html" in out and "03_solved.html" not in out
+    reports = {r.page: r for r in cd.check_solutions(exercise_site)}
+    assert not reports["03_solved.html"].problems and reports["04_partial.html"].problems
+
+
 def _browser_or_skip():
     try:
         cd.find_browser()

@@ -10,8 +10,10 @@ nbdev directives honoured the way `nbdev_docs` honours them: `#| hide` and
 `#| include: false` cells run but are not shown, `#| eval: false` cells are shown but
 not run, `#| slow` cells are skipped unless `--slow`, `#| echo: false` hides the code,
 `#| output: false` the output, and every exported name gets its signature and
-docstring (nbdev's `show_doc`) under the cell that defines it. The pages are written
-with nbconvert's JupyterLab template plus a sidebar of chapters and prev/next links.
+docstring (nbdev's `show_doc`) under the cell that defines it. Each worked solution (a
+`### Solution CC.N` block of the `## Solutions` part, see `collapse_solutions`) is folded into a
+closed `<details>` element. The pages are written with nbconvert's JupyterLab template plus a
+sidebar of chapters and prev/next links.
 
 Nothing is fetched from the network: the figures are embedded in the pages, the math
 is typeset by a local copy of MathJax copied into `<out>/_static/mathjax` (from the
@@ -300,6 +302,32 @@ def _stream(text):
     return nbformat.v4.new_output("stream", name="stdout", text=text)
 
 
+# ----------------------------------------------------------------------------- solutions
+SOLUTION_HEADING = re.compile(r"###\s+Solution\s+(\d+\.\d+)\s*$")
+
+
+def collapse_solutions(nb) -> int:
+    """Mark each worked solution for a closed `<details>` element: a markdown cell whose first line is
+    `### Solution CC.N` and the cells after it, up to the next such cell or the end of the notebook (the format of
+    the chapters' `## Solutions` part). Run it on a finished notebook (hidden cells gone); the template reads
+    `metadata.rl_solution` ("Solution CC.N" on a block's first cell) and `metadata.rl_solution_end` (on its last).
+    Returns the number of solutions."""
+    last, n = None, 0
+    for cell in nb.cells:
+        first = cell.source.lstrip().split("\n", 1)[0].strip() if cell.cell_type == "markdown" else ""
+        m = SOLUTION_HEADING.fullmatch(first)
+        if m:
+            if last is not None:
+                last.metadata["rl_solution_end"] = True
+            cell.metadata["rl_solution"] = f"Solution {m.group(1)}"
+            n += 1
+        if n:
+            last = cell
+    if last is not None:
+        last.metadata["rl_solution_end"] = True
+    return n
+
+
 # ----------------------------------------------------------------------------- widgets
 def _model_id(ref) -> str:
     return ref[len("IPY_MODEL_"):] if isinstance(ref, str) and ref.startswith("IPY_MODEL_") else str(ref)
@@ -478,6 +506,7 @@ _HEADING = re.compile(r'<h([23]) id="([^"]+)"[^>]*>(.*?)<a class="anchor-link"',
 _TAG = re.compile(r"<[^>]+>")
 TOC_MIN_SECTIONS = 4      # pages with fewer sections read without an in-page table of contents
 _API_CARD = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
+_SOLUTION_TITLE = re.compile(r"Solution \d+\.\d+")
 
 
 def add_page_toc(page: str) -> str:
@@ -485,6 +514,7 @@ def add_page_toc(page: str) -> str:
     chapters get a map of themselves. Headings are read from nbconvert's output, whose ids the links use."""
     heads = [(int(level), hid, html.unescape(_TAG.sub("", text)).strip()) for level, hid, text in _HEADING.findall(page)]
     heads = [h for h in heads if not (h[0] == 3 and _API_CARD.fullmatch(h[2]))]   # API cards: h3 of a bare name
+    heads = [h for h in heads if not (h[0] == 3 and _SOLUTION_TITLE.fullmatch(h[2]))]   # folded solutions
     if sum(level == 2 for level, _, _ in heads) < TOC_MIN_SECTIONS:
         return page
     items = "".join(f'<li class="rl-toc-h{level}"><a href="#{hid}">{html.escape(text)}</a></li>' for level, hid, text in heads)
@@ -570,6 +600,7 @@ def _build_page(ch: Chapter, nav_chapters, out: Path, mathjax, execute: bool, sl
             raise DocsBuildError(f"{ch.path.name}: cell{'s' if len(blank) > 1 else ''} {blank} draw a figure but "
                                  "produced no image (a non-inline matplotlib backend, or a figure closed unseen?)")
     nb = finish_for_docs(nb)
+    collapse_solutions(nb)
     nw = staticize_widgets(nb)
     page = out / ch.out_name
     page.write_text(render_chapter(nb, ch, nav_chapters, mathjax), encoding="utf-8")

@@ -14,7 +14,11 @@ For every page of the site it checks that:
 - every widget shows its static state (a non-empty `.rl-widget-static` block);
 - the sidebar lists every page and the prev/next links point to pages that exist;
 - a page with four sections or more has an in-page table of contents whose links reach their headings, and no
-  code block or table runs off the page (wide ones scroll).
+  code block or table runs off the page (wide ones scroll);
+- worked solutions are folded: every `### Solution CC.N` block is inside a closed `<details>` (none `open`, nothing
+  of the `## Solutions` part outside one), and a page with a `## Solutions` section has a solution for each item
+  of its `## Exercises` list (`--require-solutions`: every page with exercises must). This check reads the page
+  source and needs no browser: it runs, and can fail the pages, where Chromium is missing.
 
 Needs Debian's `chromium` and `chromium-driver` (`apt-get install chromium
 chromium-driver`) and the `selenium` package. Exits 0 when every page passes,
@@ -25,8 +29,10 @@ from __future__ import annotations
 import argparse
 import contextlib
 import functools
+import html.parser
 import http.server
 import json
+import re
 import shutil
 import sys
 import tempfile
@@ -207,8 +213,127 @@ def check_page(drv, url: str, name: str, site_pages: set, base: str, screenshot:
     return rep
 
 
+# ----------------------------------------------------------------------------- solutions (no browser needed)
+_SOLUTION = re.compile(r"Solution (\d+)\.(\d+)")
+
+
+class _SolutionScan(html.parser.HTMLParser):
+    "One pass over a page's HTML: the exercise list, the solutions' <details> blocks, and what lies outside them."
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.exercises = None          # items of the list after the `Exercises` h2 (None: no such section)
+        self.solutions_section = False
+        self.solutions = []            # (chapter, number) of each folded solution, from its <summary>
+        self.open_solutions = []       # "Solution CC.N" shown open
+        self.outside = 0               # cells of the Solutions part outside any <details>
+        self.loose_headings = []       # `Solution CC.N` headings outside any <details>
+        self._details = 0
+        self._summary = None
+        self._heading = None
+        self._list_state = None        # None, "waiting" (after the Exercises h2), "in" (inside its <ol>), "done"
+        self._ol_depth = 0
+        self._list_depth = 0
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "details":
+            self._details += 1
+            if "open" in a:
+                self.open_solutions.append(None)
+        elif tag == "summary" and self._details:
+            self._summary = ""
+        elif tag in ("h2", "h3"):
+            self._heading = (tag, a.get("id", ""), "")
+            if self._list_state == "waiting":
+                self._list_state = "done"          # a new section before any list: no exercises
+        elif tag == "div" and "jp-Cell" in (a.get("class") or "").split():
+            if self.solutions_section and not self._details:
+                self.outside += 1
+        elif tag == "ol":
+            self._ol_depth += 1
+            if self._list_state == "waiting":
+                self._list_state, self._list_depth, self.exercises = "in", self._ol_depth, 0
+        elif tag == "li" and self._list_state == "in" and self._ol_depth == self._list_depth:
+            self.exercises += 1
+
+    def handle_endtag(self, tag):
+        if tag == "details":
+            self._details = max(0, self._details - 1)
+        elif tag == "summary" and self._summary is not None:
+            m = _SOLUTION.fullmatch(self._summary.strip())
+            if m:
+                self.solutions.append((m.group(1), int(m.group(2))))
+                if self.open_solutions and self.open_solutions[-1] is None:
+                    self.open_solutions[-1] = self._summary.strip()
+            self._summary = None
+        elif tag in ("h2", "h3") and self._heading is not None:
+            level, hid, text = self._heading[0], self._heading[1], self._heading[2].replace("¶", "").strip()
+            if level == "h2" and hid == "Exercises" and self.exercises is None:
+                self._list_state = "waiting"
+            elif level == "h2" and hid == "Solutions":
+                self.solutions_section = True
+            elif level == "h3" and _SOLUTION.fullmatch(text) and not self._details:
+                self.loose_headings.append(text)
+            self._heading = None
+        elif tag == "ol":
+            if self._list_state == "in" and self._ol_depth == self._list_depth:
+                self._list_state = "done"
+            self._ol_depth = max(0, self._ol_depth - 1)
+
+    def handle_data(self, data):
+        if self._summary is not None:
+            self._summary += data
+        if self._heading is not None:
+            self._heading = (self._heading[0], self._heading[1], self._heading[2] + data)
+
+
+def solution_problems(page: str, name: str = "", require: bool = False) -> list[str]:
+    """What is wrong with the worked solutions of one page (its HTML source `page`, file name `name`): a solution
+    shown open (a `<details open>`, a `Solution CC.N` heading or any cell of the `## Solutions` part outside a
+    `<details>`), and, where the page has a `## Solutions` section (or `require`), an exercise without a solution
+    (the items of the `## Exercises` list against the `Solution CC.N` summaries; CC is the page's number prefix)."""
+    scan = _SolutionScan()
+    scan.feed(page)
+    scan.close()
+    problems = []
+    shown = [s or "a solution" for s in scan.open_solutions]
+    if shown:
+        problems.append(f"solutions shown open (<details open>): {shown}")
+    if scan.loose_headings:
+        problems.append(f"solutions outside a folded <details> block: {scan.loose_headings}")
+    if scan.outside:
+        problems.append(f"{scan.outside} cell(s) of the Solutions part outside a folded <details> block")
+    m = re.match(r"(\d+)_", Path(name).name)
+    chapter = m.group(1) if m else None
+    mine = sorted({n for cc, n in scan.solutions if chapter is None or cc == chapter})
+    others = sorted({f"{cc}.{n}" for cc, n in scan.solutions if chapter is not None and cc != chapter})
+    if others:
+        problems.append(f"solutions numbered for another chapter: {others}")
+    n, cc = scan.exercises or 0, chapter or "?"
+    if n and (scan.solutions_section or require):
+        missing = [f"{cc}.{i}" for i in range(1, n + 1) if i not in mine]
+        if missing:
+            problems.append(f"exercises without a solution: {missing} ({n} exercises, {len(mine)} solutions)")
+    extra = [f"{cc}.{i}" for i in mine if i > n]
+    if extra:
+        problems.append(f"solutions to no exercise of the list: {extra}")
+    return problems
+
+
+def check_solutions(site: str | Path, pages: list[str] | None = None, require: bool = False) -> list[PageReport]:
+    "The solution check (`solution_problems`) of every page of `site` (or the named `pages`), without a browser."
+    site = Path(site).resolve()
+    todo = pages or sorted(p.name for p in site.glob("*.html"))
+    if not todo:
+        raise FileNotFoundError(f"`site`: no .html pages in {site}")
+    return [PageReport(name, solution_problems((site / name).read_text(encoding="utf-8"), name, require))
+            for name in todo]
+
+
 def check_site(site: str | Path, screenshots: str | Path | None = None, serve: bool = False,
-               pages: list[str] | None = None, width: int = 1280, height: int = 900) -> list[PageReport]:
+               pages: list[str] | None = None, width: int = 1280, height: int = 900,
+               require_solutions: bool = False) -> list[PageReport]:
     "Check every page of `site` (or the named `pages`); return one report per page."
     site = Path(site).resolve()
     all_pages = sorted(p.name for p in site.glob("*.html"))
@@ -221,7 +346,9 @@ def check_site(site: str | Path, screenshots: str | Path | None = None, serve: b
     with ctx as base, headless_chromium(width, height) as drv:
         for name in todo:
             shot = shots / (Path(name).stem + ".png") if shots else None
-            reports.append(check_page(drv, base + name, name, set(all_pages), base, shot))
+            rep = check_page(drv, base + name, name, set(all_pages), base, shot)
+            rep.problems += solution_problems((site / name).read_text(encoding="utf-8"), name, require_solutions)
+            reports.append(rep)
     return reports
 
 
@@ -271,6 +398,9 @@ def main(argv=None) -> int:
     p.add_argument("--json", action="store_true", help="print the reports as JSON")
     p.add_argument("--nbdev", action="store_true",
                    help="instead, check that nbdev_docs can process every notebook (all but the Quarto step)")
+    p.add_argument("--require-solutions", action="store_true",
+                   help="every page with exercises must have a solution for each (default: only pages with a "
+                        "Solutions section)")
     a = p.parse_args(argv)
     if a.nbdev:
         errors = nbdev_processing_errors()
@@ -279,9 +409,17 @@ def main(argv=None) -> int:
         print(f"nbdev docs processing: {len(errors)} notebook(s) fail")
         return 1 if errors else 0
     try:
-        reports = check_site(a.site, a.screenshots, a.serve, a.pages)
+        reports = check_site(a.site, a.screenshots, a.serve, a.pages, require_solutions=a.require_solutions)
     except BrowserMissing as exc:
         print(f"check_docs: {exc}", file=sys.stderr)
+        bad = [r for r in check_solutions(a.site, a.pages, a.require_solutions) if not r.ok]   # needs no browser
+        for r in bad:
+            print(f"FAIL {r.page}")
+            for prob in r.problems:
+                print(f"       - {prob}")
+        if bad:
+            print(f"the solution check (no browser needed) failed {len(bad)} page(s)")
+            return 1
         return 2
     if a.json:
         print(json.dumps([r.__dict__ for r in reports], indent=1))
