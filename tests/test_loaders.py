@@ -370,3 +370,35 @@ def test_missing_and_binary_files(tmp_path):
     (tmp_path / "b.txt").write_bytes(b"\x80\x04\x95")
     with pytest.raises(BenchmarkFileError, match="is not UTF-8 text"):
         read_image_list(tmp_path / "b.txt")
+
+
+def test_allowed_globals_only_as_numpy_uses_them(tmp_path):
+    "Calling an allowed global with other arguments, or setting its attributes, is refused or stays local."
+    from retrieval_lit.loaders import _latin1_encode, _numpy_global
+    path = tmp_path / "x.pkl"
+    for obj, message in [(Payload(np.ndarray, (2**40,)), "is not a readable pickle (TypeError"),
+                         (Payload(_numpy_global("_reconstruct"), np.ndarray, (2**40,), b"b"),
+                          "_reconstruct is allowed only as numpy calls it"),
+                         (Payload(_numpy_global("_reconstruct"), np.ndarray, 5, b"b"), "got shape 5")]:
+        path.write_bytes(pickle.dumps(obj, protocol=4))
+        with pytest.raises(BenchmarkFileError, match=message.replace("(", r"\(")):
+            load_pickle(path)
+    path.write_bytes(pickle.dumps(np.ndarray, protocol=4))    # the class itself is never handed out
+    assert not isinstance(load_pickle(path), type)
+    # BUILD on _codecs.encode: sets the copy the file was given, not the library's function
+    path.write_bytes(b"\x80\x02c_codecs\nencode\nN}X\x0c\x00\x00\x00__defaults__X\x04\x00\x00\x00zlib\x85s\x86b.")
+    assert load_pickle(path).__defaults__ == ("zlib",) and _latin1_encode.__defaults__ == ("latin1",)
+    frombuffer = _numpy_global("_frombuffer")
+    before = frombuffer.__defaults__
+    core = frombuffer.__module__
+    path.write_bytes(b"\x80\x02c" + core.encode() + b"\n_frombuffer\nN}X\x0c\x00\x00\x00__defaults__"
+                     b"X\x01\x00\x00\x00F\x85s\x86b.")
+    load_pickle(path)
+    assert frombuffer.__defaults__ == before                    # numpy's own function untouched
+    for protocol in range(pickle.HIGHEST_PROTOCOL + 1):         # and arrays still read under every protocol
+        arrays = {"i": np.arange(5), "f": np.linspace(0, 1, 3, dtype=np.float32), "e": np.array([], dtype=np.int64),
+                  "m": np.arange(6).reshape(2, 3).T, "s": np.float64(2.5)}
+        path.write_bytes(pickle.dumps(arrays, protocol=protocol))
+        out = load_pickle(path)
+        for k, v in arrays.items():
+            assert np.array_equal(out[k], v) and np.asarray(out[k]).dtype == np.asarray(v).dtype, (protocol, k)
