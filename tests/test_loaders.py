@@ -402,3 +402,18 @@ def test_allowed_globals_only_as_numpy_uses_them(tmp_path):
         out = load_pickle(path)
         for k, v in arrays.items():
             assert np.array_equal(out[k], v) and np.asarray(out[k]).dtype == np.asarray(v).dtype, (protocol, k)
+
+
+def test_original_layout_pickles_feed_oxford(tmp_path):
+    "gnd_oxford5k.pkl-style entries ('ok' = positives, 'junk'; 'good' optional) give protocols.oxford's number."
+    rng = np.random.default_rng(5)
+    gt = gnd_dict(rng, 15, 4, as_lists=False)
+    scores = rng.integers(0, 4, (4, 15)).astype(float)
+    medium = revisited(scores, gt["gnd"])["medium"]["map"]
+    for make in (lambda e: {"ok": np.concatenate([e["easy"], e["hard"]]), "junk": e["junk"], "bbx": e["bbx"]},
+                 lambda e: {"good": e["easy"], "ok": e["hard"], "junk": e["junk"]}):
+        path = tmp_path / "gnd_oxford5k.pkl"
+        path.write_bytes(pickle.dumps({**gt, "gnd": [make(e) for e in gt["gnd"]]}, protocol=2))
+        data = read_revisited_gnd(path)
+        assert all(set(e) == {"good", "ok", "junk", "bbx"} for e in data["gnd"])
+        assert oxford(scores, data["gnd"]) == medium
