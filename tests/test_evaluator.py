@@ -236,3 +236,37 @@ def test_reset_starts_a_new_epoch():
     assert len(ev) == 0 and ev.nbytes == 0
     ev.update([[0.25, 0.5]], ["a"])                           # a new epoch may even change kind
     assert ev.compute([[0.5, 1.0], [1.0, -1.0]], ["a", "b"])["map"] == 1.0
+
+
+def test_the_readme_loop_runs_as_written(capsys):
+    "README's PyTorch loop, run as printed, with stand-ins for torch, the model and the loaders (torch is not needed)."
+    import contextlib
+    import re
+    import types
+    from pathlib import Path
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    block = next(b for b in re.findall(r"```python\n(.*?)```", readme, re.S) if "Evaluator(" in b)
+
+    class T(FakeTensor):
+        def cuda(self):
+            return T(self.array, "cuda:0")
+    T.__module__ = "torch"
+    torch = types.SimpleNamespace(sign=lambda t: T(np.sign(t.array), t.device), no_grad=contextlib.nullcontext,
+                                  cat=lambda ts: T(np.concatenate([t.array for t in ts]), ts[0].device))
+    rng = np.random.default_rng(7)
+    w = rng.standard_normal((6, 24))
+    qx, gx = rng.standard_normal((45, 6)) + 0.01, rng.standard_normal((70, 6)) + 0.01
+    ql, gl = rng.integers(0, 4, 45), rng.integers(0, 4, 70)
+    model_fn = lambda x: T(x.array @ w, x.device)
+    batches = lambda x, y: [(T(x[a:a + 16], "cpu"), T(y[a:a + 16], "cpu")) for a in range(0, len(x), 16)]
+    names = {"torch": torch, "epochs": 2, "train_one_epoch": lambda m, l: None, "train_loader": None,
+             "query_loader": batches(qx, ql), "gallery_loader": batches(gx, gl), "gallery_labels": gl}
+
+    class Model:
+        eval = staticmethod(lambda: None)
+        __call__ = staticmethod(model_fn)
+    names["model"] = Model()
+    exec(block, names)
+    printed = capsys.readouterr().out.split()
+    ref = evaluate(np.sign(qx @ w), np.sign(gx @ w), ql, gl, ["map@1000", "p@10"])
+    assert printed == ["0", repr(ref["map@1000"]), repr(ref["p@10"]), "1", repr(ref["map@1000"]), repr(ref["p@10"])]
