@@ -11,6 +11,7 @@ from retrieval_lit.validate import RetrievalInputError
 from retrieval_lit.hamming import PackedCodes, pack_codes, hamming_distances
 from retrieval_lit.metrics import Conventions, known_metrics
 from retrieval_lit.evaluation import Report, evaluate
+from retrieval_lit.evaluator import Evaluator
 
-__all__ = ["evaluate", "Report", "Conventions", "known_metrics", "pack_codes", "PackedCodes",
+__all__ = ["evaluate", "Report", "Evaluator", "Conventions", "known_metrics", "pack_codes", "PackedCodes",
            "hamming_distances", "RetrievalInputError"]

@@ -239,8 +239,9 @@ def _add_trec_eval(sub):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="retrieval-lit", description="Evaluate hashing-based image retrieval: "
-                                     "exact, tie-aware metrics on Hamming rankings.", epilog=EXAMPLES,
+    parser = _Parser(prog="retrieval-lit", description="Evaluate image retrieval, hashing-based and content-based: "
+                                     "exact, tie-aware metrics on Hamming rankings, similarity scores and "
+                                     "embeddings, and TREC runs scored as trec_eval scores them.", epilog=EXAMPLES,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True, metavar="{demo,evaluate,metrics,trec-eval,course}")
     demo = sub.add_parser("demo", help="run on the embedded digits data", epilog=EXAMPLES,

@@ -15,7 +15,7 @@ MODULES = ([m.name for m in pkgutil.iter_modules(retrieval_lit.__path__) if not 
             and not m.ispkg]
            + [f"widgets.{m.name}" for m in pkgutil.iter_modules(retrieval_lit.widgets.__path__)])
 # parameters a comment cannot document: fastcore reads no docment for **kwargs-style parameters
-EXEMPT = {("engine", "summarize", "options")}
+EXEMPT = {("engine", "summarize", "options"), ("evaluator", "Evaluator", "conventions")}
 
 
 def undocumented(module_name: str) -> list:
