@@ -10,7 +10,7 @@ import numpy as np
 from .evaluation import Report, evaluate
 from .hamming import PackedCodes, pack_codes
 from .metrics import Conventions, metric_names, parse_metric
-from .ranking import SIMILARITIES
+from .score_ranking import SIMILARITIES
 from .validate import check_choice, check_codes, check_labels, check_numbers, fail, to_numpy
 
 # %% auto #0
