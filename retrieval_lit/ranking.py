@@ -16,8 +16,9 @@ from .validate import (check_choice, check_int, check_nonempty, check_same_nbits
 
 # %% auto #0
 __all__ = ['WHOLE_RANKING', 'TIE_MODES', 'counting_sort_order', 'stable_order', 'tie_group_sizes', 'IndexSums', 'RankSummary',
-           'resolve_cutoff', 'gallery_code_counts', 'code_max_by_distance', 'check_ignore', 'summarize', 'ordered_top',
-           'group_starts', 'tie_order_runs', 'list_summary', 'hypergeometric_weights', 'row_sums', 'over_relevant']
+           'resolve_cutoff', 'group_hist', 'gallery_code_counts', 'code_max_by_distance', 'check_ignore', 'summarize',
+           'ordered_top', 'group_starts', 'tie_order_runs', 'list_summary', 'hypergeometric_weights', 'row_sums',
+           'over_relevant']
 
 # %% ../nbs/03_ranking.ipynb #5259d31c
 def counting_sort_order(distances: np.ndarray,   # (N,) one query's whole-number distances 0..nbits: the sort keys
@@ -155,16 +156,26 @@ def resolve_cutoff(cutoff,               # None or WHOLE_RANKING (-1): the whole
     c = check_int(cutoff, name, minimum)
     return n_ranks if c == WHOLE_RANKING else min(c, n_ranks)
 
-# %% ../nbs/03_ranking.ipynb #a70cb0fe
-def _hist_block(d: np.ndarray, grades: np.ndarray, n_groups: int, n_grades: int, kept=None) -> np.ndarray:
-    "Counts by (group, grade) for every query row of a block, in one bincount; `kept` (bool) leaves items out."
-    rows = d.shape[0]
+# %% ../nbs/03_ranking.ipynb #b815503b
+def group_hist(groups: np.ndarray,   # (rows, n) each item's tie group index (Hamming: its distance), whole numbers
+               grades: np.ndarray,   # (rows, n) each item's grade 0..n_grades-1
+               n_groups: int,        # groups per row: the histogram's second axis
+               n_grades: int,        # max_grade + 1: its third axis
+               kept=None,            # (rows, n) bool: only these items are counted; None: all
+               ) -> np.ndarray:
+    """(rows, n_groups, n_grades) int64 counts of items by (tie group, grade), every row of a block in one bincount:
+    the `hist` of a RankSummary, for Hamming distances (this chapter) and score groups (chapter 09) alike.
+
+    >>> group_hist(np.array([[2, 0, 2, 1]]), np.array([[1, 0, 0, 1]]), 3, 2)[0].tolist()
+    [[1, 0], [0, 1], [1, 1]]
+    """
+    rows = groups.shape[0]
     cells = n_groups * n_grades
-    key = d.astype(np.int64) * n_grades + grades + (np.arange(rows, dtype=np.int64) * cells)[:, None]
+    key = groups.astype(np.int64) * n_grades + grades + (np.arange(rows, dtype=np.int64) * cells)[:, None]
     key = key.ravel() if kept is None else key[kept]
     return np.bincount(key, minlength=rows * cells).reshape(rows, n_groups, n_grades)
 
-
+# %% ../nbs/03_ranking.ipynb #d8dd20d8
 def gallery_code_counts(gallery_codes,          # N x K codes, {0,1} or {-1,+1}, or PackedCodes
                         inverse: bool = False,  # True: also return (N,) each item's index into the distinct codes
                         ) -> tuple:
@@ -238,7 +249,7 @@ def summarize(query_codes,                    # Q x K codes, {0,1} or {-1,+1}, o
     for start, stop, d in iter_distance_blocks(q, g, max_block_bytes):
         grades = relevance.block(start, stop)
         kept = None if ignore is None else ~ignore.mask(start, stop)
-        hist[start:stop] = _hist_block(d, grades, nbits + 1, n_grades, kept)
+        hist[start:stop] = group_hist(d, grades, nbits + 1, n_grades, kept)
         if t:
             key = d if kept is None else np.where(kept, d.astype(np.int64), nbits + 1)   # removed items last
             order = stable_order(key)[:, :t]
