@@ -6,7 +6,7 @@ rewritten from its description (exact nearest neighbours, lone queries left out)
 import numpy as np
 import pytest
 
-from retrieval_lit.metric_learning import accuracy_dictionary, clustering_scores, kmeans_clusters, recall_at_k
+from retrieval_lit.metric_learning import accuracy_dictionary, clustering_scores, kmeans_clusters, ml_recall_at_k
 from retrieval_lit.testing import tie_orders
 from retrieval_lit.validate import RetrievalInputError
 
@@ -61,11 +61,11 @@ def recall_brute(q, ql, g, gl, k, same):
 def test_recall_at_k_by_brute_force(seed):
     x, y = blobs(seed, spread=3.0)
     x = np.round(x)                                                    # integer coordinates: ties
-    got = recall_at_k(x, y, ks=[1, 2, 4, 8], ties="index")
+    got = ml_recall_at_k(x, y, ks=[1, 2, 4, 8], ties="index")
     for k in (1, 2, 4, 8):
         assert got[f"Recall@{k}"] == pytest.approx(recall_brute(x, y, x, y, k, True), abs=1e-15)
     g, gl = x[:50], y[:50]
-    got = recall_at_k(x[50:], y[50:], g, gl, ks=3, ties="index")
+    got = ml_recall_at_k(x[50:], y[50:], g, gl, ks=3, ties="index")
     assert got["Recall@3"] == pytest.approx(recall_brute(x[50:], y[50:], g, gl, 3, False), abs=1e-15)
 
 
@@ -76,7 +76,7 @@ def test_recall_at_k_expected_is_the_mean_over_tie_orders():
     grades = [0, 1, 0, 0, 1]
     lists = tie_orders(grades, [1, 3, 1])
     mean = np.mean([1.0 if any(l[:2]) else 0.0 for l in lists])
-    value, (low, high) = recall_at_k(q, ql, g, gl, ks=2, bounds=True)["Recall@2"]
+    value, (low, high) = ml_recall_at_k(q, ql, g, gl, ks=2, bounds=True)["Recall@2"]
     assert value == pytest.approx(mean, abs=1e-15) and (low, high) == (0.0, 1.0)
 
 
@@ -123,10 +123,10 @@ def test_accuracy_dictionary_against_the_rewritten_procedure(seed, same):
     (lambda x, y: kmeans_clusters(x[0], 2), "`embeddings` must be a 2-D"),
     (lambda x, y: clustering_scores(x, y[:-1]), "`labels`"),
     (lambda x, y: clustering_scores(np.where(np.isnan(x), 0, np.nan), y), "`embeddings` contains nan"),
-    (lambda x, y: recall_at_k(x, y, ks=0), "`ks`"),
-    (lambda x, y: recall_at_k(x, y, ks=[2, 2]), "`ks`"),
-    (lambda x, y: recall_at_k(x, y, gallery_embeddings=x), "`gallery_labels` must be given with the other"),
-    (lambda x, y: recall_at_k(x, y, similarity="hamming"), "`similarity`"),
+    (lambda x, y: ml_recall_at_k(x, y, ks=0), "`ks`"),
+    (lambda x, y: ml_recall_at_k(x, y, ks=[2, 2]), "`ks`"),
+    (lambda x, y: ml_recall_at_k(x, y, gallery_embeddings=x), "`gallery_labels` must be given with the other"),
+    (lambda x, y: ml_recall_at_k(x, y, similarity="hamming"), "`similarity`"),
     (lambda x, y: accuracy_dictionary(x, x[:5], y, y[:5], True), "`reference` must be the queries themselves"),
     (lambda x, y: accuracy_dictionary(x, x, y, y, 1), "`embeddings_come_from_same_source` must be True or False"),
 ])
