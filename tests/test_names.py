@@ -42,6 +42,8 @@ TREC_EQUIVALENTS = {
     "RR(rel=2)": ("recip_rank", "recip_rank", 2), "Rprec(rel=2)": ("Rprec", "Rprec", 2),
     "nDCG(gains={0:0,1:1,2:2,3:3})@10": ("ndcg_cut.10", "ndcg_cut_10", 1), "Bpref": ("bpref", "bpref", 1),
     "NumRelRet": ("num_rel_ret", "num_rel_ret", 1), "IPrec@0.5": ("iprec_at_recall", "iprec_at_recall_0.50", 1),
+    "MAP@10": ("map_cut.10", "map_cut_10", 1), "NDCG@10": ("ndcg_cut.10", "ndcg_cut_10", 1),
+    "MRR": ("recip_rank", "recip_rank", 1), "nDCG(dcg=log2)@10": ("ndcg_cut.10", "ndcg_cut_10", 1),
 }
 
 
@@ -174,7 +176,7 @@ def test_at_relevance_level_leaves_the_callers_summary():
     ("P(rel=2@5", "balanced parentheses"),
     ("P(rel=2))@5", "balanced parentheses"),
     ("P(level=2)@5", "P takes rel here, not 'level'"),
-    ("nDCG(rel=2)@10", "nDCG takes gains here, not 'rel'"),
+    ("nDCG(rel=2)@10", "nDCG takes gains or dcg here, not 'rel'"),
     ("nDCG(gains={0:0,1:1,2:5})@10", "neither proportional to rel"),
     ("nDCG(gains={0:0,1:a})@10", "a gain map entry reads grade:gain"),
     ("nDCG(gains={})@10", "gains must read {grade:gain,...}"),
@@ -184,6 +186,8 @@ def test_at_relevance_level_leaves_the_callers_summary():
     ("Rprec@5", "Rprec takes no cutoff"),
     ("IPrec@1.5", "recall level in [0, 1]"),
     ("Bpref", "compute it with trec.evaluate_run"),
+    ("nDCG(dcg=exp)@10", "dcg is one of 'log2', 'exp-log2'"),
+    ("nDCG(dcg=log2,gains={0:0,1:1})@10", "give gains or dcg, not both"),
 ])
 def test_bad_names_in_evaluate(name, message):
     with pytest.raises(RetrievalInputError, match="^`metrics`") as e:
@@ -213,6 +217,19 @@ def test_trec_refusals():
         parse_measures(["nDCG(gains={0:0,1:1,2:3})@10"])
 
 
+def test_ir_measures_aliases():
+    # MAP and NDCG keep the library's meaning under evaluate (the call's conventions); trec_eval reads them as AP, nDCG
+    assert parse_metric("MAP@100").name == "map@100" and parse_metric("NDCG@10").name == "ndcg@10"
+    assert parse_metric("MRR").name == "mrr"
+    assert trec_spec("MAP@100") == ("map_cut_100", 1) and trec_spec("NDCG") == ("ndcg", 1)
+    assert trec_spec("MAP(rel=2)@5") == ("map_cut_5", 2)
+    assert parse_metric("nDCG(dcg=exp-log2)@10").name == "nDCG(dcg=exp-log2)@10"
+    with pytest.raises(RetrievalInputError, match="no trec_eval measure"):
+        trec_spec("nDCG(dcg=exp-log2)@10")
+    for alias in ("`MAP`", "`NDCG`", "`MRR`"):
+        assert alias in names_table()
+
+
 def test_names_are_case_sensitive_library_names_are_not():
     assert read_name("ndcg@10") is None and read_name("NDCG@10") is None and read_name("ap") is None
     assert parse_metric("NDCG@10").name == "ndcg@10" and parse_metric("nDCG@10").name == "nDCG@10"
@@ -224,3 +241,21 @@ def test_readme_holds_the_generated_table():
     assert names_table() in readme
     for fam in IR_FAMILIES:
         assert f"| `{fam}" in names_table()
+
+
+@pytest.mark.parametrize("engine", ["numpy", "numba"])
+@pytest.mark.parametrize("ties", ["index", "expected"])
+def test_names_on_codes_with_either_engine(engine, ties):
+    pytest.importorskip("numba") if engine == "numba" else None
+    rng = np.random.default_rng(11)
+    q, g = rng.integers(0, 2, size=(12, 10)), rng.integers(0, 2, size=(80, 10))
+    grades = rng.integers(0, 4, size=(12, 80))
+    common = dict(engine=engine, ties=ties, bounds=True)
+    r = evaluate(q, g, relevance=grades, metrics=["AP", "AP(rel=2)", "P(rel=3)@10", "nDCG@20"], **common)
+    for name, lib, level, conv in (("AP", "map", 1, {"ap_denominator": "all"}),
+                                   ("AP(rel=2)", "map", 2, {"ap_denominator": "all"}),
+                                   ("P(rel=3)@10", "p@10", 3, {}), ("nDCG@20", "ndcg@20", 1, {"gain": "linear"})):
+        rel = grades if name.startswith("nDCG") else (grades >= level).astype(np.uint8)
+        ref = evaluate(q, g, relevance=rel, metrics=[lib], **common, **conv)
+        assert r[name] == pytest.approx(ref[lib], abs=1e-15), name
+        assert r.bounds[name] == pytest.approx(ref.bounds[lib], abs=1e-15), name
