@@ -182,7 +182,7 @@ def test_at_relevance_level_leaves_the_callers_summary():
     ("nDCG(gains={})@10", "gains must read {grade:gain,...}"),
     ("P", "P needs a cutoff, e.g. P@10"),
     ("P@0", "`metrics` must be at least 1"),
-    ("P@x", "the cutoff after '@' must be a whole number"),
+    ("P@x", "unknown metric name 'P@x'"),
     ("Rprec@5", "Rprec takes no cutoff"),
     ("IPrec@1.5", "recall level in [0, 1]"),
     ("Bpref", "compute it with trec.evaluate_run"),
