@@ -1,6 +1,7 @@
 """The peers of chapter 75 that are installed, called directly on random tie-heavy rankings: scikit-learn's
 ndcg_score (the library's ndcg@k, gain rel, exact mean over tie orders) and average_precision_score (the library's map
-without ties; inside the range over tie orders with them). pytrec_eval is compared in test_names and test_trec."""
+without ties; inside the range over tie orders with them); and DeepHash-pytorch's CalcTopMap (stable sort) and TALR's
+tie-aware AP rewritten from their descriptions. pytrec_eval is compared in test_names and test_trec."""
 import numpy as np
 import pytest
 
@@ -39,3 +40,52 @@ def test_average_precision_score(seed):
     for q in rows:
         v = sk.average_precision_score(binary[q], scores[q])
         assert lo[q] - 1e-12 <= v <= hi[q] + 1e-12
+
+
+# ---------------------------------------------------------------- hashing tools, rewritten from their descriptions
+def random_codes(seed, q=12, n=90, bits=6, classes=3):
+    rng = np.random.default_rng(seed)
+    return (rng.integers(0, 2, size=(q, bits)), rng.integers(0, 2, size=(n, bits)),
+            rng.integers(0, classes, size=q), rng.integers(0, classes, size=n))
+
+
+def hamming(qc, gc):
+    return (qc[:, None, :] != gc[None, :, :]).sum(-1)
+
+
+def top_map_stable(qc, gc, ql, gl, topk):
+    "DeepHash-pytorch's CalcTopMap with a stable sort: AP over the first topk, a query without a hit adding 0."
+    d = hamming(qc, gc)
+    total = 0.0
+    for i in range(len(qc)):
+        hits = (gl[np.argsort(d[i], kind="stable")] == ql[i])[:topk]
+        ranks = np.flatnonzero(hits) + 1.0
+        total += np.mean(np.arange(1, len(ranks) + 1) / ranks) if len(ranks) else 0.0
+    return total / len(qc)
+
+
+def tie_aware_ap(d_row, rel_row, bits):
+    "TALR's tie-aware AP of one query, from its description (the sum over distances, divided by R)."
+    n = np.bincount(d_row, minlength=bits + 1).astype(float)
+    npos = np.bincount(d_row[rel_row], minlength=bits + 1).astype(float)
+    if npos.sum() == 0:
+        return 0.0
+    before, before_pos = np.cumsum(n) - n, np.cumsum(npos) - npos
+    total = 0.0
+    for d in np.flatnonzero(npos):
+        j = np.arange(1, n[d] + 1)
+        step = (npos[d] - 1) / (n[d] - 1) if n[d] > 1 else 0.0
+        total += npos[d] * np.mean((before_pos[d] + 1 + (j - 1) * step) / (before[d] + j))
+    return total / npos.sum()
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_deephash_top_map_and_talr(seed):
+    qc, gc, ql, gl = random_codes(seed)
+    for topk in (1, 10, 50, 90):
+        r = evaluate(qc, gc, ql, gl, metrics=[f"map@{topk}"], ties="index")
+        assert r[f"map@{topk}"] == pytest.approx(top_map_stable(qc, gc, ql, gl, topk), abs=1e-12)
+    d = hamming(qc, gc)
+    talr = np.mean([tie_aware_ap(d[i], gl == ql[i], qc.shape[1]) for i in range(len(qc))])
+    r = evaluate(qc, gc, ql, gl, metrics=["map"], ties="expected", ap_denominator="all")
+    assert r["map"] == pytest.approx(talr, abs=1e-12)
