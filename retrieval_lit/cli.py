@@ -201,7 +201,8 @@ EXAMPLES = """examples:
 
 def _add_conventions(p):
     p.add_argument("--metrics", nargs="+", default=None, metavar="NAME",
-                   help="metric names, e.g. map map@1000 p@10 p@r2 ndcg@100 (see `retrieval-lit metrics`)")
+                   help="metric names, e.g. map map@1000 p@10 p@r2 ndcg@100 (see `retrieval-lit metrics`), or "
+                        "ir_measures' AP@100 nDCG@10 'P(rel=2)@5' (each with the conventions it implies)")
     for name, option, default, choices, help in convention_fields():      # one option per convention, as declared
         p.add_argument(option, default=default, help=f"{help} (default: {default})",
                        **(dict(choices=choices) if choices else dict(type=float)))
@@ -225,8 +226,8 @@ def _add_trec_eval(sub):
     te.add_argument("qrels", help="qrels file: qid iter docid rel")
     te.add_argument("run", help="run file: qid Q0 docid rank score tag")
     te.add_argument("-m", dest="measures", action="append", metavar="MEASURE",
-                    help="a measure (map, P.5,10, ndcg_cut_10, ...) or official / all_trec; repeatable "
-                         "(default: official)")
+                    help="a measure (map, P.5,10, ndcg_cut_10, ...), ir_measures' name of one (nDCG@10, AP@100, "
+                         "'P(rel=2)@5'), or official / all_trec; repeatable (default: official)")
     te.add_argument("-q", dest="per_query", action="store_true", help="also print each topic's lines")
     te.add_argument("-c", dest="complete", action="store_true",
                     help="average over every topic of the qrels (a topic the run lacks scores 0)")

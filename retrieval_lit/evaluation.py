@@ -45,6 +45,8 @@ class Report(Mapping):
         return self.means[self._key(name)]
 
     def _key(self, name) -> str:
+        if isinstance(name, str) and name.strip() in self.means:      # as typed: ir_measures' "AP@100" (chapter 08)
+            return name.strip()
         key = name.strip().lower() if isinstance(name, str) else name
         if key not in self.means and isinstance(name, str):
             try:
