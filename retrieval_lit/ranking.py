@@ -78,20 +78,11 @@ class IndexSums:
 class RankSummary:
     """What the metrics need to know about each query's ranking: the one thing every metric reads.
 
-    hist:       (Q, n_groups, max_grade + 1) int64, items of grade g in tie group d of each query's ranking (Hamming:
-                group d = distance d, n_groups = K + 1; scores: groups of equal scores, best first); items removed
-                from a query's ranking (junk, the query itself) are not counted, so a query ranks hist[q].sum() items
-    n_ranks:    the ranks each query's row holds: N, the gallery, for codes and score matrices; the longest list for
-                ragged lists (a cutoff beyond it reads the ranking as padded with irrelevant items)
-    top_grades: (Q, t) uint8 grades of the first t ranked items in stable order (ties by gallery index), grade 0
-                past a query's last ranked item; or None
-    code_max:   (Q, K+1) int64, most gallery items sharing one code at distance d from the query code, or None
-    index_sums: whole-ranking sums in stable order (IndexSums), streamed by the engine instead of `top_grades`, or None
-    kind:       "hamming" (group d = distance d) or "scores" (groups of equal scores, best first)
-    unranked:   (Q, max_grade + 1) int64 judged items of grade g that the ranking does not hold at all (a TREC run
-                that did not retrieve them), or None: they count in R and in the ideal DCG, never at a rank
-
-    The group and grade scales are the shape of `hist` (`n_groups`, `max_grade`): stored once, named by properties."""
+    Items are counted by tie group and grade in `hist` (Hamming: group d = distance d; scores: runs of equal scores,
+    best first); items removed from a query's ranking (junk, the query itself) are in no group, so a query ranks
+    hist[q].sum() items. Judged items no rank holds (a TREC run's unretrieved relevant documents) are in `unranked`:
+    they count in R and in the ideal DCG, never at a rank. The group and grade scales are `hist`'s shape, named by
+    the properties `n_groups` and `max_grade`. Each field's comment says what it holds."""
     hist: np.ndarray                     # (Q, n_groups, max_grade + 1) int64: items of grade g in tie group d
     n_ranks: int                         # ranks each row holds: N (gallery), or the longest of ragged lists
     top_grades: np.ndarray | None = None # (Q, t) uint8: grades of the first t ranked items in stable order; or None
@@ -290,7 +281,7 @@ def ordered_top(summary: RankSummary,   # the ranking summary; ties="index" need
     values = np.append(run_grades.astype(np.uint8), np.uint8(0))
     return np.repeat(np.tile(values, summary.n_queries), kept.ravel()).reshape(summary.n_queries, t)
 
-
+# %% ../nbs/03_ranking.ipynb #c26f6b7f
 def group_starts(counts,   # (..., G) items in each group (or run), in rank order
                  ) -> np.ndarray:
     """Items ranked ahead of each group: the exclusive running sum of `counts` along the last axis (int64).
@@ -301,7 +292,7 @@ def group_starts(counts,   # (..., G) items in each group (or run), in rank orde
     c = np.asarray(counts, dtype=np.int64)
     return np.cumsum(c, axis=-1) - c
 
-
+# %% ../nbs/03_ranking.ipynb #216a7f50
 def tie_order_runs(summary: RankSummary,   # the ranking summary
                    ties: str,              # "optimistic" (higher grades first in each group) | "pessimistic"
                    ) -> tuple:
