@@ -90,38 +90,31 @@ class RankSummary:
     index_sums: IndexSums | None = None  # whole-ranking sums in stable order, streamed by the engine; or None
     kind: str = "hamming"                # "hamming" (group d = distance d) | "scores" (equal scores, best first)
     unranked: np.ndarray | None = None   # (Q, max_grade + 1) int64: judged items of grade g the ranking lacks; or None
-
     @property
     def n_queries(self) -> int:
         "Q, the queries summarised."
         return self.hist.shape[0]
-
     @property
     def n_groups(self) -> int:
         "Tie groups per query row: K + 1 for Hamming distances 0..K; for scores, the widest row's groups."
         return self.hist.shape[1]
-
     @property
     def max_grade(self) -> int:
         "The grade scale: grades run 0..max_grade (1 for binary relevance)."
         return self.hist.shape[2] - 1
-
     @property
     def group_sizes(self) -> np.ndarray:
         "(Q, n_groups) items in each tie group."
         return self.hist.sum(-1)
-
     @property
     def relevant_hist(self) -> np.ndarray:
         "(Q, n_groups) relevant items (grade > 0) in each tie group."
         return self.hist[:, :, 1:].sum(-1)
-
     @property
     def grade_totals(self) -> np.ndarray:
         "(Q, max_grade + 1) items of each grade a query's judgements hold: the ranked ones plus the unranked ones."
         ranked = self.hist.sum(1)
         return ranked if self.unranked is None else ranked + self.unranked
-
     @property
     def n_relevant(self) -> np.ndarray:
         "(Q,) relevant items (grade > 0) in the whole gallery, ranked or not (R)."
