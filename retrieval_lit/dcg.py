@@ -15,8 +15,7 @@ from .ranking import group_starts, TIE_MODES, RankSummary, list_summary, ordered
 from .validate import check_choice, check_int, check_probability
 
 # %% auto #0
-__all__ = ['discount_prefix', 'discount_sum', 'gain_values', 'dcg_of_runs', 'dcg_of_ordered', 'dcg_from_sums', 'dcg_from_summary',
-           'idcg_from_summary', 'ndcg_from_summary', 'dcg', 'ndcg', 'rbp_at']
+__all__ = ['gain_values', 'dcg_from_summary', 'idcg_from_summary', 'ndcg_from_summary', 'dcg', 'ndcg', 'rbp_at']
 
 # %% ../nbs/12_dcg.ipynb #06e9ba6b
 @lru_cache(maxsize=4)

@@ -19,10 +19,9 @@ from .ranking import RankSummary, gallery_code_counts
 from .validate import check_code, check_int, check_numbers, check_whole_numbers, fail
 
 # %% auto #0
-__all__ = ['PAPER_FIG6', 'ball_size', 'inverse_ball_sizes', 'phi', 'lgap_terms', 'lgap_from_counts', 'shell_counts', 'lgap',
-           'paper_fig6_gallery', 'BallHistogram', 'ball_histogram', 'ball_codes', 'plot_phi', 'mlgap', 'collapse_lgap',
-           'CodeUsage', 'code_usage', 'code_value', 'plot_code_usage', 'plot_code_occupancy', 'plot_utilisation',
-           'orthodrome', 'perfect_map_layout', 'utilisation']
+__all__ = ['PAPER_FIG6', 'ball_size', 'phi', 'lgap', 'paper_fig6_gallery', 'BallHistogram', 'ball_histogram', 'ball_codes',
+           'plot_phi', 'mlgap', 'collapse_lgap', 'CodeUsage', 'code_usage', 'code_value', 'plot_code_usage',
+           'plot_code_occupancy', 'plot_utilisation', 'orthodrome', 'perfect_map_layout', 'utilisation']
 
 # %% ../nbs/20_lgap.ipynb #41abfe60
 def ball_size(nbits: int,    # K >= 1, the code length

@@ -16,8 +16,7 @@ from .ranking import RankSummary
 from .validate import check_int, fail
 
 # %% auto #0
-__all__ = ['IR_FAMILIES', 'DCG_FORMS', 'IR_ALIASES', 'SYNONYMS', 'Family', 'NameMeaning', 'read_name', 'at_relevance_level',
-           'name_metric', 'trec_spec', 'did_you_mean', 'names_table']
+__all__ = ['NameMeaning', 'read_name', 'name_metric', 'names_table']
 
 # %% ../nbs/08_names.ipynb #8a1797b7
 @dataclass(frozen=True)

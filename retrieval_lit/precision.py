@@ -16,11 +16,10 @@ from .ranking import (group_starts, list_summary, ordered_top, over_relevant, Ra
 from .validate import check_choice, check_int, check_nonempty, check_whole_numbers, fail
 
 # %% auto #0
-__all__ = ['hits_in_top', 'r_precision_from_sums', 'precision_from_summary', 'recall_from_summary', 'rprec_from_summary',
-           'ball_counts', 'radius_precision_from_summary', 'radius_recall_from_summary', 'precision_at_k',
-           'recall_at_k', 'r_precision', 'precision_within_radius', 'PRCurve', 'pr_curve_by_rank', 'pr_curve_by_radius',
-           'plot_pr_curve', 'plot_precision_by_radius', 'first_relevant_group', 'first_relevant_pmf',
-           'expected_first_relevant', 'first_relevant_from_summary']
+__all__ = ['precision_from_summary', 'recall_from_summary', 'rprec_from_summary', 'radius_precision_from_summary',
+           'radius_recall_from_summary', 'precision_at_k', 'recall_at_k', 'r_precision', 'precision_within_radius',
+           'PRCurve', 'pr_curve_by_rank', 'pr_curve_by_radius', 'plot_pr_curve', 'plot_precision_by_radius',
+           'first_relevant_from_summary']
 
 # %% ../nbs/10_precision.ipynb #507d3cca
 def _rowwise_searchsorted(sorted_rows: np.ndarray, values: np.ndarray, span: int) -> np.ndarray:
