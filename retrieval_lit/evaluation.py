@@ -21,8 +21,8 @@ from .relevance import IgnoreSets, Relevance, make_ignore, make_relevance
 from .validate import check_bool, check_choice, check_int, check_same_nbits, fail
 
 # %% auto #0
-__all__ = ['ENGINES', 'STREAMS_INDEX_SUMS', 'READS_IGNORE', 'ADVANCES_PROGRESS', 'SECONDS_PER_PAIR', 'AUTO_COMPILED_WORK',
-           'Report', 'register_engine', 'evaluate']
+__all__ = ['ENGINES', 'STREAMS_INDEX_SUMS', 'READS_IGNORE', 'ADVANCES_PROGRESS', 'SECONDS_PER_PAIR', 'Report', 'register_engine',
+           'evaluate']
 
 # %% ../nbs/50_evaluation.ipynb #4f3c04fa
 @dataclass(frozen=True)
@@ -277,41 +277,6 @@ def _parse_metrics(metrics,       # one name or a list, as given to evaluate
                             "has none: use it with query_codes and gallery_codes")
         parsed.setdefault(m.name, m)
     return parsed
-
-# %% ../nbs/50_evaluation.ipynb #484dc6d0
-AUTO_COMPILED_WORK = 1e8   # pairs x 64-bit words above which "auto" compiles: the numpy reference needs ~1.6 s there,
-                           # about what compiling the kernels costs in a new process
-
-
-def _resolve_engine(engine: str, work: float = float("inf")) -> str:
-    """The name of the engine to use. "auto": the compiled engine when numba is installed and either it is already
-    loaded in this process or the job (`work` = pairs x words) is big enough to repay compiling it; else numpy."""
-    check_choice(engine, "engine", ("auto",) + tuple(ENGINES))
-    if engine == "auto":
-        import importlib.util
-        import sys
-        if importlib.util.find_spec("numba") is None:
-            return "numpy"
-        return "numba" if "retrieval_lit.engine" in sys.modules or work >= AUTO_COMPILED_WORK else "numpy"
-    return engine
-
-
-def _choose_engine(engine: str,   # as given: "auto" or a registered engine's name
-                   src: _Source,  # the ranking source
-                   ig,            # IgnoreSets or None
-                   client,        # a Dask client or address, or None
-                   ) -> str:
-    "The engine that builds the summaries: a registered one, or 'dask' for a cluster (scores rank in numpy)."
-    check_choice(engine, "engine", ("auto",) + tuple(ENGINES))
-    engine = _resolve_engine(engine, src.n_queries * src.n_gallery * (n_words(src.nbits) if src.nbits else 1))
-    if src.kind == "hamming" and ig is not None and engine not in READS_IGNORE:
-        engine = "numpy"                   # a registered engine that does not read ignore sets: the reference does
-    if client is not None:
-        if src.kind != "hamming":
-            fail("client", "shards a ranking of codes (query_codes with gallery_codes); a ranking by scores or "
-                           "embeddings runs in this process: leave client=None")
-        engine = "dask"
-    return engine
 
 # %% ../nbs/50_evaluation.ipynb #484dc6d0
 AUTO_COMPILED_WORK = 1e8   # pairs x 64-bit words above which "auto" compiles: the numpy reference needs ~1.6 s there,
