@@ -221,7 +221,7 @@ def at_relevance_level(summary: RankSummary,  # a ranking summary (chapter 03)
         return a
     top = None if summary.top_grades is None else np.where(summary.top_grades >= level, summary.top_grades, 0).astype(summary.top_grades.dtype)
     unranked = None if summary.unranked is None else lower(summary.unranked)
-    return replace(summary, hist=lower(summary.hist), top=top, unranked=unranked, index_sums=None)
+    return replace(summary, hist=lower(summary.hist), top_grades=top, unranked=unranked, index_sums=None)
 
 # %% ../nbs/08_names.ipynb #543aecf3
 def name_metric(meaning: NameMeaning,  # what read_name returned for the spelling
