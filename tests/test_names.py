@@ -163,7 +163,7 @@ def test_at_relevance_level_leaves_the_callers_summary():
     s = summarize_lists([np.array([2.0, 1.0, 1.0])], [np.array([1, 3, 2])], top_columns=-1)
     before = (s.hist.copy(), s.top_grades.copy())
     low = at_relevance_level(s, 3)
-    assert low.n_relevant.tolist() == [1] and low.top.tolist() == [[0, 3, 0]]
+    assert low.n_relevant.tolist() == [1] and low.top_grades.tolist() == [[0, 3, 0]]
     assert np.array_equal(s.hist, before[0]) and np.array_equal(s.top_grades, before[1])
 
 
