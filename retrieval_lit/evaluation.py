@@ -302,7 +302,6 @@ def _choose_engine(engine: str,   # as given: "auto" or a registered engine's na
                    client,        # a Dask client or address, or None
                    ) -> str:
     "The engine that builds the summaries: a registered one, or 'dask' for a cluster (scores rank in numpy)."
-    check_choice(engine, "engine", ("auto",) + tuple(ENGINES))
     engine = _resolve_engine(engine, src.n_queries * src.n_gallery * (n_words(src.nbits) if src.nbits else 1))
     if src.kind == "hamming" and ig is not None and engine not in READS_IGNORE:
         engine = "numpy"                   # a registered engine that does not read ignore sets: the reference does
@@ -450,6 +449,7 @@ def evaluate(query_codes=None,              # Q x K codes, {0,1} or {-1,+1} (ite
     """
     conv = Conventions.make(ties=ties, ap_denominator=ap_denominator, empty=empty, gain=gain,
                             rbp_persistence=rbp_persistence, ap_interpolation=ap_interpolation)
+    check_choice(engine, "engine", ("auto",) + tuple(ENGINES))
     check_int(max_block_bytes, "max_block_bytes", 1)
     src = _ranking_source(query_codes, gallery_codes, scores, query_embeddings, gallery_embeddings, similarity)
     rel = make_relevance(src.n_queries, src.n_gallery, query_labels, gallery_labels, relevance, relation_types)
