@@ -278,3 +278,23 @@ def test_cli_compare_on_reports_and_trec_runs(tmp_path):
                 out=io.StringIO()) == 2                                        # several runs need --compare
     (tmp_path / "old.json").write_text(json.dumps(r1.to_dict()))
     assert main(["compare", str(tmp_path / "one.json"), str(tmp_path / "old.json")], out=io.StringIO()) == 2
+
+
+def test_ranx_compare_agrees_where_ranx_imports():
+    "ranx's paired t-test (scipy's ttest_rel) and its Monte Carlo Fisher test, on ranx's own evaluation of TREC runs."
+    ranx = pytest.importorskip("ranx")
+    rng = np.random.default_rng(0)
+    qrels = {f"t{i}": {f"d{j}": int(j == 0 or rng.uniform() < 0.3) for j in range(20)} for i in range(25)}
+    runs = {name: {t: {f"d{j}": float(rng.normal() + (0.5 * qrels[t][f"d{j}"] if name == "b" else 0))
+                       for j in range(20)} for t in qrels} for name in "ab"}
+    ours = {n: evaluate_run(qrels, runs[n], ["map"]) for n in "ab"}
+    theirs = {}
+    for test, stat_test in [("t", "student"), ("randomization", "fisher")]:
+        rep = ranx.compare(ranx.Qrels(qrels), [ranx.Run(runs[n], name=n) for n in "ab"], ["map"], stat_test=stat_test,
+                           n_permutations=20_000)
+        theirs[test] = float(rep.comparisons[frozenset({"a", "b"})]["map"]["p_value"])
+        assert rep.results["b"]["map"] == pytest.approx(ours["b"].summary["map"], abs=1e-12)
+    c = compare(ours, test="t")
+    assert close(c.row("b")["p_value"], theirs["t"], rel=1e-12)
+    r = compare(ours, n_resamples=20_000).row("b")                    # both Monte Carlo: within 4 standard errors
+    assert abs(r["p_value"] - theirs["randomization"]) <= 4 * math.sqrt(2) * max(r["mc_error"], 1 / 20_001)
