@@ -118,10 +118,33 @@ class Report(Mapping):
                            for k, (lo, hi) in self.orders.items()}
         if per_query:
             d["per_query"] = {k: [_json_float(x) for x in v] for k, v in self.per_query.items()}
+            if self.per_query_bounds:
+                d["per_query_bounds"] = {k: {"min": [_json_float(x) for x in lo], "max": [_json_float(x) for x in hi]}
+                                         for k, (lo, hi) in self.per_query_bounds.items()}
         return d
 
     def to_json(self, **kwargs) -> str:
         return json.dumps(self.to_dict(**kwargs), indent=2)
+
+    @classmethod
+    def from_dict(cls,
+                  d: dict,            # what `to_dict` returned, e.g. read back from the JSON of `evaluate --json`
+                  ) -> "Report":
+        "A Report from its `to_dict` form (per-query values and their bounds only if it holds them; None is NaN)."
+        values = lambda xs: np.array([np.nan if x is None else x for x in xs], dtype=np.float64)
+        number = lambda x: np.nan if x is None else float(x)
+        try:
+            means = {k: number(v) for k, v in d["metrics"].items()}
+            conv = Conventions.make(**d["conventions"])
+            bounds = {k: (number(v["min"]), number(v["max"])) for k, v in d.get("bounds", {}).items()}
+            orders = {k: (number(v["relevant_last"]), number(v["relevant_first"])) for k, v in d.get("orders", {}).items()}
+            pq = {k: values(v) for k, v in d.get("per_query", {}).items()}
+            pqb = {k: (values(v["min"]), values(v["max"])) for k, v in d.get("per_query_bounds", {}).items()}
+            lower = tuple(k for k in means if not parse_metric(k).higher_is_better)
+            return cls(means, pq, dict(d.get("skipped", {})), conv, int(d["n_queries"]), int(d["n_gallery"]),
+                       d.get("nbits"), bounds, lower, orders, pqb)
+        except (KeyError, TypeError, AttributeError) as e:
+            fail("d", f"is not a report's dictionary as Report.to_dict writes it ({type(e).__name__}: {e})")
 
     def per_query_rows(self) -> list:
         "One dict per query: `query` (its index) and every metric's value (None where skipped), for CSV or pandas."
