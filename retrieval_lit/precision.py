@@ -304,10 +304,11 @@ def plot_pr_curve(curves,                  # one PRCurve, or a list of them
 def plot_precision_by_radius(curves: dict,    # label -> PRCurve made by `pr_curve_by_radius`
                              ax=None):        # Axes to draw on (None: a new figure)
     "Mean P@d_H<=r against the radius r, one line per curve; returns the matplotlib Axes."
-    ax = new_axes(ax, (5, 3.5))
-    for label, c in curves.items():
+    for label, c in curves.items():    # checked before any axes exist: a refused call draws nothing
         if not isinstance(c, PRCurve) or c.kind != "radius":
             fail("curves", f"{label!r} is not a curve by radius (from pr_curve_by_radius); this plot needs one")
+    ax = new_axes(ax, (5, 3.5))
+    for label, c in curves.items():
         ax.plot(c.x, c.mean_precision, marker="o", markersize=3, label=label)
     ax.set_xlabel("Hamming radius r")
     ax.set_ylabel("mean precision within radius r")

@@ -260,6 +260,12 @@ def _rl_install_figure_check():
     from IPython import get_ipython
     problems, seen = [], set()
 
+    def drawn_tick_labels(axis, coord):
+        "The axis's major tick labels inside its view interval (matplotlib keeps, and does not draw, the others)."
+        lo, hi = sorted(axis.get_view_interval())
+        slack = 1e-9 * (abs(hi - lo) + abs(hi) + abs(lo))
+        return [t for t in axis.get_ticklabels() if lo - slack <= t.get_position()[coord] <= hi + slack]
+
     def texts_of(fig):
         "Visible, non-empty texts of the figure: (owner, kind, text artist); owner -1 is the figure."
         out = []
@@ -271,11 +277,13 @@ def _rl_install_figure_check():
                     out.append((i, "title", t))
             out += [(i, "label", ax.xaxis.label), (i, "label", ax.yaxis.label)]
             if ax.axison:
-                out += [(i, "tick", t) for t in ax.get_xticklabels() + ax.get_yticklabels()]
+                out += [(i, "tick", t) for t in drawn_tick_labels(ax.xaxis, 0) + drawn_tick_labels(ax.yaxis, 1)]
         for t in [getattr(fig, "_suptitle", None), getattr(fig, "_supxlabel", None),
                   getattr(fig, "_supylabel", None)] + list(fig.texts):
             if t is not None:
                 out.append((-1, "title", t))
+        seen_ids = set()               # the suptitle is also among fig.texts
+        out = [x for x in out if not (id(x[2]) in seen_ids or seen_ids.add(id(x[2])))]
         return [(o, k, t) for o, k, t in out if t.get_visible() and t.get_text().strip()]
 
     def check(fig):
@@ -286,8 +294,8 @@ def _rl_install_figure_check():
             if ax.get_visible() and ax.axison and not drawn:
                 found.append(f"panel {i + 1} of {len(fig.axes)} is empty axes (nothing drawn in it)")
         try:
-            fig.draw_without_rendering()
-            renderer = fig.canvas.get_renderer()
+            fig.draw_without_rendering()   # lays the figure out (constrained layout too)
+            renderer = fig._get_renderer()   # works on any canvas, a bare Figure's too
             boxes = [(o, k, t, t.get_window_extent(renderer)) for o, k, t in texts_of(fig)]
         except Exception:
             return found
@@ -297,7 +305,9 @@ def _rl_install_figure_check():
                 (oa, ka, ta, ba), (ob, kb, tb, bx) = boxes[a], boxes[b]
                 if oa == ob and "title" not in (ka, kb):
                     continue           # one panel's own ticks and labels: matplotlib lays those out
-                if ba.x0 < bx.x1 - 1 and bx.x0 < ba.x1 - 1 and ba.y0 < bx.y1 - 1 and bx.y0 < ba.y1 - 1:
+                # two titles side by side read as one line unless a space of about one letter parts them
+                gap = (min(ta.get_fontsize(), tb.get_fontsize()) * fig.dpi / 72 if ka == kb == "title" else 0) - 1
+                if ba.x0 < bx.x1 + gap and bx.x0 < ba.x1 + gap and ba.y0 < bx.y1 - 1 and bx.y0 < ba.y1 - 1:
                     clashes.append(f"{ta.get_text()[:40]!r} and {tb.get_text()[:40]!r}")
         if clashes:
             more = f" (and {len(clashes) - 2} more)" if len(clashes) > 2 else ""
@@ -306,11 +316,15 @@ def _rl_install_figure_check():
 
     original = bb.FigureCanvasBase.print_figure
     current = [0]                      # the running cell's execution count (figures flushed after it still count)
+    busy = []                          # set while checking: a figure saved by the check itself is not checked
     ip = get_ipython()
     if ip is not None:
         ip.events.register("pre_run_cell", lambda info: current.__setitem__(0, ip.execution_count))
 
     def print_figure(self, *args, **kwargs):
+        if busy:
+            return original(self, *args, **kwargs)
+        busy.append(1)
         try:
             n = current[0]
             for msg in check(self.figure):
@@ -319,6 +333,8 @@ def _rl_install_figure_check():
                     problems.append((n, msg))
         except Exception:
             pass                       # the check never breaks a chapter
+        finally:
+            busy.clear()
         return original(self, *args, **kwargs)
 
     bb.FigureCanvasBase.print_figure = print_figure
@@ -330,7 +346,7 @@ _rl_figure_problems = _rl_install_figure_check()
 _FIGURE_REPORT_CELL = "import json as _rl_json\nprint(%r + _rl_json.dumps(_rl_figure_problems))" % FIGURE_REPORT
 
 _DEFAULT_REPR = re.compile(r"^<(?:function|bound method|built-in function|class|module) .*>$|^<[^<>\n]* at 0x[0-9a-fA-F]+>$")
-_ERROR_REPR = re.compile(r"^[A-Z]\w*(?:Error|Exception|Warning)\((['\"]).*\1\)$", re.S)
+_ERROR_REPR = re.compile(r"^(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Warning)\((['\"]).*\1\)$", re.S)
 
 
 def _plain(out) -> str:

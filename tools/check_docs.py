@@ -143,7 +143,7 @@ return {
   stray_reprs: q('.rl-content .jp-OutputArea-output pre').map(function (e) { return (e.textContent || '').trim(); })
     .filter(function (t) {   // the same patterns as build_docs._DEFAULT_REPR and _ERROR_REPR
       return /^<(?:function|bound method|built-in function|class|module) .*>$|^<[^<>\\n]* at 0x[0-9a-fA-F]+>$/.test(t)
-          || /^[A-Z]\\w*(?:Error|Exception|Warning)\\((['"])[\\s\\S]*\\1\\)$/.test(t); })
+          || /^(?:[\\w.]+\\.)?[A-Z]\\w*(?:Error|Exception|Warning)\\((['"])[\\s\\S]*\\1\\)$/.test(t); })
     .map(function (t) { return t.slice(0, 80); }),
   pager: q('nav.rl-pager a').map(function (a) { return a.getAttribute('href'); }),
   resources: performance.getEntriesByType('resource').map(function (r) { return r.name; })
