@@ -130,7 +130,7 @@ def build_index(words,                   # (D,) visual word of every indexed des
     return InvertedIndex(_read_only(indptr), _read_only(images), _read_only(values), n_images, per_image,
                          None if desc is None else _read_only(desc), sig)
 
-# %% ../nbs/40_bayes.ipynb #e8a5a6bd
+# %% ../nbs/40_bayes.ipynb #df2fffda
 class WalkStep(NamedTuple):
     "One step of Algorithm 2's walk: the entries read (`i`, `j`), the branch taken, the image and what it received."
     step: int           # 0 before the walk; 1, 2, ... one per loop iteration
@@ -141,29 +141,7 @@ class WalkStep(NamedTuple):
     added: float        # what it received (both lists: w*tf_1 + w*tf_2)
     scores: np.ndarray  # the scores after this step: a read-only view of the live array, copy it to keep it
 
-
-def walk_per_image(idx1,                 # list 1's image ids, strictly increasing (one entry per image)
-                   tf1,                  # list 1's TF, one per entry (None: 1 each)
-                   idx2,                 # list 2's image ids, strictly increasing
-                   tf2,                  # list 2's TF, one per entry (None: 1 each)
-                   scores,               # (n_images,) scores so far; ids must be < len(scores); copied, never written
-                   w: float = 1.0,       # the Bayes weight (>= 0) of an image on both lists; 1: B1
-                   ) -> Iterator[WalkStep]:
-    """Algorithm 2 of Zheng et al. (2014, supplement), repaired (one entry per image): the steps of the merge of two image-sorted lists.
-
-    An image on one list adds its TF; an image on both adds w*tf_1 + w*tf_2. `scores` is copied, never written.
-    The arguments are checked at once (not at the first step); the walk itself is `_walk`.
-
-    >>> [(s.action, s.image, s.added) for s in walk_per_image([0, 2], [1, 1], [2], [3], np.zeros(3), 0.5)]
-    [('start', -1, 0.0), ('only list 1', 0, 1.0), ('both lists', 2, 2.0), ('done', -1, 0.0)]
-    """
-    s = check_numbers(scores, "scores", 1, "images").astype(np.float64)   # a copy: never the caller's
-    idx1 = _check_sorted_ids(idx1, "idx1", len(s), per_image=True)
-    idx2 = _check_sorted_ids(idx2, "idx2", len(s), per_image=True)
-    tf1, tf2 = _check_values(tf1, "tf1", len(idx1), "idx1"), _check_values(tf2, "tf2", len(idx2), "idx2")
-    return _walk(idx1, tf1, idx2, tf2, s, check_real(w, "w", 0))
-
-
+# %% ../nbs/40_bayes.ipynb #1168f973
 def _walk(idx1, tf1, idx2, tf2, s, w):
     "Algorithm 2's loop, yielding a WalkStep per iteration; updates `s` (already a private copy) in place."
     view = s.view()
@@ -198,6 +176,28 @@ def _walk(idx1, tf1, idx2, tf2, s, w):
         yield WalkStep(step, i, j, "tail of list 2", int(idx2[j]), float(tf2[j]), view)
         j += 1
     yield WalkStep(step, i, j, "done", -1, 0.0, view)
+
+# %% ../nbs/40_bayes.ipynb #a73a5eac
+def walk_per_image(idx1,                 # list 1's image ids, strictly increasing (one entry per image)
+                   tf1,                  # list 1's TF, one per entry (None: 1 each)
+                   idx2,                 # list 2's image ids, strictly increasing
+                   tf2,                  # list 2's TF, one per entry (None: 1 each)
+                   scores,               # (n_images,) scores so far; ids must be < len(scores); copied, never written
+                   w: float = 1.0,       # the Bayes weight (>= 0) of an image on both lists; 1: B1
+                   ) -> Iterator[WalkStep]:
+    """Algorithm 2 of Zheng et al. (2014, supplement), repaired (one entry per image): the steps of the merge of two image-sorted lists.
+
+    An image on one list adds its TF; an image on both adds w*tf_1 + w*tf_2. `scores` is copied, never written.
+    The arguments are checked at once (not at the first step); the walk itself is `_walk`.
+
+    >>> [(s.action, s.image, s.added) for s in walk_per_image([0, 2], [1, 1], [2], [3], np.zeros(3), 0.5)]
+    [('start', -1, 0.0), ('only list 1', 0, 1.0), ('both lists', 2, 2.0), ('done', -1, 0.0)]
+    """
+    s = check_numbers(scores, "scores", 1, "images").astype(np.float64)   # a copy: never the caller's
+    idx1 = _check_sorted_ids(idx1, "idx1", len(s), per_image=True)
+    idx2 = _check_sorted_ids(idx2, "idx2", len(s), per_image=True)
+    tf1, tf2 = _check_values(tf1, "tf1", len(idx1), "idx1"), _check_values(tf2, "tf2", len(idx2), "idx2")
+    return _walk(idx1, tf1, idx2, tf2, s, check_real(w, "w", 0))
 
 # %% ../nbs/40_bayes.ipynb #3ff5c68f
 class MergeResult(NamedTuple):
@@ -241,8 +241,7 @@ def merge_per_descriptor_reference(idx1,  # list 1's image ids, sorted (an id re
     idx1 = _check_sorted_ids(idx1, "idx1", len(s), per_image=False)
     idx2 = _check_sorted_ids(idx2, "idx2", len(s), per_image=False)
     v1, v2 = _check_values(votes1, "votes1", len(idx1), "idx1"), _check_values(votes2, "votes2", len(idx2), "idx2")
-    w = check_real(w, "w", 0)
-    len1, len2, i, j, steps = len(idx1), len(idx2), 0, 0, 0
+    w, len1, len2, i, j, steps = check_real(w, "w", 0), len(idx1), len(idx2), 0, 0, 0
     while i < len1 and j < len2:                      # line 1 (printed: "i < len_1 and i < len_2")
         steps += 1
         if idx1[i] < idx2[j]:                         # lines 2-4
@@ -515,7 +514,7 @@ def train_hamming_embedding(descriptors,  # (D, dim) training descriptors, real 
             medians[v] = np.median(proj[rows], axis=0)
     return HammingEmbedding(projection, medians)
 
-# %% ../nbs/40_bayes.ipynb #c139d088
+# %% ../nbs/40_bayes.ipynb #b8aec440
 def _gather(index: InvertedIndex, words: np.ndarray) -> tuple:
     "For query features with these words: (feature of each gathered entry, entry position in the index), in feature order."
     starts, lens = index.indptr[words], index.indptr[words + 1] - index.indptr[words]
@@ -541,7 +540,40 @@ def _check_indexes(indexes, query_words) -> tuple:
         fail("query_words", f"must give every vocabulary the same features; lengths {[len(x) for x in words]}")
     return k, words
 
+# %% ../nbs/40_bayes.ipynb #6b5832d3
+def _weight_tables(w, k: int, n_features: int) -> np.ndarray:
+    "merged_scores' weights as (1 or F, 2**k) tables: a number or a table by mask for all features, or one per feature."
+    if np.ndim(w) == 2:
+        tables = check_finite(as_numeric_array(w, "w"), "w").astype(np.float64)
+        if tables.shape != (n_features, 2 ** k) or (tables < 0).any():
+            fail("w", f"as per-feature tables must be ({n_features}, {2 ** k}) weights >= 0, got shape {tables.shape}")
+        return tables
+    return weight_table(w, k)[None, :]
 
+
+def _check_owner(owner, n_queries: int, n_features: int) -> np.ndarray:
+    "merged_scores' `owner`: one query id (below n_queries) per query feature."
+    owner = check_ids(owner, "owner", n_queries, f"`n_queries` is {n_queries}")
+    if len(owner) != n_features:
+        fail("owner", f"has {len(owner)} entries but there are {n_features} query features: one query per feature")
+    return owner
+
+
+def _check_he(indexes, query_signatures, ht, k: int, n_features: int) -> tuple:
+    "HE's arguments of merged_scores, checked: (the query signatures packed per vocabulary, the threshold)."
+    if query_signatures is None or ht is None:
+        fail("ht", "and `query_signatures` go together: HE needs both the query signatures and the threshold")
+    if indexes[0].per_image or any(ix.signatures is None for ix in indexes):
+        fail("indexes", "must be built per descriptor with signatures (build_index(..., per_image=False, signatures=...)) for HE")
+    if len(query_signatures) != k:
+        fail("query_signatures", f"must hold {k} sets of codes, one per vocabulary")
+    query_signatures = [pack_codes(c, f"query_signatures[{n}]") for n, c in enumerate(query_signatures)]
+    for n, c in enumerate(query_signatures):
+        if len(c) != n_features:
+            fail(f"query_signatures[{n}]", f"has {len(c)} codes but there are {n_features} query features")
+    return query_signatures, check_int(ht, "ht", 0)
+
+# %% ../nbs/40_bayes.ipynb #29a9a48c
 def merged_scores(indexes,               # K (1..MAX_LISTS) InvertedIndex over the same images, in the same layout
                   query_words,           # K arrays: query_words[k][f] = word of query feature f in vocabulary k
                   owner,                 # (F,) the query (0..n_queries-1) each feature belongs to
@@ -565,28 +597,11 @@ def merged_scores(indexes,               # K (1..MAX_LISTS) InvertedIndex over t
     k, words = _check_indexes(indexes, query_words)
     n_features, n_images = len(words[0]), indexes[0].n_images
     n_queries = check_int(n_queries, "n_queries", 1)
-    owner = check_ids(owner, "owner", n_queries, f"`n_queries` is {n_queries}")
-    if len(owner) != n_features:
-        fail("owner", f"has {len(owner)} entries but there are {n_features} query features: one query per feature")
-    if np.ndim(w) == 2:
-        tables = check_finite(as_numeric_array(w, "w"), "w").astype(np.float64)
-        if tables.shape != (n_features, 2 ** k) or (tables < 0).any():
-            fail("w", f"as per-feature tables must be ({n_features}, {2 ** k}) weights >= 0, got shape {tables.shape}")
-    else:
-        tables = weight_table(w, k)[None, :]
+    owner = _check_owner(owner, n_queries, n_features)
+    tables = _weight_tables(w, k, n_features)
     he = query_signatures is not None or ht is not None
     if he:
-        if query_signatures is None or ht is None:
-            fail("ht", "and `query_signatures` go together: HE needs both the query signatures and the threshold")
-        if indexes[0].per_image or any(ix.signatures is None for ix in indexes):
-            fail("indexes", "must be built per descriptor with signatures (build_index(..., per_image=False, signatures=...)) for HE")
-        if len(query_signatures) != k:
-            fail("query_signatures", f"must hold {k} sets of codes, one per vocabulary")
-        query_signatures = [pack_codes(c, f"query_signatures[{n}]") for n, c in enumerate(query_signatures)]
-        for n, c in enumerate(query_signatures):
-            if len(c) != n_features:
-                fail(f"query_signatures[{n}]", f"has {len(c)} codes but there are {n_features} query features")
-        ht = check_int(ht, "ht", 0)
+        query_signatures, ht = _check_he(indexes, query_signatures, ht, k, n_features)
     block = check_int(queries_per_block, "queries_per_block", 1)
     out = np.zeros((n_queries, n_images))
     for q0 in range(0, n_queries, block):

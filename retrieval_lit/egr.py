@@ -299,7 +299,7 @@ def egr_rows(grades,                     # (Q, n) grades: each row one ranked li
     r, s = _runsum_rows(g > 0)
     return _egr_closed(g.shape[1], r, s, reading)
 
-# %% ../nbs/30_egr.ipynb #603b675e
+# %% ../nbs/30_egr.ipynb #e2cdc04c
 def _run_tail(a, b, width: int) -> np.ndarray:
     """q[k, p] = Pr(leading run >= p), p = 0..width-1, for a random sequence of a[k] relevant and b[k]
     irrelevant items: q_p = prod_{i<p} (a-i)/(n-i) (0 once p > a)."""
@@ -314,7 +314,7 @@ def _run_law(tail: np.ndarray) -> np.ndarray:
     "Pr(run = p) from Pr(run >= p)."
     return tail - np.concatenate([tail[:, 1:], np.zeros((tail.shape[0], 1))], axis=1)
 
-
+# %% ../nbs/30_egr.ipynb #d9348211
 def _inner_runs(a, b, tail: np.ndarray) -> np.ndarray:
     "E[sum of f(g) over runs with an irrelevant item on both sides]: sum_g f(g) q_g b(b-1)/(n-g)."
     a = np.asarray(a, dtype=np.float64)[:, None]
@@ -330,7 +330,7 @@ def _close_runs(carry: np.ndarray, laws: np.ndarray) -> np.ndarray:
     f = _flogf(np.arange(len(carry) + laws.shape[1] - 1))
     return laws @ np.correlate(f, carry, mode="valid")              # [p] = sum_c carry[c] f(c + p)
 
-
+# %% ../nbs/30_egr.ipynb #79a408dd
 def _expected_runsum(segments: list, boundary: tuple | None) -> tuple:
     """Expected (R, S) pieces of a top-N list, given full segments [(a, b), ...] and an optional cut
     boundary (A, B, m). Returns (r values, weights, E[S | r], R of the full segments)."""
@@ -358,7 +358,7 @@ def _expected_runsum(segments: list, boundary: tuple | None) -> tuple:
         e_s[-1] = s + carry @ _flogf(np.arange(len(carry)) + m)
     return r, w, e_s, r_full
 
-
+# %% ../nbs/30_egr.ipynb #d97eacbd
 def expected_egr(relevant,               # (D,) relevant items in each tie group, nearest group first
                  irrelevant,             # (D,) irrelevant items in each tie group, the same groups
                  n: int,                 # the top n (>= 1); beyond the items: padded with irrelevant ones, N = n
