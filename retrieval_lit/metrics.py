@@ -159,11 +159,10 @@ def register_metric(pattern: str,     # a regex the lower-cased, stripped name m
                     build: Callable,  # build(match) -> the Metric of one matching name
                     example: str,     # one name of the family, as listings show it, e.g. "map@1000"
                     doc: str,         # a one-line description, for listings
-                    ):
+                    ) -> None:
     "Register a family of metric names: `build(match)` returns the Metric for a name fully matching `pattern`."
     entry = _Entry(re.compile(pattern), build, example, doc)
     _REGISTRY[:] = [e for e in _REGISTRY if e.pattern.pattern != pattern] + [entry]
-    return build
 
 # %% ../nbs/04_metrics.ipynb #b798aea6
 def load_metric_modules():
