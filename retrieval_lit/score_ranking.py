@@ -5,6 +5,9 @@
 # %% ../nbs/09_score_ranking.ipynb #84d3f832
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 
 from .hamming import DEFAULT_BLOCK_BYTES, row_blocks
@@ -51,7 +54,13 @@ def _tie_offsets(row: np.ndarray, cols: np.ndarray, equal: np.ndarray) -> np.nda
     tied = np.flatnonzero(equal > 1)
     if len(tied):
         values = np.unique(row[cols[tied]])
-        at = np.flatnonzero(np.isin(row, values))                 # every item carrying a tied relevant score
+        if len(values) <= 8:                                      # every item carrying a tied relevant score
+            hit = row == values[0]
+            for v in values[1:]:
+                hit |= row == v
+        else:
+            hit = np.isin(row, values)
+        at = np.flatnonzero(hit)
         order = np.argsort(row[at], kind="stable")                # by score, then gallery index
         place = np.empty(len(at), dtype=np.int64)
         place[order] = np.arange(len(at))
@@ -209,8 +218,15 @@ def _score_block_top(key: np.ndarray, grades: np.ndarray, kept, n_grades: int, t
 
 def _pad_groups(blocks: list) -> np.ndarray:
     "Stack (b, G_i, grades) blocks into one (Q, max G_i, grades) array, padding with empty groups at the end."
+    if len(blocks) == 1:
+        return blocks[0]
     width = max(h.shape[1] for h in blocks)
-    return np.concatenate([np.pad(h, ((0, 0), (0, width - h.shape[1]), (0, 0))) for h in blocks], axis=0)
+    out = np.zeros((sum(len(h) for h in blocks), width, blocks[0].shape[2]), dtype=np.int64)
+    start = 0
+    for h in blocks:
+        out[start:start + len(h), :h.shape[1]] = h
+        start += len(h)
+    return out
 
 
 SUMMARY_METHODS = ("counts", "sort")   # summarize_scores: counts above / tied per relevant item, or sort every row
@@ -224,6 +240,7 @@ def summarize_scores(scores,                      # Q x N scores (higher = neare
                      max_block_bytes: int = DEFAULT_BLOCK_BYTES,  # memory bound of one query block
                      index_sums: bool = False,    # also the whole-ranking index-order sums (IndexSums) of AP, DCG, R-prec
                      method: str = "counts",      # "counts": no row sorted by index | "sort": the stable argsort reference
+                     threads: int | None = None,  # "counts": threads sharing a block's rows; None: the machine's CPUs
                      ) -> RankSummary:
     """The ranking summary of every query of a ranking by similarity scores (higher = nearer; `kind="scores"`).
     `scores` as a function (start, stop) -> the (stop-start, N) score rows of those queries is how embeddings are
@@ -248,13 +265,15 @@ def summarize_scores(scores,                      # Q x N scores (higher = neare
     t = resolve_cutoff(top_columns, n_g, "top_columns")
     n_grades = relevance.max_grade + 1
     counts = method == "counts" and (cutoff is None or cutoff >= n_g or t > cutoff)
+    n_threads = (os.cpu_count() or 1) if threads is None else check_int(threads, "threads", 1)
     hists, tops, sums = [], [], []
     pair_bytes = 40 if counts else 80                            # scores, sorted copies, grades, masks per pair
+    pool = ThreadPoolExecutor(n_threads) if counts and n_threads > 1 else None
     for a, b in row_blocks(n_q, n_g, max_block_bytes, pair_bytes):
         kept = None if ignore is None else ~ignore.mask(a, b)
         s = rows(a, b)
         if counts:
-            h, tp, sm = _score_block_counts(s, relevance.block(a, b), kept, n_grades, t, index_sums)
+            h, tp, sm = _counts_in_threads(pool, n_threads, s, relevance.block(a, b), kept, n_grades, t, index_sums)
         else:
             h, tp = _score_block_summary(s.astype(np.float64, copy=False), relevance.block(a, b), kept, n_grades, t,
                                          cutoff)
@@ -263,12 +282,29 @@ def summarize_scores(scores,                      # Q x N scores (higher = neare
         hists.append(h)
         tops.append(tp)
         sums.append(sm)
+    if pool is not None:
+        pool.shutdown()
     hist = _pad_groups(hists)
     index = None
     if index_sums:
         index = IndexSums(*(np.concatenate([getattr(x, f) for x in sums])
                             for f in ("precision_sum", "discount_sum", "r_hits")))
     return RankSummary(hist, n_g, np.concatenate(tops) if t else None, index_sums=index, kind="scores")
+
+
+def _counts_in_threads(pool, n_threads: int, s, grades, kept, n_grades: int, t: int, index_sums: bool) -> tuple:
+    "`_score_block_counts` of a block, its rows shared among threads (numpy's sort and searches release the GIL)."
+    b = len(s)
+    if pool is None or b < 2:
+        return _score_block_counts(s, grades, kept, n_grades, t, index_sums)
+    cuts = np.linspace(0, b, min(n_threads, b) + 1).astype(int)
+    parts = list(pool.map(lambda ab: _score_block_counts(s[ab[0]:ab[1]], grades[ab[0]:ab[1]],
+                                                          None if kept is None else kept[ab[0]:ab[1]],
+                                                          n_grades, t, index_sums), zip(cuts[:-1], cuts[1:])))
+    top = np.concatenate([p[1] for p in parts]) if t else None
+    sums = IndexSums(*(np.concatenate([getattr(p[2], f) for p in parts]) for f in ("precision_sum", "discount_sum",
+                                                                                    "r_hits"))) if index_sums else None
+    return _pad_groups([p[0] for p in parts]), top, sums
 
 
 def _sums_of_top(top: np.ndarray, n_grades: int) -> IndexSums:

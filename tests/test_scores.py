@@ -184,8 +184,11 @@ def test_self_index_leaves_one_out_on_codes_and_scores():
     sims = -(x[:, None, :] != x[None, :, :]).sum(-1).astype(float)          # higher = nearer: minus the distance
     b = evaluate(scores=sims, query_labels=labels, gallery_labels=labels, metrics=["map", "map@r", "p@1"],
                  self_index=np.arange(30), ties="index")
-    for n in a:
-        np.testing.assert_array_equal(a.per_query[n], b.per_query[n])
+    for n in a:   # whole-ranking map on scores also comes from streamed, correctly rounded sums (chapter 09)
+        if n == "map":
+            np.testing.assert_allclose(a.per_query[n], b.per_query[n], rtol=1e-15, atol=0)
+        else:
+            np.testing.assert_array_equal(a.per_query[n], b.per_query[n])
         np.testing.assert_allclose(streamed.per_query[n], b.per_query[n], rtol=1e-15, atol=0)
 
 
