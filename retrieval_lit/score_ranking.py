@@ -41,7 +41,8 @@ def check_scores(scores,                       # Q x N finite scores (floats, or
     if a.dtype.kind in "iu" and a.size and max(abs(int(a.min())), abs(int(a.max()))) > MAX_EXACT_INT_SCORE:
         fail(name, "holds integers beyond 2**53, which float64 cannot compare exactly; rescale them")
     if precision == "float32":
-        out = a.astype(np.float32, copy=False)
+        with np.errstate(over="ignore"):
+            out = a.astype(np.float32, copy=False)
         if a.dtype != np.float32 and not np.isfinite(out).all():
             fail(name, "overflows float32 (|score| > 3.4e38) at precision='float32'; rescale it or use 'float64'")
         return out
@@ -393,7 +394,8 @@ def _in_precision(a: np.ndarray, name: str, dtype, cosine: bool, rows: int = 1 <
     """`a` in `dtype` (no copy when it is already), rows normalised for cosine: norms in float64 in row blocks (no
     float64 copy of a float32 gallery), the quotient rounded once to `dtype`."""
     if not cosine:
-        out = a.astype(dtype, copy=False)
+        with np.errstate(over="ignore"):
+            out = a.astype(dtype, copy=False)
         if out.dtype != a.dtype and not np.isfinite(out).all():
             fail(name, f"overflows {np.dtype(dtype).name} (|value| > {np.finfo(dtype).max:.3g}); rescale it or use "
                        "precision='float64'")
