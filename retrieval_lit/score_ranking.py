@@ -186,11 +186,11 @@ def _score_block_top(key: np.ndarray, grades: np.ndarray, kept, n_grades: int, t
     finds each row's cutoff-th best score; only the items scoring at least that much (the groups reaching into the
     top `cutoff`, the cut group whole) are sorted; everything after them is one trailing group of counts per grade."""
     b, n = key.shape
-    thr = -np.partition(-key, cutoff - 1, axis=1)[:, cutoff - 1]
+    thr = _kth_largest(key, cutoff)
     cand = key >= thr[:, None]                                   # a row with fewer kept items: thr = -inf, all in
     if kept is not None:
         cand &= kept
-    rows, cols = np.nonzero(cand)                                # row-major: each row's candidates in index order
+    rows, cols = _nonzero(cand)                                # row-major: each row's candidates in index order
     order = np.lexsort((cols, -key[rows, cols], rows))
     rows, cols = rows[order], cols[order]
     width = np.bincount(rows, minlength=b)
@@ -206,8 +206,7 @@ def _score_block_top(key: np.ndarray, grades: np.ndarray, kept, n_grades: int, t
     gid = _groups_of_sorted(s_sorted, k_sorted)
     n_groups = int(gid[k_sorted].max(initial=-1)) + 1
     hist = _hist_block(gid, g_sorted, n_groups + 1, n_grades, k_sorted)
-    flat = grades.astype(np.int64) + (np.arange(b, dtype=np.int64) * n_grades)[:, None]
-    total = np.bincount(flat.ravel() if kept is None else flat[kept], minlength=b * n_grades).reshape(b, n_grades)
+    total = _grade_counts(grades, kept, n_grades)
     last = np.where(width > 0, gid[np.arange(b), np.maximum(width - 1, 0)] + 1, 0)
     hist[np.arange(b), last] += total - hist.sum(axis=1)         # the trailing group: what the sorted part left
     top = np.zeros((b, t), dtype=np.uint8) if t else None
@@ -215,6 +214,43 @@ def _score_block_top(key: np.ndarray, grades: np.ndarray, kept, n_grades: int, t
         w = min(t, g_sorted.shape[1])
         top[:, :w] = g_sorted[:, :w] * k_sorted[:, :w]
     return hist, top
+
+
+def _nonzero(mask: np.ndarray) -> tuple:
+    "np.nonzero of a 2-D mask (row-major order), through the flat index: numpy's 1-D search is much faster."
+    return np.divmod(np.flatnonzero(mask), mask.shape[1])
+
+
+def _kth_largest(key: np.ndarray, k: int) -> np.ndarray:
+    """(b,) the k-th largest value of each row (k <= N), without partitioning whole rows: the first k * (N // k) items
+    of a row fall into k chunks; each chunk's maximum is an item, so at least k items reach the smallest of those
+    maxima, and the k-th largest is at least that. Only the items reaching it are partitioned."""
+    b, n = key.shape
+    width = n // k
+    if width < 4:                                                # few chunks' worth: partition the rows
+        return np.partition(key, n - k, axis=1)[:, n - k]
+    low = key[:, :k * width].reshape(b, k, width).max(axis=2).min(axis=1)
+    rows, cols = _nonzero(key >= low[:, None])
+    count = np.bincount(rows, minlength=b)
+    m = int(count.max())
+    cand = np.full((b, m), -np.inf, dtype=key.dtype)
+    cand[rows, np.arange(len(rows)) - np.repeat(np.cumsum(count) - count, count)] = key[rows, cols]
+    return np.partition(cand, m - k, axis=1)[:, m - k]
+
+
+def _grade_counts(grades: np.ndarray, kept, n_grades: int) -> np.ndarray:
+    "(b, n_grades) int64: the kept items of each grade in each row."
+    if n_grades > 8:
+        flat = grades.astype(np.int64) + (np.arange(len(grades), dtype=np.int64) * n_grades)[:, None]
+        return np.bincount(flat.ravel() if kept is None else flat[kept],
+                           minlength=len(grades) * n_grades).reshape(len(grades), n_grades)
+    out = np.empty((len(grades), n_grades), dtype=np.int64)
+    for g in range(1, n_grades):
+        hit = grades == g
+        out[:, g] = np.count_nonzero(hit if kept is None else hit & kept, axis=1)
+    n_kept = grades.shape[1] if kept is None else np.count_nonzero(kept, axis=1)
+    out[:, 0] = n_kept - out[:, 1:].sum(axis=1)
+    return out
 
 
 def _pad_groups(blocks: list) -> np.ndarray:
@@ -276,10 +312,9 @@ def summarize_scores(scores,                      # Q x N scores (higher = neare
         if counts:
             h, tp, sm = _counts_in_threads(pool, n_threads, s, relevance.block(a, b), kept, n_grades, t, index_sums)
         else:
-            h, tp = _score_block_summary(s.astype(np.float64, copy=False), relevance.block(a, b), kept, n_grades, t,
-                                         cutoff)
-            sm = _sums_of_top(_score_block_summary(s.astype(np.float64, copy=False), relevance.block(a, b), kept,
-                                                   n_grades, n_g, None)[1], n_grades) if index_sums else None
+            h, tp = _score_block_summary(s, relevance.block(a, b), kept, n_grades, t, cutoff)
+            sm = _sums_of_top(_score_block_summary(s, relevance.block(a, b), kept, n_grades, n_g, None)[1],
+                              n_grades) if index_sums else None
         hists.append(h)
         tops.append(tp)
         sums.append(sm)

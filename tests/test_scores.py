@@ -407,3 +407,22 @@ def test_wide_summaries_are_finished_in_chunks_with_the_same_values():
         for n in names:
             np.testing.assert_array_equal(big.per_query[n], small.per_query[n])
             np.testing.assert_array_equal(big.per_query_bounds[n][0], small.per_query_bounds[n][0])
+
+
+@SETTINGS
+@given(st.integers(0, 2**32 - 1), st.sampled_from(["expected", "index"]), st.sampled_from([1, 2, 3, 5]))
+def test_cutoff_metrics_alone_take_the_partial_path_exactly(seed, ties, p):
+    """Only metrics at a cutoff: the summary holds the groups reaching rank p (the k-th largest score found from
+    chunk maxima, no partition of whole rows); equal to the brute-force loop over tie orders."""
+    rng = np.random.default_rng(seed)
+    nq, n = int(rng.integers(1, 3)), int(rng.integers(p, 9))
+    scores = rng.integers(0, int(rng.integers(1, 5)), (nq, n)).astype(np.float32)
+    grades = rng.integers(0, 3, (nq, n))
+    removed = rng.random((nq, n)) < 0.2
+    names = [f"map@{p}", f"ndcg@{p}", f"p@{p}"]
+    conv = dict(ties=ties, ap_denominator="retrieved", empty="zero", gain="exp2", ap_interpolation="step",
+                rbp_persistence=0.8)
+    r = evaluate(scores=scores, relevance=grades, metrics=names, ignore=removed, **conv)
+    want = brute_force(scores.astype(float), grades, removed, names, conv)
+    for name in names:
+        np.testing.assert_allclose(r.per_query[name], want[name], rtol=0, atol=1e-12, err_msg=name)
