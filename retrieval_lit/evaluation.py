@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Callable
 
 import numpy as np
@@ -429,11 +430,8 @@ class _Accumulator:
         "Finish every metric on one block's summary, in runs of queries whose finishing fits `max_block_bytes`."
         per_query = summary.n_groups * (summary.max_grade + 1 + 16) * 8 + summary.n_ranks * (self.job.plan.read > 0) * 10
         step = max(1, min(self.job.max_block_bytes, FINISH_BYTES) // max(per_query, 1))
-        if step < summary.n_queries:
-            for a in range(0, summary.n_queries, step):
-                self._add(_summary_rows(summary, a, min(a + step, summary.n_queries)))
-            return
-        self._add(summary)
+        for a in range(0, summary.n_queries, step):
+            self._add(_summary_rows(summary, a, min(a + step, summary.n_queries)))
 
     def _add(self, summary: RankSummary):
         for mode, c in self.modes.items():
@@ -458,13 +456,39 @@ class _Accumulator:
                       lower, orders, per_query_bounds, job.src.precision)
 
 
+class _SharedSums(RankSummary):
+    """A run of queries' summary as the finishers read it: its sums over groups and grades computed once for every
+    metric (read-only, so that no finisher can change them for the next)."""
+
+    @staticmethod
+    def _fixed(a: np.ndarray) -> np.ndarray:
+        a.setflags(write=False)
+        return a
+
+    @cached_property
+    def group_sizes(self) -> np.ndarray:
+        return self._fixed(super().group_sizes)
+
+    @cached_property
+    def relevant_hist(self) -> np.ndarray:
+        return self._fixed(super().relevant_hist)
+
+    @cached_property
+    def grade_totals(self) -> np.ndarray:
+        return self._fixed(super().grade_totals)
+
+    @cached_property
+    def n_relevant(self) -> np.ndarray:
+        return self._fixed(super().n_relevant)
+
+
 def _summary_rows(summary: RankSummary, a: int, b: int) -> RankSummary:
     "Queries a..b-1 of a summary (views): a metric's value for a query never depends on the other rows."
     pick = lambda x: None if x is None else x[a:b]
     sums = summary.index_sums
     if sums is not None:
         sums = IndexSums(sums.precision_sum[a:b], sums.discount_sum[a:b], sums.r_hits[a:b])
-    return RankSummary(summary.hist[a:b], summary.n_ranks, pick(summary.top_grades), pick(summary.code_max), sums,
+    return _SharedSums(summary.hist[a:b], summary.n_ranks, pick(summary.top_grades), pick(summary.code_max), sums,
                        summary.kind, pick(summary.unranked))
 
 # %% ../nbs/50_evaluation.ipynb #d4fe5352
