@@ -137,6 +137,16 @@ def expected_term_sum(rel_before,                 # relevant items ranked before
     return 0.5 * (at + np.where(nb >= 1, shifted, first))
 
 # %% ../nbs/11_average_precision.ipynb #612d6057
+def _where_relevant(r, fn, *args) -> np.ndarray:
+    """fn(*args) on the groups that hold a relevant item (r > 0), exact 0.0 elsewhere: a group without one adds
+    q = 0 times its terms, so skipping it changes no sum (scores' summaries are half such groups)."""
+    mask = np.asarray(r) > 0
+    out = np.zeros(mask.shape)
+    if mask.any():
+        out[mask] = fn(*(np.broadcast_to(a, mask.shape)[mask] for a in args))
+    return out
+
+
 def _safe_div(a, b):
     a, b = np.broadcast_arrays(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64))
     return np.divide(a, b, out=np.zeros(a.shape), where=b != 0)
@@ -160,11 +170,11 @@ def ap_expected(n,                              # (Q, G) items per tie group, ne
     q, slope = _safe_div(r, n), _safe_div(r - 1, n - 1)
     terms = lambda *a: expected_term_sum(*a, interpolation=interpolation)
     if denominator != "retrieved":                                 # the denominator is fixed: mean of S over it
-        s = row_sums(terms(rel_before, items_before, inside, q, slope))
+        s = row_sums(_where_relevant(r, terms, rel_before, items_before, inside, q, slope))
         den = _ap_denominator(None, total, np.minimum(t, n.sum(axis=1)), denominator)
         return APParts(_safe_div(s, den), (den > 0).astype(np.float64), den == 0)
     whole = (inside == n) & (n > 0)
-    s_whole = row_sums(np.where(whole, terms(rel_before, items_before, n, q, slope), 0.0))
+    s_whole = row_sums(_where_relevant(np.where(whole, r, 0), terms, rel_before, items_before, n, q, slope))
     r_whole = np.where(whole, r, 0).sum(axis=1)
     value = _safe_div(s_whole, r_whole)
     p_defined = (r_whole > 0).astype(np.float64)

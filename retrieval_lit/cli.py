@@ -268,6 +268,9 @@ def build_parser() -> argparse.ArgumentParser:
         ev.add_argument(f"--{side}-embeddings", metavar="FILE", help=f"{side} descriptors (.npy, items x dimensions), instead of codes")
     ev.add_argument("--similarity", choices=("cosine", "dot", "l2"), default="cosine",
                     help="how embeddings are compared (default: cosine; l2 = negated squared distance)")
+    ev.add_argument("--precision", choices=("float64", "float32"), default="float64",
+                    help="the float type of a ranking by scores: similarities computed and scores compared in it "
+                         "(default: float64, the reference; float32: what faiss and torch compute)")
     ev.add_argument("--ignore", metavar="FILE", help="items removed from each query's ranking (junk): a Q x N boolean "
                     ".npy, or an integer .npy of (query, item) pairs, shape (M, 2)")
     ev.add_argument("--self-index", metavar="FILE", help="a .npy of each query's own gallery index (-1: none), "
@@ -426,7 +429,8 @@ def run_evaluate(args,                   # the parsed `evaluate` options (an arg
             if pairs.size and (pairs[:, 0].min() < 0 or pairs[:, 0].max() >= n_q):
                 fail("--ignore", f"holds a query index outside 0..{n_q - 1}")
             arrays["ignore"] = [pairs[pairs[:, 0] == i, 1] for i in range(n_q)]
-    r = evaluate(metrics=args.metrics, similarity=args.similarity, client=args.dask, **arrays, **_conventions(args))
+    r = evaluate(metrics=args.metrics, similarity=args.similarity, precision=args.precision, client=args.dask, **arrays,
+                 **_conventions(args))
     what = f"{r.nbits} bits" if r.nbits else "ranked by scores"
     _emit({f"{r.n_queries} queries x {r.n_gallery} gallery items, {what}, {_described(args)}": r}, args, out)
     return r
