@@ -396,7 +396,7 @@ def run_trec_eval(args,                  # the parsed `trec-eval` options (an ar
                   out,                   # text stream for trec_eval's lines, e.g. sys.stdout
                   ):
     "Read the files, evaluate, print trec_eval's lines; notes (dropped topics, skipped measures) go to stderr."
-    qrels, (run, tag) = read_qrels(args.qrels), read_run(args.run, with_tag=True)
+    qrels, (run, tag) = read_qrels(args.qrels, table=True), read_run(args.run, with_tag=True, table=True)
     measures = args.measures or ["official"]
     nicknames_only = all(m in NICKNAMES for m in measures)
     report = evaluate_run(qrels, run, measures, ties=args.ties, bounds=args.bounds, complete=args.complete,
