@@ -440,6 +440,9 @@ class TrecRanking:
         return np.array([int((j > 0).sum()) for j in self.judged], dtype=np.int64)
 
 # %% ../nbs/52_trec.ipynb #533050de
+_COMPILED_JOIN_ROWS = 1 << 16   # a run of this many rows or more is matched with the qrels by the compiled merge
+
+
 def _join(qrels: TrecTable, run: TrecTable, qids: list) -> np.ndarray:
     """For each run row, the qrels row of the same topic (one of `qids`) and document, or -1: both tables hold each
     topic's rows sorted by document id, so one merge of the two sorted lists per topic finds every pair."""
@@ -451,7 +454,7 @@ def _join(qrels: TrecTable, run: TrecTable, qids: list) -> np.ndarray:
         at = {q: i for i, q in enumerate(table.qids)}
         ranges.append(np.array([(table.starts[at[q]], table.starts[at[q] + 1]) if q in at else (0, 0) for q in qids],
                                dtype=np.int64).reshape(len(qids), 2))
-    if len(kr) >= 1 << 16:                                       # a large run: the compiled merge
+    if len(kr) >= _COMPILED_JOIN_ROWS:                           # a large run: the compiled merge
         from retrieval_lit.trec_kernel import merge_join
         return merge_join(kq, ranges[0], kr, ranges[1])
     match = np.full(len(kr), -1, dtype=np.int64)
