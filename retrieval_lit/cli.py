@@ -267,7 +267,7 @@ def build_parser() -> argparse.ArgumentParser:
                     ".npy, or an integer .npy of (query, item) pairs, shape (M, 2)")
     ev.add_argument("--self-index", metavar="FILE", help="a .npy of each query's own gallery index (-1: none), "
                     "removed from its ranking")
-    ev.add_argument("--dask", metavar="ADDRESS", help="rank codes on the Dask cluster whose scheduler listens at "
+    ev.add_argument("--dask", metavar="ADDRESS", help="rank codes or embeddings on the Dask cluster whose scheduler listens at "
                     "ADDRESS (e.g. tcp://host:8786): the gallery is sent once, one shard per worker")
     _add_conventions(ev)
     sub.add_parser("metrics", help="list the metric names")
