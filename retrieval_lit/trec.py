@@ -159,12 +159,13 @@ class TrecTable:
                 for q, a, b in zip(self.qids, self.starts[:-1].tolist(), self.starts[1:].tolist())}
 
 
-def _segment_order(starts: np.ndarray, keys: list) -> np.ndarray:
+def _segment_order(starts: np.ndarray, keys: list, stable: bool = True) -> np.ndarray:
     """The order of rows that sorts each segment starts[i]:starts[i + 1] by `keys` (np.lexsort's rule: the last key
     first; stable), segments kept in place. Segments of like sizes are sorted as the rows of one padded matrix (each
     row's sort stays in cache); very unequal ones by one global sort with the segment as the first key. One key is
     padded with its dtype's largest value (inf, or the largest integer: no id or position reaches it), several keys
-    with a padding key of their own."""
+    with a padding key of their own. stable=False: equal keys in any order (one key only; ids, which are distinct
+    within a topic, or else refused as repeated pairs, sort faster so)."""
     sizes = np.diff(starts)
     n_seg, width, n = len(sizes), int(sizes.max(initial=0)), int(starts[-1])
     segment = np.repeat(np.arange(n_seg, dtype=np.int32), sizes)
@@ -180,7 +181,7 @@ def _segment_order(starts: np.ndarray, keys: list) -> np.ndarray:
     pad = np.ones((n_seg, width), dtype=bool)
     pad[segment, column] = False
     if len(grids) == 1:
-        order = np.argsort(grids[0], axis=-1, kind="stable")
+        order = np.argsort(grids[0], axis=-1, kind="stable" if stable else "quicksort")
     else:
         order = np.lexsort(grids + [pad], axis=-1)               # padding sorts after each segment's rows
     order += starts[:-1, None]
@@ -205,7 +206,7 @@ def _sorted_table(qid_ids: np.ndarray, doc_ids: np.ndarray, values: np.ndarray) 
         topic, doc_ids, values = topic[grouped], doc_ids[grouped], values[grouped]
         del grouped
     starts = np.concatenate([[0], np.cumsum(np.bincount(topic, minlength=len(names)))])
-    order = _segment_order(starts, _doc_order_keys(doc_ids))
+    order = _segment_order(starts, _doc_order_keys(doc_ids), stable=False)
     doc_ids, values = doc_ids[order], values[order]
     del order
     same = (doc_ids[1:] == doc_ids[:-1]).all(axis=1)
@@ -223,7 +224,7 @@ def _table_from_nested(table: dict, dtype) -> TrecTable:
     width = max([len(d) for d in docs] + [1])
     ids = np.frombuffer(np.array(docs, dtype=f"S{width}").tobytes(), dtype=np.uint8).reshape(len(docs), width)
     starts = np.concatenate([[0], np.cumsum([len(table[x]) for x in qids])]).astype(np.int64)
-    order = _segment_order(starts, _doc_order_keys(ids))
+    order = _segment_order(starts, _doc_order_keys(ids), stable=False)
     return TrecTable(qids, starts, ids[order], values[order])
 
 
