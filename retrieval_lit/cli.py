@@ -275,7 +275,7 @@ def build_parser() -> argparse.ArgumentParser:
                     ".npy, or an integer .npy of (query, item) pairs, shape (M, 2)")
     ev.add_argument("--self-index", metavar="FILE", help="a .npy of each query's own gallery index (-1: none), "
                     "removed from its ranking")
-    ev.add_argument("--dask", metavar="ADDRESS", help="rank codes on the Dask cluster whose scheduler listens at "
+    ev.add_argument("--dask", metavar="ADDRESS", help="rank codes or embeddings on the Dask cluster whose scheduler listens at "
                     "ADDRESS (e.g. tcp://host:8786): the gallery is sent once, one shard per worker")
     _add_conventions(ev)
     sub.add_parser("metrics", help="list the metric names")
@@ -442,7 +442,7 @@ def run_trec_eval(args,                  # the parsed `trec-eval` options (an ar
     "Read the files, evaluate, print trec_eval's lines; notes (dropped topics, skipped measures) go to stderr."
     if args.compare or len(args.run) > 1:
         return run_trec_compare(args, out)
-    qrels, (run, tag) = read_qrels(args.qrels), read_run(args.run[0], with_tag=True)
+    qrels, (run, tag) = read_qrels(args.qrels, table=True), read_run(args.run[0], with_tag=True, table=True)
     measures = args.measures or ["official"]
     nicknames_only = all(m in NICKNAMES for m in measures)
     report = evaluate_run(qrels, run, measures, ties=args.ties, bounds=args.bounds, complete=args.complete,

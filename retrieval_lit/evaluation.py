@@ -19,7 +19,7 @@ from .ranking import IndexSums, RankSummary, resolve_cutoff, summarize
 from .hamming import Progress, progress_wanted
 from .score_ranking import PRECISIONS, check_scores, similarity_rows, summarize_scores
 from .relevance import IgnoreSets, Relevance, make_ignore, make_relevance
-from .validate import check_bool, check_choice, check_int, check_same_nbits, fail
+from .validate import check_bool, check_choice, check_int, check_numbers, check_same_nbits, fail
 
 # %% auto #0
 __all__ = ['ENGINES', 'STREAMS_INDEX_SUMS', 'READS_IGNORE', 'ADVANCES_PROGRESS', 'SECONDS_PER_PAIR', 'FINISH_BYTES', 'Report',
@@ -254,6 +254,8 @@ class _Source:
     n_gallery: int
     nbits: int | None = None
     precision: str | None = None   # "float64" | "float32" for "scores": the float type scores are compared in
+    embeddings: tuple = ()     # (query, gallery) float64 embeddings, when the scores come from them (a cluster's)
+    similarity: str = "cosine"  # how embeddings compare
     codes: tuple = ()          # (query PackedCodes, gallery PackedCodes) for "hamming"
     rows: Callable | None = None   # rows(start, stop) -> score rows, for "scores"
 
@@ -276,7 +278,9 @@ def _ranking_source(query_codes, gallery_codes, scores, query_embeddings, galler
             if x is None:
                 fail(name, "is required when the other embeddings are given")
         n_q, n_g, rows = similarity_rows(query_embeddings, gallery_embeddings, similarity, precision)
-        return _Source("scores", n_q, n_g, precision=precision, rows=rows)
+        pair = tuple(check_numbers(x, name, 2, "items x dimensions").astype(np.float64) for x, name in
+                     ((query_embeddings, "query_embeddings"), (gallery_embeddings, "gallery_embeddings")))
+        return _Source("scores", n_q, n_g, precision=precision, rows=rows, embeddings=pair, similarity=similarity)
     for name, x in (("query_codes", query_codes), ("gallery_codes", gallery_codes)):
         if x is None:
             fail(name, "is required when the other codes are given")
@@ -285,13 +289,16 @@ def _ranking_source(query_codes, gallery_codes, scores, query_embeddings, galler
                    codes=(q, g))
 
 
-def _gallery_on(client, gallery: PackedCodes, rel):
-    "The gallery (and its labels, unless the relevance is a grade matrix) sent to a Dask cluster once (chapter 61)."
+def _gallery_on(client, src: _Source, rel, ig):
+    """The gallery sent to a Dask cluster once (chapter 61): codes with their labels (unless the relevance is a grade
+    matrix), or embeddings with their shards of the relevance and of the ignore sets."""
     try:
-        from retrieval_lit.sharded import scatter_gallery
+        from retrieval_lit.sharded import scatter_embeddings, scatter_gallery
     except ImportError:
         fail("client", "needs dask.distributed, which is not installed: pip install 'retrieval_lit[dask]'")
-    return scatter_gallery(gallery, None if rel.per_pair else rel.gallery_labels, client=client)
+    if src.kind == "scores":
+        return scatter_embeddings(src.embeddings[1], rel, ig, src.similarity, client=client)
+    return scatter_gallery(src.codes[1], None if rel.per_pair else rel.gallery_labels, client=client)
 
 # %% ../nbs/50_evaluation.ipynb #87127d10
 def _parse_metrics(metrics,       # one name or a list, as given to evaluate
@@ -330,14 +337,17 @@ def _choose_engine(engine: str,   # as given: "auto" or a registered engine's na
                    ig,            # IgnoreSets or None
                    client,        # a Dask client or address, or None
                    ) -> str:
-    "The engine that builds the summaries: a registered one, or 'dask' for a cluster (scores rank in numpy)."
+    "The engine that builds the summaries: a registered one, or 'dask' for a cluster (codes or embeddings)."
     engine = _resolve_engine(engine, src.n_queries * src.n_gallery * (n_words(src.nbits) if src.nbits else 1))
     if src.kind == "hamming" and ig is not None and engine not in READS_IGNORE:
         engine = "numpy"                   # a registered engine that does not read ignore sets: the reference does
     if client is not None:
-        if src.kind != "hamming":
-            fail("client", "shards a ranking of codes (query_codes with gallery_codes); a ranking by scores or "
-                           "embeddings runs in this process: leave client=None")
+        if src.kind != "hamming" and not src.embeddings:
+            fail("client", "shards a ranking of codes or of embeddings; a `scores` matrix is ranked in this "
+                           "process: leave client=None (or give query_embeddings and gallery_embeddings)")
+        if src.kind != "hamming" and src.precision != "float64":
+            fail("precision", "is float64 on a Dask cluster (the shards compute float64 similarities); "
+                              "evaluate float32 similarities in this process: leave client=None")
         engine = "dask"
     return engine
 
@@ -379,7 +389,9 @@ def _summarize_block(job: _Job, start: int, stop: int, cluster, bar: Progress) -
     "The ranking summary of queries start..stop-1, by the job's source and engine; advances the bar."
     src, plan = job.src, job.plan
     rel, ig_rows = job.rel.rows(start, stop), None if job.ig is None else job.ig.rows(start, stop)
-    if src.kind == "scores":
+    if src.kind == "scores" and cluster is not None:
+        summary = cluster.summarize(src.embeddings[0][start:stop], start, plan.top_columns, plan.cutoff)
+    elif src.kind == "scores":
         summary = summarize_scores(lambda a, b: src.rows(start + a, start + b), rel, top_columns=plan.top_columns,
                                    ignore=ig_rows, cutoff=plan.cutoff, max_block_bytes=job.max_block_bytes,
                                    index_sums=plan.index_sums)
@@ -504,7 +516,7 @@ def evaluate(query_codes=None,              # Q x K codes, {0,1} or {-1,+1} (ite
              ap_interpolation: str = "step",  # "step" (the papers) | "trapezoid" (Oxford/Paris/Holidays)
              bounds: bool = False,          # also the range over every tie order, and the two fixed orders
              engine: str = "auto",          # Hamming ranking: "auto" | "numpy" | "numba"
-             client=None,                   # Hamming ranking on a Dask cluster: a Client or a scheduler address
+             client=None,                   # codes or embeddings ranked on a Dask cluster: a Client or an address
              max_block_bytes: int = 1 << 28,  # memory bound of one query block
              progress: bool | None = None,  # a progress bar; None: if stderr is a terminal and the run looks > 2 s
              ) -> Report:
@@ -519,8 +531,8 @@ def evaluate(query_codes=None,              # Q x K codes, {0,1} or {-1,+1} (ite
     (`report.bounds`) and the values under the relevant-last / relevant-first orders (`report.orders`).
     `precision`: the float type of a ranking by scores: "float64" (the reference) or "float32" (what faiss and
     torch compute; scores rounded to float32, similarities computed by float32 BLAS), which can form other ties.
-    `client` (a `dask.distributed.Client` or a scheduler address such as "tcp://host:8786") ranks codes on that
-    cluster: the gallery is sent once, in one shard per worker, and every value is the single-process one.
+    `client` (a `dask.distributed.Client` or a scheduler address such as "tcp://host:8786") ranks codes or embeddings
+    on that cluster: the gallery is sent once, in one shard per worker, and every value is the single-process one.
 
     >>> r = evaluate([[0, 0]], [[0, 0], [0, 1], [1, 0], [1, 1]], [0], [0, 1, 0, 0], ["map", "p@2"])  # distances 0,1,1,2
     >>> round(r["map"], 4), r["p@2"]    # items 1, 2 tie, one relevant: AP = (29/36 + 33/36)/2, P@2 = 1.5/2
@@ -541,7 +553,7 @@ def evaluate(query_codes=None,              # Q x K codes, {0,1} or {-1,+1} (ite
                     _choose_engine(engine, src, ig, client), max_block_bytes)
     bar = Progress(src.n_queries, progress_wanted(check_bool(progress, "progress", allow_none=True), job.seconds),
                    "evaluate")
-    cluster = _gallery_on(client, src.codes[1], rel) if client is not None else None
+    cluster = _gallery_on(client, src, rel, ig) if client is not None else None
     values = _Accumulator(job)
     try:
         for start, stop in row_blocks(src.n_queries, job.query_bytes, max_block_bytes, 1):
