@@ -239,8 +239,11 @@ def ap_from_summary(summary: RankSummary,      # the ranking summary (chapter 03
     t = resolve_cutoff(p, summary.n_ranks, "p", 1)
     interpolation = conventions.ap_interpolation
     if conventions.ties == "expected":
-        parts = ap_expected(summary.group_sizes, summary.relevant_hist, t, conventions.ap_denominator, interpolation,
-                            summary.n_relevant)
+        n, r = summary.group_sizes, summary.relevant_hist
+        if t < summary.n_ranks:                                  # groups starting after rank t add nothing: drop them
+            width = int((group_starts(n) < t).sum(axis=1).max(initial=0))
+            n, r = n[:, :max(width, 1)], r[:, :max(width, 1)]
+        parts = ap_expected(n, r, t, conventions.ap_denominator, interpolation, summary.n_relevant)
     elif (conventions.ties == "index" and t == summary.n_ranks and summary.index_sums is not None
           and interpolation == "step"):                          # the engine streams the step sums only
         values, undefined = ap_from_sums(summary.index_sums, summary.n_relevant)
