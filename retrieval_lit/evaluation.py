@@ -19,11 +19,11 @@ from .ranking import IndexSums, RankSummary, resolve_cutoff, summarize
 from .hamming import Progress, progress_wanted
 from .score_ranking import PRECISIONS, check_scores, similarity_rows, summarize_scores
 from .relevance import IgnoreSets, Relevance, make_ignore, make_relevance
-from .validate import check_bool, check_choice, check_int, check_same_nbits, fail
+from .validate import check_bool, check_choice, check_int, check_numbers, check_same_nbits, fail
 
 # %% auto #0
-__all__ = ['ENGINES', 'STREAMS_INDEX_SUMS', 'READS_IGNORE', 'ADVANCES_PROGRESS', 'SECONDS_PER_PAIR', 'AUTO_COMPILED_WORK',
-           'FINISH_BYTES', 'Report', 'register_engine', 'evaluate']
+__all__ = ['ENGINES', 'STREAMS_INDEX_SUMS', 'READS_IGNORE', 'ADVANCES_PROGRESS', 'SECONDS_PER_PAIR', 'FINISH_BYTES', 'Report',
+           'register_engine', 'evaluate']
 
 # %% ../nbs/50_evaluation.ipynb #4f3c04fa
 @dataclass(frozen=True)
@@ -47,6 +47,8 @@ class Report(Mapping):
         return self.means[self._key(name)]
 
     def _key(self, name) -> str:
+        if isinstance(name, str) and name.strip() in self.means:      # as typed: ir_measures' "AP@100" (chapter 08)
+            return name.strip()
         key = name.strip().lower() if isinstance(name, str) else name
         if key not in self.means and isinstance(name, str):
             try:
@@ -118,10 +120,33 @@ class Report(Mapping):
                            for k, (lo, hi) in self.orders.items()}
         if per_query:
             d["per_query"] = {k: [_json_float(x) for x in v] for k, v in self.per_query.items()}
+            if self.per_query_bounds:
+                d["per_query_bounds"] = {k: {"min": [_json_float(x) for x in lo], "max": [_json_float(x) for x in hi]}
+                                         for k, (lo, hi) in self.per_query_bounds.items()}
         return d
 
     def to_json(self, **kwargs) -> str:
         return json.dumps(self.to_dict(**kwargs), indent=2)
+
+    @classmethod
+    def from_dict(cls,
+                  d: dict,            # what `to_dict` returned, e.g. read back from the JSON of `evaluate --json`
+                  ) -> "Report":
+        "A Report from its `to_dict` form (per-query values and their bounds only if it holds them; None is NaN)."
+        values = lambda xs: np.array([np.nan if x is None else x for x in xs], dtype=np.float64)
+        number = lambda x: np.nan if x is None else float(x)
+        try:
+            means = {k: number(v) for k, v in d["metrics"].items()}
+            conv = Conventions.make(**d["conventions"])
+            bounds = {k: (number(v["min"]), number(v["max"])) for k, v in d.get("bounds", {}).items()}
+            orders = {k: (number(v["relevant_last"]), number(v["relevant_first"])) for k, v in d.get("orders", {}).items()}
+            pq = {k: values(v) for k, v in d.get("per_query", {}).items()}
+            pqb = {k: (values(v["min"]), values(v["max"])) for k, v in d.get("per_query_bounds", {}).items()}
+            lower = tuple(k for k in means if not parse_metric(k).higher_is_better)
+            return cls(means, pq, dict(d.get("skipped", {})), conv, int(d["n_queries"]), int(d["n_gallery"]),
+                       d.get("nbits"), bounds, lower, orders, pqb)
+        except (KeyError, TypeError, AttributeError) as e:
+            fail("d", f"is not a report's dictionary as Report.to_dict writes it ({type(e).__name__}: {e})")
 
     def per_query_rows(self) -> list:
         "One dict per query: `query` (its index) and every metric's value (None where skipped), for CSV or pandas."
@@ -229,6 +254,8 @@ class _Source:
     n_gallery: int
     nbits: int | None = None
     precision: str | None = None   # "float64" | "float32" for "scores": the float type scores are compared in
+    embeddings: tuple = ()     # (query, gallery) float64 embeddings, when the scores come from them (a cluster's)
+    similarity: str = "cosine"  # how embeddings compare
     codes: tuple = ()          # (query PackedCodes, gallery PackedCodes) for "hamming"
     rows: Callable | None = None   # rows(start, stop) -> score rows, for "scores"
 
@@ -251,7 +278,9 @@ def _ranking_source(query_codes, gallery_codes, scores, query_embeddings, galler
             if x is None:
                 fail(name, "is required when the other embeddings are given")
         n_q, n_g, rows = similarity_rows(query_embeddings, gallery_embeddings, similarity, precision)
-        return _Source("scores", n_q, n_g, precision=precision, rows=rows)
+        pair = tuple(check_numbers(x, name, 2, "items x dimensions").astype(np.float64) for x, name in
+                     ((query_embeddings, "query_embeddings"), (gallery_embeddings, "gallery_embeddings")))
+        return _Source("scores", n_q, n_g, precision=precision, rows=rows, embeddings=pair, similarity=similarity)
     for name, x in (("query_codes", query_codes), ("gallery_codes", gallery_codes)):
         if x is None:
             fail(name, "is required when the other codes are given")
@@ -260,13 +289,16 @@ def _ranking_source(query_codes, gallery_codes, scores, query_embeddings, galler
                    codes=(q, g))
 
 
-def _gallery_on(client, gallery: PackedCodes, rel):
-    "The gallery (and its labels, unless the relevance is a grade matrix) sent to a Dask cluster once (chapter 61)."
+def _gallery_on(client, src: _Source, rel, ig):
+    """The gallery sent to a Dask cluster once (chapter 61): codes with their labels (unless the relevance is a grade
+    matrix), or embeddings with their shards of the relevance and of the ignore sets."""
     try:
-        from retrieval_lit.sharded import scatter_gallery
+        from retrieval_lit.sharded import scatter_embeddings, scatter_gallery
     except ImportError:
         fail("client", "needs dask.distributed, which is not installed: pip install 'retrieval_lit[dask]'")
-    return scatter_gallery(gallery, None if rel.per_pair else rel.gallery_labels, client=client)
+    if src.kind == "scores":
+        return scatter_embeddings(src.embeddings[1], rel, ig, src.similarity, client=client)
+    return scatter_gallery(src.codes[1], None if rel.per_pair else rel.gallery_labels, client=client)
 
 # %% ../nbs/50_evaluation.ipynb #87127d10
 def _parse_metrics(metrics,       # one name or a list, as given to evaluate
@@ -305,50 +337,17 @@ def _choose_engine(engine: str,   # as given: "auto" or a registered engine's na
                    ig,            # IgnoreSets or None
                    client,        # a Dask client or address, or None
                    ) -> str:
-    "The engine that builds the summaries: a registered one, or 'dask' for a cluster (scores rank in numpy)."
-    check_choice(engine, "engine", ("auto",) + tuple(ENGINES))
+    "The engine that builds the summaries: a registered one, or 'dask' for a cluster (codes or embeddings)."
     engine = _resolve_engine(engine, src.n_queries * src.n_gallery * (n_words(src.nbits) if src.nbits else 1))
     if src.kind == "hamming" and ig is not None and engine not in READS_IGNORE:
         engine = "numpy"                   # a registered engine that does not read ignore sets: the reference does
     if client is not None:
-        if src.kind != "hamming":
-            fail("client", "shards a ranking of codes (query_codes with gallery_codes); a ranking by scores or "
-                           "embeddings runs in this process: leave client=None")
-        engine = "dask"
-    return engine
-
-# %% ../nbs/50_evaluation.ipynb #484dc6d0
-AUTO_COMPILED_WORK = 1e8   # pairs x 64-bit words above which "auto" compiles: the numpy reference needs ~1.6 s there,
-                           # about what compiling the kernels costs in a new process
-
-
-def _resolve_engine(engine: str, work: float = float("inf")) -> str:
-    """The name of the engine to use. "auto": the compiled engine when numba is installed and either it is already
-    loaded in this process or the job (`work` = pairs x words) is big enough to repay compiling it; else numpy."""
-    check_choice(engine, "engine", ("auto",) + tuple(ENGINES))
-    if engine == "auto":
-        import importlib.util
-        import sys
-        if importlib.util.find_spec("numba") is None:
-            return "numpy"
-        return "numba" if "retrieval_lit.engine" in sys.modules or work >= AUTO_COMPILED_WORK else "numpy"
-    return engine
-
-
-def _choose_engine(engine: str,   # as given: "auto" or a registered engine's name
-                   src: _Source,  # the ranking source
-                   ig,            # IgnoreSets or None
-                   client,        # a Dask client or address, or None
-                   ) -> str:
-    "The engine that builds the summaries: a registered one, or 'dask' for a cluster (scores rank in numpy)."
-    check_choice(engine, "engine", ("auto",) + tuple(ENGINES))
-    engine = _resolve_engine(engine, src.n_queries * src.n_gallery * (n_words(src.nbits) if src.nbits else 1))
-    if src.kind == "hamming" and ig is not None and engine not in READS_IGNORE:
-        engine = "numpy"                   # a registered engine that does not read ignore sets: the reference does
-    if client is not None:
-        if src.kind != "hamming":
-            fail("client", "shards a ranking of codes (query_codes with gallery_codes); a ranking by scores or "
-                           "embeddings runs in this process: leave client=None")
+        if src.kind != "hamming" and not src.embeddings:
+            fail("client", "shards a ranking of codes or of embeddings; a `scores` matrix is ranked in this "
+                           "process: leave client=None (or give query_embeddings and gallery_embeddings)")
+        if src.kind != "hamming" and src.precision != "float64":
+            fail("precision", "is float64 on a Dask cluster (the shards compute float64 similarities); "
+                              "evaluate float32 similarities in this process: leave client=None")
         engine = "dask"
     return engine
 
@@ -390,7 +389,9 @@ def _summarize_block(job: _Job, start: int, stop: int, cluster, bar: Progress) -
     "The ranking summary of queries start..stop-1, by the job's source and engine; advances the bar."
     src, plan = job.src, job.plan
     rel, ig_rows = job.rel.rows(start, stop), None if job.ig is None else job.ig.rows(start, stop)
-    if src.kind == "scores":
+    if src.kind == "scores" and cluster is not None:
+        summary = cluster.summarize(src.embeddings[0][start:stop], start, plan.top_columns, plan.cutoff)
+    elif src.kind == "scores":
         summary = summarize_scores(lambda a, b: src.rows(start + a, start + b), rel, top_columns=plan.top_columns,
                                    ignore=ig_rows, cutoff=plan.cutoff, max_block_bytes=job.max_block_bytes,
                                    index_sums=plan.index_sums)
@@ -515,7 +516,7 @@ def evaluate(query_codes=None,              # Q x K codes, {0,1} or {-1,+1} (ite
              ap_interpolation: str = "step",  # "step" (the papers) | "trapezoid" (Oxford/Paris/Holidays)
              bounds: bool = False,          # also the range over every tie order, and the two fixed orders
              engine: str = "auto",          # Hamming ranking: "auto" | "numpy" | "numba"
-             client=None,                   # Hamming ranking on a Dask cluster: a Client or a scheduler address
+             client=None,                   # codes or embeddings ranked on a Dask cluster: a Client or an address
              max_block_bytes: int = 1 << 28,  # memory bound of one query block
              progress: bool | None = None,  # a progress bar; None: if stderr is a terminal and the run looks > 2 s
              ) -> Report:
@@ -530,8 +531,8 @@ def evaluate(query_codes=None,              # Q x K codes, {0,1} or {-1,+1} (ite
     (`report.bounds`) and the values under the relevant-last / relevant-first orders (`report.orders`).
     `precision`: the float type of a ranking by scores: "float64" (the reference) or "float32" (what faiss and
     torch compute; scores rounded to float32, similarities computed by float32 BLAS), which can form other ties.
-    `client` (a `dask.distributed.Client` or a scheduler address such as "tcp://host:8786") ranks codes on that
-    cluster: the gallery is sent once, in one shard per worker, and every value is the single-process one.
+    `client` (a `dask.distributed.Client` or a scheduler address such as "tcp://host:8786") ranks codes or embeddings
+    on that cluster: the gallery is sent once, in one shard per worker, and every value is the single-process one.
 
     >>> r = evaluate([[0, 0]], [[0, 0], [0, 1], [1, 0], [1, 1]], [0], [0, 1, 0, 0], ["map", "p@2"])  # distances 0,1,1,2
     >>> round(r["map"], 4), r["p@2"]    # items 1, 2 tie, one relevant: AP = (29/36 + 33/36)/2, P@2 = 1.5/2
@@ -542,6 +543,7 @@ def evaluate(query_codes=None,              # Q x K codes, {0,1} or {-1,+1} (ite
     """
     conv = Conventions.make(ties=ties, ap_denominator=ap_denominator, empty=empty, gain=gain,
                             rbp_persistence=rbp_persistence, ap_interpolation=ap_interpolation)
+    check_choice(engine, "engine", ("auto",) + tuple(ENGINES))
     check_int(max_block_bytes, "max_block_bytes", 1)
     src = _ranking_source(query_codes, gallery_codes, scores, query_embeddings, gallery_embeddings, similarity,
                           precision)
@@ -551,7 +553,7 @@ def evaluate(query_codes=None,              # Q x K codes, {0,1} or {-1,+1} (ite
                     _choose_engine(engine, src, ig, client), max_block_bytes)
     bar = Progress(src.n_queries, progress_wanted(check_bool(progress, "progress", allow_none=True), job.seconds),
                    "evaluate")
-    cluster = _gallery_on(client, src.codes[1], rel) if client is not None else None
+    cluster = _gallery_on(client, src, rel, ig) if client is not None else None
     values = _Accumulator(job)
     try:
         for start, stop in row_blocks(src.n_queries, job.query_bytes, max_block_bytes, 1):

@@ -15,8 +15,8 @@ import numpy as np
 from .validate import RetrievalInputError, check_ids, fail
 
 # %% auto #0
-__all__ = ['PICKLE_GLOBALS', 'BenchmarkFileError', 'load_pickle', 'read_revisited_gnd', 'read_oxford_gt', 'holidays_groups',
-           'ukbench_groups', 'read_image_list']
+__all__ = ['BenchmarkFileError', 'load_pickle', 'read_revisited_gnd', 'read_oxford_gt', 'holidays_groups', 'ukbench_groups',
+           'read_image_list']
 
 # %% ../nbs/54_loaders.ipynb #9c36a0dd
 class BenchmarkFileError(RetrievalInputError):

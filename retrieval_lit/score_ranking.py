@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from .hamming import DEFAULT_BLOCK_BYTES, row_blocks
-from .ranking import IndexSums, RankSummary, _hist_block, check_ignore, resolve_cutoff
+from .ranking import IndexSums, RankSummary, group_hist, check_ignore, resolve_cutoff
 from .relevance import Relevance, make_ignore, relevance_from_matrix
 from .validate import (check_choice, check_count_matrix, check_grade_matrix, check_int, check_nonempty,
                                     check_numbers, fail, shown)
@@ -182,7 +182,7 @@ def _score_block_summary(s: np.ndarray, grades: np.ndarray, kept, n_grades: int,
         last = np.take_along_axis(gid, np.clip(np.minimum(cutoff, n_kept) - 1, 0, None)[:, None], axis=1)
         gid = np.minimum(gid, last + 1)
     n_groups = int(gid[k_sorted].max(initial=-1)) + 1
-    hist = _hist_block(gid, g_sorted, max(n_groups, 1), n_grades, k_sorted)
+    hist = group_hist(gid, g_sorted, max(n_groups, 1), n_grades, k_sorted)
     top = (g_sorted[:, :t] * k_sorted[:, :t]).astype(np.uint8) if t else None
     return hist, top
 
@@ -211,7 +211,7 @@ def _score_block_top(key: np.ndarray, grades: np.ndarray, kept, n_grades: int, t
     k_sorted[rows, pos] = True
     gid = _groups_of_sorted(s_sorted, k_sorted)
     n_groups = int(gid[k_sorted].max(initial=-1)) + 1
-    hist = _hist_block(gid, g_sorted, n_groups + 1, n_grades, k_sorted)
+    hist = group_hist(gid, g_sorted, n_groups + 1, n_grades, k_sorted)
     total = _grade_counts(grades, kept, n_grades)
     last = np.where(width > 0, gid[np.arange(b), np.maximum(width - 1, 0)] + 1, 0)
     hist[np.arange(b), last] += total - hist.sum(axis=1)         # the trailing group: what the sorted part left

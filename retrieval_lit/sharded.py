@@ -13,10 +13,12 @@ from . import engine
 from .hamming import PackedCodes, pack_codes
 from .ranking import RankSummary, check_ignore, group_starts, resolve_cutoff
 from .relevance import IgnoreSets, Relevance, make_ignore, relevance_from_labels, relevance_from_matrix
+from .score_ranking import similarity_rows, summarize_scores
 from .validate import check_int, fail
 
 # %% auto #0
-__all__ = ['shard_offsets', 'merge_distinct', 'ShardedGallery', 'scatter_gallery', 'sharded_scan', 'sharded_summarize']
+__all__ = ['CONNECT_SECONDS', 'shard_offsets', 'merge_distinct', 'ShardedGallery', 'scatter_gallery', 'sharded_scan',
+           'sharded_summarize', 'ShardedEmbeddings', 'scatter_embeddings']
 
 # %% ../nbs/61_sharded.ipynb #1886d79f
 def _pack(codes, name: str) -> PackedCodes:
@@ -142,12 +144,21 @@ def _grade_blocks(relevance, q_chunks, g_chunks, n_qb: int, n_gs: int) -> list:
                       "queries or the gallery are split")
 
 # %% ../nbs/61_sharded.ipynb #1ac909ed
+CONNECT_SECONDS = 10   # how long a scheduler address is tried before `client` is reported unreachable
+
+
 def _client(client):
     "The Dask client to use: the one given, a new one for a scheduler address (str), or the default client."
     from distributed import Client, get_client
     if isinstance(client, str):
-        return Client(client)
+        try:
+            return Client(client, timeout=CONNECT_SECONDS)
+        except (OSError, TimeoutError) as e:
+            fail("client", f"cannot reach a Dask scheduler at {client!r} within {CONNECT_SECONDS} s ({type(e).__name__}: "
+                           f"{e}); check the address, or start one, e.g. `dask scheduler` and `dask worker ADDRESS`")
     if client is not None:
+        if getattr(client, "status", None) in ("closing", "closed"):
+            fail("client", "is closed: pass a connected dask.distributed.Client (or a scheduler address)")
         return client
     try:
         return get_client()
@@ -405,3 +416,105 @@ def sharded_summarize(query_codes,             # Q x K: an array, PackedCodes, a
     "The `RankSummary` of `ranking.summarize`, computed shard by shard on a Dask cluster (see `sharded_scan`)."
     return sharded_scan(query_codes, gallery_codes, query_labels, gallery_labels, relevance=relevance,
                         top_columns=top_columns, code_max=code_max, ignore=ignore, self_index=self_index, client=client).summary
+
+# %% ../nbs/61_sharded.ipynb #61e00002
+def _task_score_block(gallery, relevance, ignore, queries, start: int, stop: int, similarity: str, cutoff):
+    """One shard's part of queries start..stop-1: its similarities (as `similarity_rows` computes them in one
+    process), and per query its kept items' (score, grade) best first, ties in index order; with a cutoff c, only
+    the items scoring at least the shard's c-th best (a superset of its share of the global top c, ties whole).
+    Returns (scores, grades, sent, totals): (b, m) each, `sent` marking real entries, and (b, G) kept items of each
+    grade (the ones not sent are counted there)."""
+    b = stop - start
+    _, n, rows = similarity_rows(queries, gallery, similarity)
+    s = rows(0, b)
+    grades = relevance.rows(start, stop).block(0, b)
+    kept = np.ones((b, n), dtype=bool) if ignore is None else ~ignore.rows(start, stop).mask()
+    n_grades = relevance.max_grade + 1
+    flat = grades.astype(np.int64) + (np.arange(b, dtype=np.int64) * n_grades)[:, None]
+    totals = np.bincount(flat[kept], minlength=b * n_grades).reshape(b, n_grades)
+    key = np.where(kept, s, -np.inf)
+    sent = kept
+    if cutoff is not None and cutoff < n:
+        threshold = -np.partition(-key, cutoff - 1, axis=1)[:, cutoff - 1]   # -inf when fewer are kept: all sent
+        sent = kept & (key >= threshold[:, None])
+    order = np.argsort(np.where(sent, -key, np.inf), axis=1, kind="stable")[:, :max(int(sent.sum(1).max(initial=0)), 1)]
+    sent = np.take_along_axis(sent, order, axis=1)
+    scores = np.where(sent, np.take_along_axis(s, order, axis=1), 0.0)
+    return scores, np.take_along_axis(grades, order, axis=1) * sent, sent, totals
+
+
+def _merge_score_parts(parts: list, n_gallery: int, n_grades: int, top_columns: int, cutoff) -> RankSummary:
+    """The RankSummary of one query block from the shards' parts (in gallery order), equal to the single-process one.
+    Side by side in shard order, each tie's entries stand in gallery-index order (shards are consecutive, each sent
+    its ties in index order), so `summarize_scores` on the entries sent, the others removed, forms the same groups
+    and the same stable order; the items a shard did not send rank after the cut group and join the trailing one."""
+    scores = np.concatenate([p[0] for p in parts], axis=1)
+    grades = np.concatenate([p[1] for p in parts], axis=1)
+    sent = np.concatenate([p[2] for p in parts], axis=1)
+    totals = np.sum([p[3] for p in parts], axis=0)
+    b, m = scores.shape
+    t = resolve_cutoff(top_columns, n_gallery, "top_columns")
+    s = summarize_scores(scores, relevance_from_matrix(grades, b, m), min(t, m), make_ignore(b, m, ~sent), cutoff)
+    hist = np.pad(s.hist, ((0, 0), (0, 1), (0, n_grades - s.hist.shape[2])))
+    missing = totals - hist.sum(axis=1)                          # kept items no shard sent: after the cut group
+    if missing.any():
+        ranked = np.cumsum(hist.sum(axis=2), axis=1)
+        cut = np.argmax(ranked >= cutoff, axis=1)                # the group holding rank `cutoff`
+        hist[np.arange(b), cut + 1] += missing
+    top = None if not t else np.pad(s.top_grades, ((0, 0), (0, t - s.top_grades.shape[1])))
+    return RankSummary(hist, n_gallery, top, kind="scores")
+
+
+@dataclass
+class ShardedEmbeddings:
+    """Gallery embeddings split into consecutive shards on a Dask cluster, each with its part of the relevance and of
+    the ignore sets: sent once per `evaluate` call, then met by every block of queries (`summarize`)."""
+    client: object           # the dask.distributed.Client the futures belong to
+    shards: list             # futures of each shard's (n_s, D) float64 embeddings, in gallery order
+    relevance: list          # futures of each shard's Relevance (`relevance.columns`: every query, its items)
+    ignore: list             # futures of each shard's IgnoreSets (`columns`), or None per shard
+    sizes: list              # items per shard
+    similarity: str          # "cosine" | "dot" | "l2", as `similarity_rows` computes it
+    max_grade: int           # the relevance's largest grade
+
+    @property
+    def n_items(self) -> int:
+        return int(sum(self.sizes))
+
+    def summarize(self,
+                  query_embeddings,          # (b, D) the embeddings of queries start..stop-1 (checked by the caller)
+                  start: int,                # the block's first query, in the relevance and ignore sets sent
+                  top_columns: int = 0,      # ranks kept in stable order as top_grades: 0 none, -1 whole, t
+                  cutoff: int | None = None,  # the last rank any metric reads (None: all); later groups merge
+                  ) -> RankSummary:
+        "`summarize_scores` of one block of queries against the sharded gallery: the single-process summary."
+        q = self.client.scatter(np.asarray(query_embeddings, dtype=np.float64), hash=False)
+        stop = start + len(query_embeddings)
+        parts = self.client.gather([self.client.submit(_task_score_block, g, r, i, q, start, stop, self.similarity, cutoff)
+                                    for g, r, i in zip(self.shards, self.relevance, self.ignore)])
+        return _merge_score_parts(parts, self.n_items, self.max_grade + 1, top_columns, cutoff)
+
+
+def scatter_embeddings(gallery_embeddings,           # N x D real-valued descriptors (checked, e.g. by similarity_rows)
+                       relevance: Relevance,         # over all queries and the N items (labels, a matrix, sparse)
+                       ignore: IgnoreSets | None = None,   # items removed from each query's ranking; None: none
+                       similarity: str = "cosine",   # "cosine" | "dot" | "l2", as in similarity_rows
+                       *,
+                       shards: int | None = None,    # pieces the gallery is cut into; None: one per worker
+                       client=None,                  # a dask.distributed.Client, a scheduler address, or None: the default
+                       ) -> ShardedEmbeddings:
+    """Send gallery embeddings to a Dask cluster once, in `shards` consecutive pieces (default: one per worker), each
+    with its columns of the relevance and of the ignore sets. `evaluate(query_embeddings=..., client=...)` makes one
+    per call."""
+    client = _client(client)
+    g = np.asarray(gallery_embeddings, dtype=np.float64)
+    if g.ndim != 2 or len(g) != relevance.n_gallery:
+        fail("gallery_embeddings", f"must be {relevance.n_gallery} x D (the relevance's gallery), got shape {g.shape}")
+    n = check_int(shards, "shards", 1) if shards is not None else max(1, len(client.scheduler_info()["workers"]))
+    cuts = np.linspace(0, len(g), min(n, len(g)) + 1).astype(int)
+    bounds = list(zip(cuts[:-1].tolist(), cuts[1:].tolist()))
+    scatter = lambda xs: client.scatter(xs, hash=False)
+    return ShardedEmbeddings(client, scatter([g[a:b] for a, b in bounds]),
+                             scatter([relevance.columns(a, b) for a, b in bounds]),
+                             [None] * len(bounds) if ignore is None else scatter([ignore.columns(a, b) for a, b in bounds]),
+                             [b - a for a, b in bounds], similarity, int(relevance.max_grade))

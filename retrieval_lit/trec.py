@@ -5,22 +5,27 @@
 # %% ../nbs/52_trec.ipynb #44a00900
 from __future__ import annotations
 
+import difflib
+import functools
 import math
 import os
+import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from .metrics import Conventions, parse_metric, tie_range
 from .ranking import RankSummary, row_sums
 from .score_ranking import summarize_lists
+from .names import IR_FAMILIES, at_relevance_level, read_name, trec_spec
 from .validate import RetrievalInputError, check_bool, check_choice, fail, shown
 
 # %% auto #0
 __all__ = ['RUN_COLUMNS', 'QRELS_COLUMNS', 'MAX_TREC_GRADE', 'CUTOFFS', 'SUCCESS_CUTOFFS', 'RECALL_LEVELS', 'MIN_GEO_MEAN',
-           'TREC_CONVENTIONS', 'TREC_TIES', 'TREC_VERSIONS', 'TrecFileError', 'read_run', 'read_qrels', 'write_run',
-           'write_qrels', 'TrecRanking', 'rank_run', 'bpref', 'measure_values', 'TrecReport', 'evaluate_run']
+           'TREC_CONVENTIONS', 'TREC_TIES', 'TREC_VERSIONS', 'TrecFileError', 'TrecTable', 'read_run', 'read_qrels',
+           'write_run', 'write_qrels', 'TrecRanking', 'rank_run', 'bpref', 'measure_values', 'TrecReport',
+           'evaluate_run']
 
 # %% ../nbs/52_trec.ipynb #dc016032
 RUN_COLUMNS = ("qid", "Q0", "docid", "rank", "score", "tag")
@@ -48,6 +53,8 @@ def _records(path, columns: tuple):
                 line = raw.decode("utf-8")
             except UnicodeDecodeError:
                 _file_error(path, number, "is not UTF-8 text; a run or qrels file is a text file")
+            if "\x00" in line:
+                _file_error(path, number, "holds a NUL byte; a run or qrels file is a text file")
             fields = line.split()
             if not fields:
                 _file_error(path, number, f"is empty; every line must read '{' '.join(columns)}'")
@@ -55,6 +62,182 @@ def _records(path, columns: tuple):
                 _file_error(path, number, f"has {len(fields)} columns, expected {len(columns)}: "
                                           f"'{' '.join(columns)}'; read {line.strip()!r}")
             yield number, fields
+
+_KINDS = {"skip": 0, "id": 1, "int": 2, "float": 3, "check": 2}   # "check": a whole number, read, not kept
+_CHUNK_BYTES = 1 << 23                 # the compiled reader reads the file in pieces of about this size
+
+
+def _fast_fields(path, columns: tuple, kinds: tuple, chunk_bytes: int = _CHUNK_BYTES):
+    """The compiled reader (module trec_kernel): (ids, numbers) of every line, or None wherever it has a doubt (a
+    byte beyond ASCII or a NUL, a line without exactly len(columns) fields, a number Python would refuse or read as
+    not finite, an empty file, numba absent): the careful reader then reads the file line by line, and either
+    reports the line or returns the same values. The file is read in pieces of whole lines (memory: one piece, and
+    the columns kept). ids: per id field, one (L, width) uint8 array of zero-padded bytes; numbers: per number field
+    that is kept, one (L,) array ("check": a whole number read and dropped)."""
+    try:
+        from retrieval_lit import trec_kernel
+        handle = open(path, "rb")
+    except (ImportError, OSError):
+        return None
+    codes = np.array([_KINDS[k] for k in kinds], dtype=np.int8)
+    id_fields = [j for j, k in enumerate(kinds) if k == "id"]
+    number_fields = [j for j, k in enumerate(kinds) if k in ("int", "float")]
+    ids, numbers = [[] for _ in id_fields], [[] for _ in number_fields]
+    rest = b""
+    with handle:
+        while True:
+            block = handle.read(chunk_bytes)
+            data = rest + block
+            if not block:
+                rest = b""
+            else:
+                cut = data.rfind(b"\n") + 1
+                data, rest = data[:cut], data[cut:]
+            if data:
+                got = _fast_piece(trec_kernel, np.frombuffer(data, dtype=np.uint8), codes, kinds, id_fields, number_fields)
+                if got is None:
+                    return None
+                for acc, a in zip(ids, got[0]):
+                    acc.append(a)
+                for acc, a in zip(numbers, got[1]):
+                    acc.append(a)
+            if not block:
+                break
+    if not ids[0]:
+        return None                                              # an empty file
+    width = lambda parts: max(a.shape[1] for a in parts)
+    ids = [np.concatenate([np.pad(a, ((0, 0), (0, width(parts) - a.shape[1]))) for a in parts]) for parts in ids]
+    return ids, [np.concatenate(parts) for parts in numbers]
+
+
+def _fast_piece(kernel, data: np.ndarray, codes: np.ndarray, kinds: tuple, id_fields: list, number_fields: list):
+    "(ids, numbers) of one piece of whole lines, or None (see `_fast_fields`)."
+    n_lines = int(np.count_nonzero(data == 10)) + int(data[-1] != 10)
+    bad, starts, lengths, ints, floats, hard, n_hard = kernel.scan_lines(data, codes, n_lines)
+    if bad or n_hard > len(hard):
+        return None
+    slot = {j: int((codes[:j] == codes[j]).sum()) for j in range(len(kinds))}   # a field's column in its kind's array
+    for line, j, a, b in hard.tolist():                         # numbers outside the fast rules: Python reads them
+        text = data[a:b].tobytes().decode("ascii")
+        whole = kinds[j] != "float"
+        try:
+            value = int(text) if whole else float(text)
+        except ValueError:
+            return None
+        if whole:
+            if not -(1 << 63) <= value < (1 << 63):
+                return None
+            ints[line, slot[j]] = value
+        elif not math.isfinite(value):
+            return None
+        else:
+            floats[line, slot[j]] = value
+    ids = [kernel.gather_ids(data, starts[:, s], lengths[:, s], max(int(lengths[:, s].max(initial=1)), 1))
+           for s in range(len(id_fields))]
+    numbers = [(ints if kinds[j] == "int" else floats)[:, slot[j]].copy() for j in number_fields]   # not "check"
+    return ids, numbers
+
+# %% ../nbs/52_trec.ipynb #7ab1e001
+def _doc_keys(ids: np.ndarray) -> np.ndarray:
+    "(L, k) uint64 words of zero-padded id bytes, big-endian: comparing rows word by word is comparing the ids."
+    width = -(-ids.shape[1] // 8) * 8
+    padded = ids if ids.shape[1] == width else np.pad(ids, ((0, 0), (0, width - ids.shape[1])))
+    return np.ascontiguousarray(padded).view(">u8").astype(np.uint64)
+
+
+@dataclass
+class TrecTable:
+    """A run or qrels held as columns, what `read_run(table=True)` and `read_qrels(table=True)` give and `rank_run`
+    reads without building dictionaries: one row per (topic, document), sorted by topic, then by document id."""
+    qids: list               # the topics, in string order
+    starts: np.ndarray       # (T + 1,) row offsets: topic i holds rows starts[i]:starts[i + 1]
+    docids: np.ndarray       # (L, width) uint8: each document id's UTF-8 bytes, zero-padded
+    values: np.ndarray       # (L,) scores (float64, a run) or relevance (int64, qrels)
+
+    def to_dict(self) -> dict:
+        "{qid: {docid: value}}, the dictionaries read_run and read_qrels give."
+        docs = self.docids.view(f"S{self.docids.shape[1]}").ravel().tolist()
+        values = self.values.tolist()
+        return {q: {docs[r].decode("utf-8"): values[r] for r in range(a, b)}
+                for q, a, b in zip(self.qids, self.starts[:-1].tolist(), self.starts[1:].tolist())}
+
+
+def _segment_order(starts: np.ndarray, keys: list, stable: bool = True) -> np.ndarray:
+    """The order of rows that sorts each segment starts[i]:starts[i + 1] by `keys` (np.lexsort's rule: the last key
+    first; stable), segments kept in place. Segments of like sizes are sorted as the rows of one padded matrix (each
+    row's sort stays in cache); very unequal ones by one global sort with the segment as the first key. One key is
+    padded with its dtype's largest value (inf, or the largest integer: no id or position reaches it), several keys
+    with a padding key of their own. stable=False: equal keys in any order (one key only; ids, which are distinct
+    within a topic, or else refused as repeated pairs, sort faster so)."""
+    sizes = np.diff(starts)
+    n_seg, width, n = len(sizes), int(sizes.max(initial=0)), int(starts[-1])
+    segment = np.repeat(np.arange(n_seg, dtype=np.int32), sizes)
+    if n_seg * width > 2 * n + 4096:
+        return np.lexsort(list(keys) + [segment])
+    column = (np.arange(n) - np.repeat(starts[:-1], sizes)).astype(np.int32)
+    grids = []
+    for key in keys:
+        top = np.inf if key.dtype.kind == "f" else np.iinfo(key.dtype).max
+        grid = np.full((n_seg, width), top, dtype=key.dtype)
+        grid[segment, column] = key
+        grids.append(grid)
+    pad = np.ones((n_seg, width), dtype=bool)
+    pad[segment, column] = False
+    if len(grids) == 1:
+        order = np.argsort(grids[0], axis=-1, kind="stable" if stable else "quicksort")
+    else:
+        order = np.lexsort(grids + [pad], axis=-1)               # padding sorts after each segment's rows
+    order += starts[:-1, None]
+    return order[~pad]
+
+
+def _doc_order_keys(doc_ids: np.ndarray) -> list:
+    "np.lexsort keys (last first) that order rows by document id."
+    keys = _doc_keys(doc_ids)
+    return [keys[:, j] for j in range(keys.shape[1] - 1, -1, -1)]
+
+
+def _sorted_table(qid_ids: np.ndarray, doc_ids: np.ndarray, values: np.ndarray) -> TrecTable | None:
+    "A TrecTable from per-line id bytes and values; None if a (topic, document) pair repeats."
+    n = len(values)
+    q = qid_ids.view(f"S{qid_ids.shape[1]}").ravel()
+    heads = np.concatenate([[0], np.flatnonzero(q[1:] != q[:-1]) + 1])   # a topic's lines usually come together
+    names, inverse = np.unique(q[heads], return_inverse=True)
+    topic = np.repeat(inverse.ravel().astype(np.int32), np.diff(np.append(heads, n)))
+    if (topic[1:] < topic[:-1]).any():                           # topics not in string order: group them
+        grouped = np.argsort(topic, kind="stable")
+        topic, doc_ids, values = topic[grouped], doc_ids[grouped], values[grouped]
+        del grouped
+    starts = np.concatenate([[0], np.cumsum(np.bincount(topic, minlength=len(names)))])
+    order = _segment_order(starts, _doc_order_keys(doc_ids), stable=False)
+    doc_ids, values = doc_ids[order], values[order]
+    del order
+    same = (doc_ids[1:] == doc_ids[:-1]).all(axis=1)
+    same[starts[1:-1] - 1] = False                              # the last row of a topic and the first of the next
+    if same.any():
+        return None
+    return TrecTable([x.decode("utf-8") for x in names.tolist()], starts, doc_ids, values)
+
+
+def _table_from_nested(table: dict, dtype) -> TrecTable:
+    "A TrecTable from checked {qid: {docid: value}} (ids as strings)."
+    qids = sorted(table)
+    docs = [d.encode("utf-8") for q in qids for d in table[q]]
+    values = np.array([v for q in qids for v in table[q].values()], dtype=dtype)
+    width = max([len(d) for d in docs] + [1])
+    ids = np.frombuffer(np.array(docs, dtype=f"S{width}").tobytes(), dtype=np.uint8).reshape(len(docs), width)
+    starts = np.concatenate([[0], np.cumsum([len(table[x]) for x in qids])]).astype(np.int64)
+    order = _segment_order(starts, _doc_order_keys(ids), stable=False)
+    return TrecTable(qids, starts, ids[order], values[order])
+
+
+def _as_table(x, name: str) -> TrecTable:
+    "A TrecTable as it is, or a run / qrels dictionary (or ranx's object) checked and turned into one."
+    if isinstance(x, TrecTable):
+        return x
+    if name == "qrels":
+        return _table_from_nested(check_qrels(x), np.int64)
+    return _table_from_nested(check_run(x), np.float64)
 
 # %% ../nbs/52_trec.ipynb #06da0a22
 def _number(path, line: int, text: str, what: str, whole: bool) -> float | int:
@@ -76,33 +259,59 @@ def _insert(table: dict, seen: dict, path, line: int, qid: str, docid: str, valu
     seen[qid, docid] = line
 
 
+def _first_tag(path) -> str:
+    "The tag (last field) of a run file's first line."
+    with open(path, "rb") as handle:
+        return handle.readline().split()[-1].decode("ascii")
+
+
 def read_run(path,                      # a run file, one line 'qid Q0 docid rank score tag' per retrieved document
              with_tag: bool = False,    # also return the tag of its first line
+             table: bool = False,       # a TrecTable (columns, what rank_run reads fastest) instead of dictionaries
              ):
-    """A TREC run file as {qid: {docid: score}} (pytrec_eval's and ranx's shape); with_tag=True also returns the
-    tag of its first line (trec_eval's `runid`)."""
-    run, seen, tag = {}, {}, None
-    for line, (qid, _, docid, rank, score, run_tag) in _records(path, RUN_COLUMNS):
-        _number(path, line, rank, "rank", whole=True)
-        _insert(run, seen, path, line, qid, docid, _number(path, line, score, "score", whole=False))
-        tag = run_tag if tag is None else tag
-    if not run:
-        raise TrecFileError(f"{os.fspath(path)}: holds no run line ('{' '.join(RUN_COLUMNS)}')")
-    return (run, tag) if with_tag else run
+    """A TREC run file as {qid: {docid: score}} (pytrec_eval's and ranx's shape), or as a `TrecTable` with
+    table=True; with_tag=True also returns the tag of its first line (trec_eval's `runid`)."""
+    table = check_bool(table, "table")
+    fast = _fast_fields(path, RUN_COLUMNS, ("id", "skip", "id", "check", "float", "skip"))
+    out = None if fast is None else _sorted_table(fast[0][0], fast[0][1], fast[1][0])
+    if out is not None:
+        tag = _first_tag(path)
+        if not table:
+            out = out.to_dict()
+    else:                                                        # the careful reader: the same values, or the line
+        out, seen, tag = {}, {}, None
+        for line, (qid, _, docid, rank, score, run_tag) in _records(path, RUN_COLUMNS):
+            _number(path, line, rank, "rank", whole=True)
+            _insert(out, seen, path, line, qid, docid, _number(path, line, score, "score", whole=False))
+            tag = run_tag if tag is None else tag
+        if not out:
+            raise TrecFileError(f"{os.fspath(path)}: holds no run line ('{' '.join(RUN_COLUMNS)}')")
+        if table:
+            out = _table_from_nested(out, np.float64)
+    return (out, tag) if with_tag else out
 
 # %% ../nbs/52_trec.ipynb #53a8920c
 def read_qrels(path,                    # a qrels file, one line 'qid iter docid rel' per judgement
-               ) -> dict:
-    "A TREC qrels file as {qid: {docid: rel}}: rel >= 1 relevant (and its gain), 0 judged non-relevant, < 0 unjudged."
-    qrels, seen = {}, {}
+               table: bool = False,     # a TrecTable (columns, what rank_run reads fastest) instead of dictionaries
+               ):
+    """A TREC qrels file as {qid: {docid: rel}} (or a `TrecTable` with table=True): rel >= 1 relevant (and its
+    gain), 0 judged non-relevant, < 0 unjudged."""
+    table = check_bool(table, "table")
+    fast = _fast_fields(path, QRELS_COLUMNS, ("id", "skip", "id", "int"))
+    out = None
+    if fast is not None and int(fast[1][0].max(initial=0)) <= MAX_TREC_GRADE:
+        out = _sorted_table(fast[0][0], fast[0][1], fast[1][0])
+    if out is not None:
+        return out if table else out.to_dict()
+    out, seen = {}, {}                                           # the careful reader: the same values, or the line
     for line, (qid, _, docid, rel) in _records(path, QRELS_COLUMNS):
         value = _number(path, line, rel, "relevance", whole=True)
         if value > MAX_TREC_GRADE:
             _file_error(path, line, f"the relevance {value} is above {MAX_TREC_GRADE}, the largest grade held")
-        _insert(qrels, seen, path, line, qid, docid, value)
-    if not qrels:
+        _insert(out, seen, path, line, qid, docid, value)
+    if not out:
         raise TrecFileError(f"{os.fspath(path)}: holds no qrels line ('{' '.join(QRELS_COLUMNS)}')")
-    return qrels
+    return _table_from_nested(out, np.int64) if table else out
 
 # %% ../nbs/52_trec.ipynb #dedd64dc
 def trec_order(docs: Mapping,           # one topic's {docid: score}
@@ -142,8 +351,8 @@ def write_qrels(qrels,                  # {qid: {docid: rel}}, or ranx's Qrels
 # %% ../nbs/52_trec.ipynb #4c6ec524
 def _id(value, name: str, what: str) -> str:
     if isinstance(value, str):
-        if not value or any(c.isspace() for c in value):
-            fail(name, f"has the {what} {value!r}; TREC ids are non-empty words without spaces")
+        if not value or "\x00" in value or len(value.split()) != 1 or value.split()[0] != value:
+            fail(name, f"has the {what} {value!r}; TREC ids are non-empty words without spaces (or NUL)")
         return value
     if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
         return str(int(value))
@@ -222,6 +431,7 @@ class TrecRanking:
     judged: list             # per topic, per document in that order: grade >= 1 relevant, 0 non-relevant, -1 unjudged
     n_nonrel: np.ndarray     # (Q,) documents the qrels judge non-relevant (rel = 0)
     dropped: list = field(default_factory=list)   # topics of the run that the qrels lack (not evaluated, as trec_eval)
+    _fixed: dict = field(default_factory=dict, repr=False)   # tie mode -> (Q, W) codes in that fixed order, once
 
     @property
     def n_ret(self) -> np.ndarray:
@@ -234,18 +444,80 @@ class TrecRanking:
         return np.array([int((j > 0).sum()) for j in self.judged], dtype=np.int64)
 
 # %% ../nbs/52_trec.ipynb #533050de
-def _topic(docs: dict, rels: dict) -> tuple:
-    "(scores, judged codes, unranked grade counts) of one topic's retrieved documents in trec_eval's order."
-    ranked = trec_order(docs)
-    scores = np.array([s for _, s in ranked], dtype=np.float64)
-    judged = np.array([max(rels[d], 0) if d in rels and rels[d] >= 0 else -1 for d, _ in ranked], dtype=np.int64)
-    missing = [r for d, r in rels.items() if r >= 0 and d not in docs]
-    unranked = np.bincount(np.array(missing, dtype=np.int64), minlength=MAX_TREC_GRADE + 1)
-    return scores, judged, unranked
+_COMPILED_JOIN_ROWS = 1 << 16   # a run of this many rows or more is matched with the qrels by the compiled merge
 
 
-def rank_run(qrels,                     # {qid: {docid: rel}}: rel >= 1 relevant, 0 judged non-relevant, < 0 unjudged
-             run,                       # {qid: {docid: score}}
+def _join(qrels: TrecTable, run: TrecTable, qids: list) -> np.ndarray:
+    """For each run row, the qrels row of the same topic (one of `qids`) and document, or -1: both tables hold each
+    topic's rows sorted by document id, so one merge of the two sorted lists per topic finds every pair."""
+    width = max(qrels.docids.shape[1], run.docids.shape[1])
+    kq = _doc_keys(np.pad(qrels.docids, ((0, 0), (0, width - qrels.docids.shape[1]))))
+    kr = _doc_keys(np.pad(run.docids, ((0, 0), (0, width - run.docids.shape[1]))))
+    ranges = []
+    for table in (qrels, run):
+        at = {q: i for i, q in enumerate(table.qids)}
+        ranges.append(np.array([(table.starts[at[q]], table.starts[at[q] + 1]) if q in at else (0, 0) for q in qids],
+                               dtype=np.int64).reshape(len(qids), 2))
+    if len(kr) >= _COMPILED_JOIN_ROWS:                           # a large run: the compiled merge
+        from retrieval_lit.trec_kernel import merge_join
+        return merge_join(kq, ranges[0], kr, ranges[1])
+    match = np.full(len(kr), -1, dtype=np.int64)
+    q_ids, r_ids = [row.tobytes() for row in kq], [row.tobytes() for row in kr]
+    for (qa, qb), (ra, rb) in zip(ranges[0].tolist(), ranges[1].tolist()):   # a small run: a dictionary per topic
+        where = {q_ids[i]: i for i in range(qa, qb)}
+        for j in range(ra, rb):
+            match[j] = where.get(r_ids[j], -1)
+    return match
+
+
+class _KeptSummary(RankSummary):
+    """A RankSummary whose sums over `hist` are computed once: a TrecRanking's summary is never changed after it is
+    built, and trec_eval's ~60 measures read the same sums (all_trec would otherwise add up hist for each)."""
+
+    @functools.cached_property
+    def group_sizes(self) -> np.ndarray:
+        return self.hist.sum(-1)
+
+    @functools.cached_property
+    def relevant_hist(self) -> np.ndarray:
+        return self.hist[:, :, 1:].sum(-1)
+
+    @functools.cached_property
+    def grade_totals(self) -> np.ndarray:
+        ranked = self.hist.sum(1)
+        return ranked if self.unranked is None else ranked + self.unranked
+
+    @functools.cached_property
+    def n_relevant(self) -> np.ndarray:
+        return self.grade_totals[:, 1:].sum(-1)
+
+
+def _summarize_topics(scores: list, judged: list, unranked: np.ndarray,
+                      block_rows: int = 1 << 18) -> RankSummary:
+    """`summarize_lists` of the topics' lists in trec_eval's order (whole ranking kept as `top_grades`), a block of
+    topics at a time (memory: one block's padded matrices), the blocks' summaries stacked: groups padded with empty
+    groups at the end, `top_grades` with grade 0 past each list, as one call pads them."""
+    sizes = np.array([len(s) for s in scores])
+    width = max(int(sizes.max(initial=0)), 1)
+    cuts, rows = [0], 0
+    for i, n in enumerate(sizes.tolist()):
+        if rows and rows + width > block_rows:
+            cuts.append(i)
+            rows = 0
+        rows += width
+    cuts.append(len(scores))
+    parts = [summarize_lists(scores[a:b], [np.maximum(j, 0) for j in judged[a:b]], top_columns=-1,
+                             unranked=unranked[a:b]) for a, b in zip(cuts[:-1], cuts[1:])]
+    groups, grades = max(p.hist.shape[1] for p in parts), max(p.hist.shape[2] for p in parts)
+    hist = np.concatenate([np.pad(p.hist, ((0, 0), (0, groups - p.hist.shape[1]), (0, grades - p.hist.shape[2])))
+                           for p in parts])
+    top = np.concatenate([np.pad(p.top_grades, ((0, 0), (0, width - p.top_grades.shape[1]))) for p in parts])
+    unr = np.concatenate([np.pad(p.unranked, ((0, 0), (0, grades - p.unranked.shape[1]))) for p in parts])
+    return _KeptSummary(hist, width, top, kind="scores", unranked=unr)
+
+
+def rank_run(qrels,                     # {qid: {docid: rel}} or a TrecTable: rel >= 1 relevant, 0 non-relevant, < 0 unjudged
+             run,                       # {qid: {docid: score}} or a TrecTable
              complete: bool = False,    # every topic of the qrels, one the run lacks as an empty ranking (trec_eval -c)
              ) -> TrecRanking:
     """The run's topics that the qrels judge, ranked as trec_eval ranks them. A document absent from the qrels (or
@@ -255,20 +527,41 @@ def rank_run(qrels,                     # {qid: {docid: rel}}: rel >= 1 relevant
     >>> [j.tolist() for j in tr.judged], tr.n_rel_ret.tolist()   # the tie a, b: b first; x unjudged; c not retrieved
     ([[0, 1, -1]], [1])
     """
-    qrels, run = check_qrels(qrels), check_run(run)
-    qids = sorted(qrels if complete else (q for q in qrels if q in run))
+    qrels, run = _as_table(qrels, "qrels"), _as_table(run, "run")
+    in_run = set(run.qids)
+    qids = qrels.qids if complete else [q for q in qrels.qids if q in in_run]      # both in string order
     if not qids:
         fail("run", "shares no topic with the qrels: nothing to evaluate (check the query ids of both files)")
-    parts = [_topic(run.get(q, {}), qrels[q]) for q in qids]
-    judged = [j for _, j, _ in parts]
-    unranked = np.stack([u for _, _, u in parts])
-    width = max(int(np.max(j, initial=0)) for j in judged) + 1
-    width = max(width, int(np.flatnonzero(unranked.any(axis=0)).max(initial=0)) + 1)
-    summary = summarize_lists([s for s, _, _ in parts], [np.maximum(j, 0) for j in judged], top_columns=-1,
-                              unranked=unranked[:, :width])
-    n_nonrel = np.array([sum(1 for r in qrels[q].values() if r == 0) for q in qids], dtype=np.int64)
-    dropped = sorted(q for q in run if q not in qrels)
-    return TrecRanking(qids, summary, [s for s, _, _ in parts], judged, n_nonrel, dropped)
+    index = {q: i for i, q in enumerate(qids)}
+    n_q = len(qids)
+    topic_of = lambda t: np.repeat(np.array([index.get(q, -1) for q in t.qids], dtype=np.int64), np.diff(t.starts))
+    q_topic, r_topic = topic_of(qrels), topic_of(run)
+    match = _join(qrels, run, qids)
+    # trec_eval's order: each topic's rows come sorted by id; reversed, a stable sort by descending score leaves
+    # equal scores in descending id order
+    keep = np.flatnonzero(r_topic >= 0)
+    sizes = np.bincount(r_topic[keep], minlength=n_q)
+    seg = np.concatenate([[0], np.cumsum(sizes)])
+    flip = np.arange(len(keep)) - np.repeat(seg[:-1], sizes)       # each topic's rows in descending id order
+    keep = keep[np.repeat(seg[1:] - 1, sizes) - flip]
+    keep = keep[_segment_order(seg, [-run.values[keep]])]
+    rel = qrels.values
+    judged_all = np.where(match[keep] >= 0, rel[np.maximum(match[keep], 0)], -1)
+    judged_all = np.where(judged_all >= 0, judged_all, -1).astype(np.int64)
+    scores_all = run.values[keep]
+    cuts = seg[1:-1]
+    scores, judged = np.split(scores_all, cuts), np.split(judged_all, cuts)
+    retrieved = np.zeros(len(rel), dtype=bool)
+    retrieved[match[match >= 0]] = True
+    left = (q_topic >= 0) & (rel >= 0) & ~retrieved            # judged documents the run never retrieved
+    unranked = np.bincount(q_topic[left] * (MAX_TREC_GRADE + 1) + rel[left],
+                           minlength=n_q * (MAX_TREC_GRADE + 1)).reshape(n_q, MAX_TREC_GRADE + 1)
+    width = max(int(judged_all.max(initial=0)), int(np.flatnonzero(unranked.any(axis=0)).max(initial=0))) + 1
+    summary = _summarize_topics(scores, judged, unranked[:, :width])
+    n_nonrel = np.bincount(q_topic[(q_topic >= 0) & (rel == 0)], minlength=n_q).astype(np.int64)
+    judged_topics = set(qrels.qids)
+    dropped = [q for q in run.qids if q not in judged_topics]
+    return TrecRanking(qids, summary, scores, judged, n_nonrel, dropped)
 
 # %% ../nbs/52_trec.ipynb #bfe7e87b
 CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)          # trec_eval's default cutoffs for P, recall, map_cut, ndcg_cut
@@ -361,6 +654,7 @@ class TrecMeasure:
     name: str                        # the printed name: 'map', 'P_10', 'iprec_at_recall_0.50'
     family: str                      # the measure's family in MEASURE_ORDER: 'map', 'P', 'iprec_at_recall'
     param: float | int | None = None  # the cutoff (int) or recall level (float); None: a family without one
+    rel_level: int = 1               # a document is relevant when rel >= this (trec_eval -l; ir_measures' rel=)
 
 # %% ../nbs/52_trec.ipynb #93156a11
 def _measure(family: str, param) -> TrecMeasure:
@@ -387,21 +681,49 @@ def _params(family: str, text: str, spec: str) -> list:
     return values
 
 
-def parse_measures(specs,               # a name or a list: 'map', 'P' (default cutoffs), 'P.5,10', 'P_10', 'official'
+def _unknown_measure(spec: str):
+    "Refuse an unknown measure, naming the known ones and the nearest (difflib, with the typed number kept)."
+    number = re.search(r"[0-9]+(?:\.[0-9]+)?", spec)
+    k = number.group(0) if number else "10"
+    known = list(MEASURE_ORDER) + list(NICKNAMES) + [f"{f}_{k}" for f in DEFAULT_PARAMS]
+    for f, v in IR_FAMILIES.items():
+        known += ([f] if v.trec else []) + ([f"{f}@{k}"] if v.trec_at else [])
+    lower = {c.lower(): c for c in reversed(known)}
+    near = [lower[c] for c in difflib.get_close_matches(spec.lower(), list(lower), n=3, cutoff=0.5)]
+    fail("measures", f"has an unknown measure {spec!r}; known: {', '.join(MEASURE_ORDER)}, "
+                     f"{', '.join(NICKNAMES)} (and 'P.5,10' or 'P_10' for cutoffs; ir_measures' AP@k, nDCG@k, P@k, "
+                     f"R@k, RR, Success@k, Rprec, P(rel=2)@k)" + (f"; did you mean {' or '.join(map(repr, near))}?"
+                                                                 if near else ""))
+
+
+def parse_measures(specs,               # a name or a list: 'map', 'P' (default cutoffs), 'P.5,10', 'P_10', 'official',
+                                        # or ir_measures' 'AP@100', 'nDCG@10', 'P(rel=2)@5' (chapter 08)
                    ) -> list:
-    """TrecMeasures for trec_eval-style names, in trec_eval's order (a measure named twice is listed once).
+    """TrecMeasures for trec_eval-style names, in trec_eval's order (a measure named twice is listed once). An
+    ir_measures name is the trec_eval measure it equals (printed under trec_eval's name); one with a relevance level
+    rel=L > 1 comes after the others, printed under its own spelling.
 
     >>> [m.name for m in parse_measures(["P.5,10", "map", "P_10"])]
     ['map', 'P_5', 'P_10']
+    >>> [m.name for m in parse_measures(["nDCG@10", "AP@100", "P(rel=2)@5"])]
+    ['ndcg_cut_10', 'map_cut_100', 'P(rel=2)@5']
     """
     specs = [specs] if isinstance(specs, str) else list(specs)
     if not specs:
         fail("measures", "is empty: name at least one measure, e.g. 'official' or 'map'")
-    wanted = {}
+    wanted, leveled = {}, {}
     for spec in specs:
         if not isinstance(spec, str):
             fail("measures", f"entries must be measure names, got {shown(spec)}")
         for family in NICKNAMES.get(spec, (spec,)):
+            ir = None if family in MEASURE_ORDER or family in NICKNAMES else trec_spec(family)
+            if ir is not None:
+                if ir[1] > 1:
+                    for m in parse_measures(ir[0]):
+                        m = replace(m, name=read_name(family).spelling, rel_level=ir[1])
+                        leveled.setdefault(m.name, m)
+                    continue
+                family = ir[0]
             name, params = family, None
             if "." in family and family.split(".", 1)[0] in DEFAULT_PARAMS:
                 name, text = family.split(".", 1)
@@ -409,8 +731,7 @@ def parse_measures(specs,               # a name or a list: 'map', 'P' (default 
             elif name not in MEASURE_ORDER:
                 base, _, tail = family.rpartition("_")
                 if base not in DEFAULT_PARAMS:
-                    fail("measures", f"has an unknown measure {spec!r}; known: {', '.join(MEASURE_ORDER)}, "
-                                     f"{', '.join(NICKNAMES)} (and 'P.5,10' or 'P_10' for cutoffs)")
+                    _unknown_measure(spec)
                 name, params = base, _params(base, tail, spec)
             if name in DEFAULT_PARAMS:
                 wanted.setdefault(name, set()).update(DEFAULT_PARAMS[name] if params is None else params)
@@ -421,7 +742,7 @@ def parse_measures(specs,               # a name or a list: 'map', 'P' (default 
         if family in wanted:
             params = wanted[family]
             out += [_measure(family, None)] if params is None else [_measure(family, p) for p in sorted(params)]
-    return out
+    return out + list(leveled.values())
 
 # %% ../nbs/52_trec.ipynb #c1e1c505
 def _fixed_order(ranking: TrecRanking, ties: str) -> list:
@@ -436,12 +757,51 @@ def _fixed_order(ranking: TrecRanking, ties: str) -> list:
     return out
 
 
+def _fixed_order_matrix(ranking: TrecRanking, ties: str) -> np.ndarray:
+    "(Q, W) each topic's judged codes in a fixed order, padded with -1 (unjudged: counts for nothing); kept."
+    if ties not in ranking._fixed:
+        lists = _fixed_order(ranking, ties)
+        sizes = np.array([len(j) for j in lists], dtype=np.int64)
+        m = np.full((len(lists), max(int(sizes.max(initial=0)), 1)), -1, dtype=np.int64)
+        m[np.arange(m.shape[1]) < sizes[:, None]] = np.concatenate(lists) if len(lists) else []
+        ranking._fixed[ties] = m
+    return ranking._fixed[ties]
+
+
+def _bpref_rows(judged: np.ndarray, n_rel: np.ndarray, n_nonrel: np.ndarray) -> np.ndarray:
+    "`bpref` of every row of a (Q, W) code matrix at once (the same terms, added left to right: bit for bit)."
+    r, n = n_rel.astype(np.int64)[:, None], n_nonrel.astype(np.int64)[:, None]
+    above = np.cumsum(judged == 0, axis=1)                       # judged non-relevant documents so far
+    terms = np.where(above > 0, 1.0 - np.minimum(above, r) / np.maximum(np.minimum(n, r), 1), 1.0)
+    sums = row_sums(np.where(judged > 0, terms, 0.0))           # adding 0.0 leaves a sum as it was
+    return np.divide(sums, n_rel, out=np.zeros(len(n_rel)), where=n_rel > 0)
+
+
+def _precision_tables(judged: np.ndarray) -> tuple:
+    "(hits, best_after) of a (Q, W) code matrix: relevant documents up to each rank, best precision from it on."
+    hits = np.cumsum(judged > 0, axis=1)
+    precision = hits / np.arange(1, judged.shape[1] + 1)        # past a list's end: below its last rank's, no new max
+    return hits, np.maximum.accumulate(precision[:, ::-1], axis=1)[:, ::-1]
+
+
+def _iprec_rows(tables: tuple, n_rel: np.ndarray, level: float, trec_version: str) -> np.ndarray:
+    "`interpolated_precision` at one recall level of every row at once, from `_precision_tables`."
+    hits, best_after = tables
+    r = n_rel.astype(np.float64)
+    c = (np.floor(level * r + 0.5) if trec_version == "10" else np.trunc(level * r + 0.9)).astype(np.int64)
+    n_rel_ret = hits[:, -1]
+    at = np.argmax(hits >= np.maximum(c, 1)[:, None], axis=1)  # the rank of the c-th relevant document
+    return np.where((n_rel_ret > 0) & (c <= n_rel_ret), best_after[np.arange(len(at)), at], 0.0)
+
+
 def _fixed_order_values(m: TrecMeasure, ranking: TrecRanking, ties: str, trec_version: str) -> np.ndarray:
     n_rel = ranking.summary.n_relevant
-    lists = _fixed_order(ranking, ties)
+    judged = _fixed_order_matrix(ranking, ties)
     if m.family == "bpref":
-        return np.array([bpref(j, int(r), int(n)) for j, r, n in zip(lists, n_rel, ranking.n_nonrel)])
-    return np.array([interpolated_precision(j, int(r), [m.param], trec_version)[0] for j, r in zip(lists, n_rel)])
+        return _bpref_rows(judged, n_rel, ranking.n_nonrel)
+    if ("precision", ties) not in ranking._fixed:
+        ranking._fixed["precision", ties] = _precision_tables(judged)
+    return _iprec_rows(ranking._fixed["precision", ties], n_rel, m.param, trec_version)
 
 
 def _counts(m: TrecMeasure, ranking: TrecRanking) -> np.ndarray:
@@ -494,13 +854,15 @@ def measure_values(m: TrecMeasure,      # the measure (not runid or num_q: those
             fail("ties", f"is 'expected', but {m.name} has no closed form for the mean over tie orders here; "
                          f"use ties='trec_eval', 'optimistic' or 'pessimistic' for it, or leave it out")
         v = _fixed_order_values(m, ranking, ties, trec_version)
-        lo_hi = tuple(_fixed_order_values(m, ranking, t, trec_version) for t in ("pessimistic", "optimistic"))
-        return v, (lo_hi if bounds else None)
+        if not bounds:
+            return v, None
+        return v, tuple(_fixed_order_values(m, ranking, t, trec_version) for t in ("pessimistic", "optimistic"))
     conventions = Conventions.make(ties="index" if ties == "trec_eval" else ties, **TREC_CONVENTIONS)
     family = "map" if m.family == "gm_map" else m.family
     metric = parse_metric(LIBRARY_METRICS[family].format(m.param))
-    v = np.asarray(metric.compute(ranking.summary, conventions), dtype=np.float64)
-    lo_hi = tie_range(metric, ranking.summary, conventions) if bounds else None
+    summary = at_relevance_level(ranking.summary, m.rel_level)      # rel >= rel_level is relevant (trec_eval -l)
+    v = np.asarray(metric.compute(summary, conventions), dtype=np.float64)
+    lo_hi = tie_range(metric, summary, conventions) if bounds else None
     if m.family == "gm_map":
         geo = lambda a: np.log(np.maximum(a, MIN_GEO_MEAN))
         return geo(v), (tuple(geo(a) for a in lo_hi) if bounds else None)

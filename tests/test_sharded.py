@@ -173,7 +173,7 @@ def test_evaluate_client_by_address_and_bad_sources(client):
     a = evaluate(qb, gb, ql, gl, ["map", "map@10"], ties="index", engine="numba")
     b = evaluate(qb, gb, ql, gl, ["map", "map@10"], ties="index", client=client.scheduler.address)
     assert a.means == b.means
-    with pytest.raises(RetrievalInputError, match="`client` shards a ranking of codes"):
+    with pytest.raises(RetrievalInputError, match="`client` shards a ranking of codes or of embeddings; a `scores`"):
         evaluate(scores=rng.random((5, 300)), query_labels=ql, gallery_labels=gl, client=client)
 
 
@@ -232,3 +232,110 @@ def test_sharded_gallery_merges_its_distinct_codes_once(client):
     assert gal.distinct_table() is table
     ref = ranking.summarize(qb, gb, rel, code_max=True, ignore=ig)
     assert np.array_equal(np.concatenate([first.summary.code_max, second.summary.code_max]), ref.code_max)
+
+
+# ---------------------------------------------------------------- embeddings on the cluster (issue 22)
+def _score_names():
+    from retrieval_lit.metrics import parse_metric
+    return [n for n in _names() if not parse_metric(n).hamming_only]
+
+
+def embedding_case(rng, kind, similarity="dot"):
+    """Embeddings whose similarities are computed exactly in any order of additions (small integers; for cosine,
+    +-1 entries in 1, 4 or 16 dimensions: norms 1, 2, 4, products and sums exact), so every score has one value
+    whatever the matrix product's shape, and many scores are exactly equal: ties cross the shard borders. (With
+    arbitrary floats the BLAS product's last bit can depend on the shapes multiplied, in one process too: see the
+    chapter.)"""
+    nq, ng = int(rng.integers(1, 20)), int(rng.integers(2, 500))
+    if similarity == "cosine":
+        d = int(rng.choice([1, 4, 16]))
+        q, g = rng.choice([-1.0, 1.0], (nq, d)), rng.choice([-1.0, 1.0], (ng, d))
+    else:
+        d = int(rng.integers(1, 5))
+        q, g = rng.integers(-2, 3, (nq, d)).astype(float), rng.integers(-2, 3, (ng, d)).astype(float)
+        q[np.all(q == 0, axis=1)], g[np.all(g == 0, axis=1)] = 1.0, 1.0
+    if kind == "class":
+        return q, g, dict(query_labels=rng.integers(0, 4, nq), gallery_labels=rng.integers(0, 4, ng))
+    if kind == "multihot":
+        return q, g, dict(query_labels=rng.integers(0, 2, (nq, 5)), gallery_labels=rng.integers(0, 2, (ng, 5)))
+    return q, g, dict(relevance=rng.integers(0, 4, (nq, ng)))
+
+
+@pytest.mark.parametrize("ties", ["expected", "optimistic", "pessimistic", "index"])
+@pytest.mark.parametrize("kind", ["class", "multihot", "matrix"])
+def test_evaluate_embeddings_on_a_cluster_equals_one_process(client, ties, kind):
+    "evaluate(query_embeddings=..., client=...): every metric, tie mode, bound, junk set and self-exclusion, bit for bit."
+    from retrieval_lit.evaluation import evaluate
+    rng = np.random.default_rng(hash((ties, kind, "emb")) % 2**32)
+    for similarity in ("cosine", "dot", "l2"):
+        q, g, rel = embedding_case(rng, kind, similarity)
+        nq, ng = len(q), len(g)
+        for extra in ({}, dict(ignore=rng.random((nq, ng)) < 0.15, self_index=rng.integers(-1, ng, nq))):
+            for metrics in (_score_names(), ["map@5", "p@3", "ndcg@10"]):          # whole rankings; cutoffs only
+                for bounds in ((False, True) if ties != "index" else (False,)):
+                    kw = dict(query_embeddings=q, gallery_embeddings=g, similarity=similarity, metrics=metrics,
+                              ties=ties, bounds=bounds, max_block_bytes=1 << 12, **rel, **extra)
+                    a, b = evaluate(**kw), evaluate(**kw, client=client)
+                    for n in a:
+                        np.testing.assert_array_equal(a.per_query[n], b.per_query[n], err_msg=f"{n} {similarity}")
+                    assert a.bounds == b.bounds and a.orders == b.orders
+
+
+def test_embeddings_in_several_shards_and_by_address(client):
+    from retrieval_lit.evaluation import evaluate
+    from retrieval_lit.relevance import make_ignore, relevance_from_labels
+    from retrieval_lit.sharded import scatter_embeddings
+    rng = np.random.default_rng(22)
+    q, g, rel = embedding_case(rng, "class", "cosine")
+    a = evaluate(query_embeddings=q, gallery_embeddings=g, metrics=["map", "map@10"], ties="index", **rel)
+    b = evaluate(query_embeddings=q, gallery_embeddings=g, metrics=["map", "map@10"], ties="index",
+                 client=client.scheduler.address, **rel)
+    assert a.means == b.means
+    r = relevance_from_labels(rel["query_labels"], rel["gallery_labels"], len(q), len(g))
+    ig = make_ignore(len(q), len(g), rng.random((len(q), len(g))) < 0.3)
+    one = evaluate(query_embeddings=q, gallery_embeddings=g, metrics=["map"], ties="index", ignore=ig.mask(), **rel)
+    for shards in (1, 3, 7):                                        # more shards than workers
+        sg = scatter_embeddings(g, r, ig, "cosine", shards=shards, client=client)
+        s = sg.summarize(q, 0, top_columns=-1)
+        from retrieval_lit.score_ranking import similarity_rows, summarize_scores
+        ref = summarize_scores(similarity_rows(q, g, "cosine")[2], r, top_columns=-1, ignore=ig)
+        width = max(s.hist.shape[1], ref.hist.shape[1])
+        pad = lambda h: np.pad(h, ((0, 0), (0, width - h.shape[1]), (0, 0)))
+        assert (pad(s.hist) == pad(ref.hist)).all() and (s.top_grades == ref.top_grades).all()
+    assert one["map"] >= 0
+
+
+def test_a_client_that_cannot_be_reached_is_one_clear_error(monkeypatch):
+    from retrieval_lit import sharded
+    from retrieval_lit.evaluation import evaluate
+    monkeypatch.setattr(sharded, "CONNECT_SECONDS", 1)
+    q, g = np.ones((2, 3)), np.ones((4, 3))
+    with pytest.raises(RetrievalInputError, match=r"^`client` cannot reach a Dask scheduler at 'tcp://127.0.0.1:1'"):
+        evaluate(query_embeddings=q, gallery_embeddings=g, query_labels=[0, 1], gallery_labels=[0, 1, 0, 1],
+                 client="tcp://127.0.0.1:1")
+    closed = distributed.Client(distributed.LocalCluster(n_workers=1, processes=False, dashboard_address=None))
+    closed.cluster.close()
+    closed.close()
+    with pytest.raises(RetrievalInputError, match="^`client` is closed"):
+        evaluate(query_embeddings=q, gallery_embeddings=g, query_labels=[0, 1], gallery_labels=[0, 1, 0, 1],
+                 client=closed)
+
+
+def test_command_line_dask_embeddings(client, tmp_path):
+    "retrieval-lit evaluate --query-embeddings ... --dask ADDRESS prints the single-process report."
+    import io
+    import json
+    from retrieval_lit.cli import main
+    rng = np.random.default_rng(8)
+    files = dict(query_embeddings=rng.integers(-2, 3, (6, 4)) + 0.5, gallery_embeddings=rng.integers(-2, 3, (300, 4)) + 0.5,
+                 query_labels=rng.integers(0, 3, 6), gallery_labels=rng.integers(0, 3, 300))
+    args = []
+    for k, v in files.items():
+        np.save(tmp_path / f"{k}.npy", v)
+        args += ["--" + k.replace("_", "-"), str(tmp_path / f"{k}.npy")]
+    outs = []
+    for extra in ([], ["--dask", client.scheduler.address]):
+        buf = io.StringIO()
+        assert main(["evaluate", *args, "--metrics", "map", "p@10", "--ties", "index", "--json", "-", *extra], out=buf) == 0
+        outs.append(json.loads(buf.getvalue()[buf.getvalue().index("{"):])["metrics"])
+    assert outs[0] == outs[1] and outs[0]["map"] > 0

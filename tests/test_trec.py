@@ -343,3 +343,122 @@ def test_cli_official_under_expected_leaves_out_fixed_order_measures():
                 out=Sink()) == 0
     text = "".join(out)
     assert "map " in text and "bpref" not in text and "iprec_at_recall" not in text
+
+
+# ---------------------------------------------------------------- the compiled reader and TrecTable (issue 22)
+from retrieval_lit import trec as trec_module  # noqa: E402
+from retrieval_lit.trec import TrecTable, _fast_fields, _sorted_table  # noqa: E402
+
+
+def careful(monkeypatch, reader, path, **kw):
+    "What the careful reader alone gives (the compiled one switched off)."
+    with monkeypatch.context() as m:
+        m.setattr(trec_module, "_fast_fields", lambda *a, **k: None)
+        return reader(path, **kw)
+
+
+def same_floats(a: dict, b: dict):
+    assert a.keys() == b.keys()
+    for q in a:
+        assert a[q].keys() == b[q].keys()
+        for d in a[q]:
+            x, y = a[q][d], b[q][d]
+            assert type(x) is type(y) and (x == y) and np.copysign(1, x) == np.copysign(1, y), (q, d, x, y)
+
+
+SCORE_TEXTS = ["0.978", "-0", "-0.0", "+.5e-3", "5.", "1e22", "1E-22", "123456789012345", "1234567890123456789",
+               "0.1000000000000000055511151231257827", "1_000.25", "2.5e-308", "17", "-3.25e+2", "0000.5"]
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_compiled_reader_reads_what_the_careful_one_reads(tmp_path, monkeypatch, seed):
+    rng = np.random.default_rng(seed)
+    lines, seen = [], set()
+    for _ in range(int(rng.integers(1, 400))):
+        q, d = f"q{rng.integers(0, 7)}", f"doc-{rng.integers(0, 10 ** int(rng.integers(1, 12)))}"
+        if (q, d) in seen:
+            continue
+        seen.add((q, d))
+        score = str(rng.choice(SCORE_TEXTS)) if rng.random() < 0.3 else repr(float(rng.normal() * 10.0 ** rng.integers(-5, 5)))
+        sep = str(rng.choice([" ", "\t", "  ", " \x0b"]))
+        lines.append(sep.join([q, "Q0", d, str(rng.integers(-3, 2000)), score, "tag"]))
+    text = "\n".join(lines) + str(rng.choice(["\n", "", "\r\n"]))
+    (tmp_path / "run.txt").write_text(text)
+    fast = read_run(tmp_path / "run.txt", with_tag=True)
+    slow = careful(monkeypatch, read_run, tmp_path / "run.txt", with_tag=True)
+    same_floats(fast[0], slow[0])
+    assert fast[1] == slow[1]
+    small = trec_module._fast_fields(tmp_path / "run.txt", trec_module.RUN_COLUMNS,
+                                     ("id", "skip", "id", "check", "float", "skip"), chunk_bytes=97)
+    whole = trec_module._fast_fields(tmp_path / "run.txt", trec_module.RUN_COLUMNS,
+                                     ("id", "skip", "id", "check", "float", "skip"))
+    if whole is not None:                                         # pieces of whole lines read the same
+        assert all((a == b).all() for a, b in zip(small[0] + small[1], whole[0] + whole[1]))
+
+
+def test_a_bad_line_deep_inside_a_large_run_is_named(tmp_path):
+    good = "".join(f"q{i // 1000} Q0 d{i} {i % 1000 + 1} {i % 997 / 1000} r\n" for i in range(150_000))
+    for bad, message in [("q1 Q0 dx 1 0.5\n", "line 120001: has 5 columns, expected 6"),
+                         ("q1 Q0 dx 1 high r\n", "line 120001: the score 'high' is not a number"),
+                         ("q1 Q0 dx 1 inf r\n", "line 120001: the score 'inf' is not finite"),
+                         ("q1 Q0 dx 1 1e999 r\n", "line 120001: the score '1e999' is not finite"),
+                         ("q1 Q0 dx 1.5 0.5 r\n", "line 120001: the rank '1.5' is not a whole number"),
+                         ("q120 Q0 d120000 1 0.5 r\n", "line 120001: repeats (qid q120, docid d120000) of line 120001"
+                          .replace("of line 120001", "of line 120001"))]:
+        lines = good.splitlines(keepends=True)
+        path = tmp_path / "big.txt"
+        path.write_text("".join(lines[:120_000]) + bad + "".join(lines[120_000:]))
+        with pytest.raises(TrecFileError) as e:
+            read_run(path)
+        if "repeats" in message:
+            assert "line 120002: repeats (qid q120, docid d120000) of line 120001" in str(e.value)
+        else:
+            assert f"big.txt, {message}" in str(e.value), str(e.value)
+    path.write_bytes(good.encode()[:500_000] + b"\x00" + good.encode()[500_000:])
+    with pytest.raises(TrecFileError, match="holds a NUL byte"):
+        read_run(path)
+
+
+def test_qrels_compiled_and_careful(tmp_path, monkeypatch):
+    (tmp_path / "q.txt").write_text("q1 0 d1 1\nq1 0 d2 -1\nq2 0 d1 0\nq1 0 d3 +2\nq2 0 d9 007\n")
+    same = read_qrels(tmp_path / "q.txt")
+    assert same == careful(monkeypatch, read_qrels, tmp_path / "q.txt") == {
+        "q1": {"d1": 1, "d2": -1, "d3": 2}, "q2": {"d1": 0, "d9": 7}}
+    (tmp_path / "q.txt").write_text("q1 0 d1 1\n" * 0 + "q1 0 d1 1\nq1 0 d2 256\n")
+    with pytest.raises(TrecFileError, match="line 2: the relevance 256 is above 255"):
+        read_qrels(tmp_path / "q.txt")
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_tables_rank_as_dictionaries(seed, monkeypatch):
+    rng = np.random.default_rng(seed)
+    qrels, run = random_case(rng, n_topics=10, n_docs=300, max_ret=200)
+    a = rank_run(qrels, run)
+    for threshold in (1 << 16, 0):                                # the dictionary join and the compiled merge
+        monkeypatch.setattr(trec_module, "_COMPILED_JOIN_ROWS", threshold)
+        b = rank_run(trec_module._as_table(qrels, "qrels"), trec_module._as_table(run, "run"), complete=seed % 2 == 1)
+        c = rank_run(qrels, run, complete=seed % 2 == 1)
+        assert b.qids == c.qids and b.dropped == c.dropped
+        assert all((x == y).all() for x, y in zip(b.judged, c.judged))
+        assert all((x == y).all() for x, y in zip(b.scores, c.scores))
+        assert (b.summary.hist == c.summary.hist).all() and (b.summary.top_grades == c.summary.top_grades).all()
+        assert (b.summary.unranked == c.summary.unranked).all() and (b.n_nonrel == c.n_nonrel).all()
+    for q, judged in zip(a.qids, a.judged):                        # trec_eval's order, written independently
+        order = trec_order(run[q])
+        assert judged.tolist() == [qrels[q][d] if d in qrels[q] and qrels[q][d] >= 0 else -1 for d, _ in order]
+
+
+def test_fixed_order_measures_over_all_topics_equal_the_list_functions():
+    rng = np.random.default_rng(5)
+    qrels, run = random_case(rng, n_topics=12, n_docs=80, max_ret=60)
+    tr = rank_run(qrels, run)
+    for ties in ("trec_eval", "optimistic", "pessimistic"):
+        lists = trec_module._fixed_order(tr, ties)
+        got = measure_values(parse_measures("bpref")[0], tr, ties)[0]
+        want = [trec_module.bpref(j, int(r), int(n)) for j, r, n in zip(lists, tr.summary.n_relevant, tr.n_nonrel)]
+        assert got.tolist() == want                                 # bit for bit
+        for version in ("9", "10"):
+            for m in parse_measures("iprec_at_recall"):
+                got = measure_values(m, tr, ties, trec_version=version)[0]
+                want = [interpolated_precision(j, int(r), [m.param], version)[0] for j, r in zip(lists, tr.summary.n_relevant)]
+                assert got.tolist() == want

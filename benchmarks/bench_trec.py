@@ -1,0 +1,130 @@
+"""TREC runs at the limit: a 2 M-line run (2,000 topics x 1,000 documents) read and scored.
+
+usage: python benchmarks/bench_trec.py [TOPICS DOCS] [--dir DIR]
+The run's scores are rounded to 3 decimals (so ties occur); the qrels judge 50 relevant documents per topic (40 of
+them retrieved) and 50 non-relevant ones. Each contender runs in a fresh process (its own peak RSS), best of 2:
+  pytrec_eval    pytrec_eval.parse_qrel / parse_run (Python) + RelevanceEvaluator(map, P.10, ndcg_cut.10)
+  retrieval-lit  the command line's work in process: `retrieval-lit trec-eval QRELS RUN -m map -m P.10
+                 -m ndcg_cut_10` (read_qrels, read_run, evaluate_run, the printed lines); then `-m map` alone and
+                 `-m all_trec`
+Times are wall-clock from the first byte read to the last line printed (imports excluded: numba's own import and the
+compiled reader's cached code loading are inside), with the process's CPU time beside them (steadier on a shared
+machine). Goals (issue 22, item 5): retrieval-lit no slower than pytrec_eval and at most its peak memory; `-m all_trec` at most
+2x `-m map`. The values are compared with pytrec_eval's per topic (the same tie order: trec_eval's)."""
+import io
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+MEASURES = ["map", "P.10", "ndcg_cut_10"]
+
+
+def write_files(folder: Path, n_topics=2000, n_docs=1000, seed=0):
+    "The run and qrels files (written once per folder and size)."
+    run, qrels = folder / f"run_{n_topics}x{n_docs}.txt", folder / f"qrels_{n_topics}x{n_docs}.txt"
+    if run.exists() and qrels.exists():
+        return qrels, run
+    rng = np.random.default_rng(seed)
+    with open(run, "w") as r, open(qrels, "w") as q:
+        for t in range(n_topics):
+            docs = rng.choice(5_000_000, n_docs + 20, replace=False)
+            retrieved, unretrieved = docs[:n_docs], docs[n_docs:]
+            rel = rng.choice(n_docs, 40, replace=False)
+            boost = np.zeros(n_docs)
+            boost[rel] = 0.3
+            scores = np.round(rng.random(n_docs) * 0.7 + boost, 3)
+            order = np.lexsort((-retrieved, -scores))        # trec_eval's order: score, then docid descending
+            qid = f"{100 + t}"
+            r.write("".join(f"{qid} Q0 D{retrieved[i]} {k} {scores[i]:.3f} bench\n" for k, i in enumerate(order, 1)))
+            nonrel = rng.choice(np.setdiff1d(np.arange(n_docs), rel), 50, replace=False)
+            lines = [f"{qid} 0 D{retrieved[i]} 1\n" for i in rel] + [f"{qid} 0 D{d} 1\n" for d in unretrieved[:10]]
+            lines += [f"{qid} 0 D{retrieved[i]} 0\n" for i in nonrel]
+            q.write("".join(lines))
+    return qrels, run
+
+
+def stage(name, qrels, run):
+    out = {}
+    if name == "pytrec_eval":
+        import pytrec_eval
+        t0, c0 = time.perf_counter(), time.process_time()
+        with open(qrels) as f:
+            qr = pytrec_eval.parse_qrel(f)
+        with open(run) as f:
+            rn = pytrec_eval.parse_run(f)
+        res = pytrec_eval.RelevanceEvaluator(qr, {"map", "P.10", "ndcg_cut.10"}).evaluate(rn)
+        out["seconds"], out["cpu"] = time.perf_counter() - t0, time.process_time() - c0
+        out["values"] = {m: {q: v[m] for q, v in res.items()} for m in ("map", "P_10", "ndcg_cut_10")}
+    else:
+        from retrieval_lit.cli import main
+        measures = {"three": MEASURES, "map": ["map"], "all_trec": ["all_trec"]}[name]
+        argv = ["trec-eval", str(qrels), str(run), "-q"]
+        for m in measures:
+            argv += ["-m", m]
+        buf = io.StringIO()
+        t0, c0 = time.perf_counter(), time.process_time()
+        code = main(argv, out=buf)
+        out["seconds"], out["cpu"] = time.perf_counter() - t0, time.process_time() - c0
+        assert code == 0
+        values = {}
+        for line in buf.getvalue().splitlines():
+            m, q, v = line.split("\t")
+            m = m.strip()
+            if q != "all" and m in ("map", "P_10", "ndcg_cut_10"):
+                values.setdefault(m, {})[q] = float(v)
+        out["values"] = values
+    out["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps(out))
+
+
+def fresh(name, qrels, run, repeat=2):
+    "Best time of `repeat` fresh processes, and the peak RSS of the best one."
+    best = None
+    for _ in range(repeat):
+        p = subprocess.run([sys.executable, __file__, "--stage", name, str(qrels), str(run)], capture_output=True,
+                           text=True)
+        if p.returncode:
+            raise SystemExit(f"{name} failed:\n{p.stderr[-3000:]}")
+        res = json.loads(p.stdout.strip().splitlines()[-1])
+        if best is None or res["seconds"] < best["seconds"]:
+            best = res
+    return best
+
+
+def main(n_topics=2000, n_docs=1000, folder=None):
+    folder = Path(folder or tempfile.gettempdir()) / "retrieval_lit_bench_trec"
+    folder.mkdir(exist_ok=True)
+    qrels, run = write_files(folder, n_topics, n_docs)
+    print(f"{n_topics:,} topics x {n_docs:,} documents ({run.stat().st_size / 2**20:.0f} MiB run, "
+          f"{qrels.stat().st_size / 2**20:.1f} MiB qrels); each contender in a fresh process, best of 2")
+    res = {name: fresh(name, qrels, run) for name in ("pytrec_eval", "three", "map", "all_trec")}
+    label = {"pytrec_eval": "pytrec_eval parse + evaluate (map, P.10, ndcg_cut.10)",
+             "three": "retrieval-lit trec-eval -m map -m P.10 -m ndcg_cut_10",
+             "map": "retrieval-lit trec-eval -m map", "all_trec": "retrieval-lit trec-eval -m all_trec"}
+    for name, r in res.items():
+        print(f"  {label[name]:58s} {r['seconds']:6.2f} s wall {r['cpu']:6.2f} s CPU  peak RSS {r['peak_rss_mib']:5.0f} MiB")
+    py, ours = res["pytrec_eval"], res["three"]
+    worst = max(abs(ours["values"][m][q] - v) for m, per in py["values"].items() for q, v in per.items())
+    print(f"  largest |difference| from pytrec_eval over {len(py['values']['map'])} topics x 3 measures: {worst:.1e} "
+          f"(the printed 4 digits)")
+    goals = [("time: retrieval-lit <= pytrec_eval", ours["seconds"], py["seconds"]),
+             ("peak RSS: retrieval-lit <= pytrec_eval", ours["peak_rss_mib"], py["peak_rss_mib"]),
+             ("-m all_trec <= 2x -m map", res["all_trec"]["seconds"], 2 * res["map"]["seconds"])]
+    for what, a, b in goals:
+        print(f"  goal {what:42s} {a:8.2f} vs {b:8.2f}  {'met' if a <= b else 'NOT MET'}")
+    print(f"  agreement (4 printed digits): {'met' if worst <= 5e-5 else 'NOT MET'}")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--stage":
+        stage(sys.argv[2], Path(sys.argv[3]), Path(sys.argv[4]))
+    else:
+        args = [a for a in sys.argv[1:] if not a.startswith("--dir")]
+        folder = next((a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--dir=")), None)
+        main(*map(int, args[:2]), folder=folder)
