@@ -370,7 +370,10 @@ class _Job:
 
 def _plan_job(src, rel, ig, metrics, conv, bounds, engine, max_block_bytes) -> _Job:
     "The summary plan (`plan_summary`) and a query's memory and time, from the metrics and the source."
-    streams = ((src.kind == "scores" or engine in STREAMS_INDEX_SUMS | {"dask"})   # scores: summarize_scores sums
+    # who streams the whole-ranking index-order sums: summarize_scores in this process, the compiled engine, the Dask
+    # run of codes (the Dask run of embeddings merges each query's (score, grade) pairs and keeps their order instead)
+    streams = ((src.kind == "scores" and engine != "dask"
+                or src.kind == "hamming" and engine in STREAMS_INDEX_SUMS | {"dask"})
                and conv.ap_interpolation == "step")
     plan = plan_summary(metrics, conv, bounds, src.n_gallery, streams)
     n_g = src.n_gallery
