@@ -151,7 +151,7 @@ def _safe_div(a, b):
     a, b = np.broadcast_arrays(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64))
     return np.divide(a, b, out=np.zeros(a.shape), where=b != 0)
 
-
+# %% ../nbs/11_average_precision.ipynb #a1eb9540
 def ap_expected(n,                              # (Q, G) items per tie group, nearest group first
                 r,                              # (Q, G) relevant items per tie group
                 t,                              # the cutoff >= 1, one for all queries or (Q,); >= N: the whole ranking
@@ -190,7 +190,7 @@ def ap_expected(n,                              # (Q, G) items per tie group, ne
         maybe_undefined[rows] = (rb == 0) & (jc <= nc - rc)        # h = 0 is possible
     return APParts(value, p_defined, maybe_undefined)
 
-
+# %% ../nbs/11_average_precision.ipynb #03312710
 def _split_group_terms(nc, rc, jc, nb, rb, a, cells: int = 1 << 22, interpolation: str = "step"):
     "Sum over h of P(H=h) * (a + E[S_c | H=h]) / (rb + h), and P(rb + H > 0), in row blocks of bounded size."
     value, p_defined = np.zeros(len(nc)), np.zeros(len(nc))
@@ -312,14 +312,14 @@ def _run_term_sum(c, s, r, interpolation: str = "step") -> np.ndarray:
     before = np.where(s >= 1, r + (c - s) * harmonic_gap(np.maximum(s - 1, 0), r), r)
     return 0.5 * (step + before)
 
-
+# %% ../nbs/11_average_precision.ipynb #3ea54c58
 def _whole_group_extremes(n, r, items_before, rel_before, whole, interpolation: str = "step") -> tuple:
     "(S_max, S_min): the precision sums of the whole groups with their relevant items first / last."
     s_max = _run_term_sum(rel_before, items_before, r, interpolation)
     s_min = _run_term_sum(rel_before, items_before + n - r, r, interpolation)
     return row_sums(np.where(whole, s_max, 0.0)), row_sums(np.where(whole, s_min, 0.0))
 
-
+# %% ../nbs/11_average_precision.ipynb #17f095c3
 def ap_bounds(summary: RankSummary,      # the ranking summary (chapter 03)
               p,                         # the cutoff p >= 1 (beyond N: N); None: the whole ranking
               conventions: Conventions,  # reads `ap_denominator`, `empty`, `ap_interpolation` (not `ties`)

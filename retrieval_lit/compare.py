@@ -69,19 +69,19 @@ def _beta_fraction(p: float, q: float, x: float) -> float:
             break
     return h
 
-
+# %% ../nbs/53_compare.ipynb #26f3f902
 def _stirling_tail(z: float) -> float:
     "lgamma(z) - ((z - 1/2) log z - z + log(2 pi) / 2), by Stirling's series (z >= 10: error below 1e-17)."
     z2 = z * z
     return (1 / 12 - (1 / 360 - (1 / 1260 - (1 / 1680 - 1 / (1188 * z2)) / z2) / z2) / z2) / z
 
-
+# %% ../nbs/53_compare.ipynb #0f2abf53
 def _log_gamma_ratio(p: float, q: float) -> float:
     "lgamma(p + q) - lgamma(p) for p >= 10, without the cancellation of two large lgamma values."
     return ((p - 0.5) * math.log1p(q / p) + q * math.log(p + q) - q
             + _stirling_tail(p + q) - _stirling_tail(p))
 
-
+# %% ../nbs/53_compare.ipynb #056c51d5
 def _log_inverse_beta(p: float, q: float) -> float:
     "-log B(p, q) = lgamma(p + q) - lgamma(p) - lgamma(q), accurate when one shape is large."
     big, small = max(p, q), min(p, q)
@@ -89,7 +89,7 @@ def _log_inverse_beta(p: float, q: float) -> float:
         return _log_gamma_ratio(big, small) - math.lgamma(small)
     return math.lgamma(p + q) - math.lgamma(p) - math.lgamma(q)
 
-
+# %% ../nbs/53_compare.ipynb #a12bf06e
 def _ibeta(x: float, y: float, p: float, q: float) -> float:
     "I_x(p, q) with y = 1 - x given separately (so that a caller who knows 1 - x exactly loses no digits)."
     if x == 0.0 or y == 0.0:
@@ -99,7 +99,7 @@ def _ibeta(x: float, y: float, p: float, q: float) -> float:
         return math.exp(log_front) * _beta_fraction(p, q, x) / p
     return 1.0 - math.exp(log_front) * _beta_fraction(q, p, y) / q
 
-
+# %% ../nbs/53_compare.ipynb #b992e0cf
 def incomplete_beta(x: float,      # the upper limit of the integral, in [0, 1]
                     p: float,      # the first shape parameter, > 0
                     q: float,      # the second shape parameter, > 0
@@ -221,7 +221,7 @@ def _average_ranks(x: np.ndarray) -> tuple:
         i = j + 1
     return ranks, np.array(sizes, dtype=np.float64)
 
-
+# %% ../nbs/53_compare.ipynb #ac22907a
 def _signed_rank_counts(n: int) -> np.ndarray:
     "c_n(k) for k = 0..n(n+1)/2: the subsets of {1..n} with sum k (exact in float64 for n <= 50)."
     c = np.zeros(n * (n + 1) // 2 + 1)
@@ -230,11 +230,11 @@ def _signed_rank_counts(n: int) -> np.ndarray:
         c[r:] = c[r:] + c[:-r].copy()
     return c
 
-
+# %% ../nbs/53_compare.ipynb #2d38b702
 def _normal_two_sided(z: float) -> float:
     return math.erfc(abs(z) / math.sqrt(2.0))
 
-
+# %% ../nbs/53_compare.ipynb #317139af
 def wilcoxon_test(a,                           # (n,) per-query values of system A
                   b,                           # (n,) per-query values of system B on the same queries
                   zero_method: str = "wilcox",  # zero differences: "wilcox" (dropped) | "pratt" | "zsplit"
@@ -503,7 +503,7 @@ class _Systems:
     n_queries: int
     ties: str | None               # the tie convention of the values, when known
 
-
+# %% ../nbs/53_compare.ipynb #ef36b0e0
 def _report_systems(systems: dict, metrics) -> _Systems:
     names, reports = list(systems), list(systems.values())
     first = reports[0]
@@ -529,7 +529,7 @@ def _report_systems(systems: dict, metrics) -> _Systems:
     lower = {m for m in metrics if m in first.lower_is_better}
     return _Systems(names, metrics, values, bounds, lower, first.n_queries, first.conventions.ties)
 
-
+# %% ../nbs/53_compare.ipynb #bd5fcbf4
 def _trec_systems(systems: dict, metrics) -> _Systems:
     names, reports = list(systems), list(systems.values())
     first = reports[0]
@@ -553,7 +553,7 @@ def _trec_systems(systems: dict, metrics) -> _Systems:
             bounds[m] = {name: tuple(np.asarray(x, dtype=np.float64) for x in r.bounds[m]) for name, r in systems.items()}
     return _Systems(names, metrics, values, bounds, set(), len(first.qids), first.ties)
 
-
+# %% ../nbs/53_compare.ipynb #fdd1ff69
 def _array_systems(systems: dict, metrics) -> _Systems:
     names, values = list(systems), {}
     tables = {}
@@ -599,7 +599,7 @@ def _per_query_array(x, name) -> np.ndarray:
         fail("systems", f"[{name!r}] holds an infinite value at query {int(np.flatnonzero(np.isinf(a))[0])}")
     return a
 
-
+# %% ../nbs/53_compare.ipynb #aaa58d03
 def _read_systems(systems, metrics) -> _Systems:
     if not isinstance(systems, Mapping):
         fail("systems", f"must map system names to Reports, TrecReports or per-query arrays, got "
@@ -627,11 +627,11 @@ def _fmt(x, digits: int = 4) -> str:
         return "—"
     return f"{x:.{digits}f}"
 
-
+# %% ../nbs/53_compare.ipynb #afde518d
 def _fmt_p(p: float) -> str:
     return "—" if p is None or math.isnan(p) else ("<0.0001" if p < 1e-4 else f"{p:.4f}")
 
-
+# %% ../nbs/53_compare.ipynb #987811fe
 @dataclass
 class Comparison:
     "Systems compared on per-query values: one row per metric and compared pair (see `compare`)."

@@ -66,7 +66,7 @@ def _save(fig, path: Path, dpi: int) -> Path:
     fig.savefig(path, dpi=dpi)
     return path
 
-
+# %% ../nbs/70_demo.ipynb #5a2b40c1
 def save_demo_figures(folder,                        # where to write (created if missing)
                       bits=(12, 32, 64),             # the code lengths drawn
                       seed: int = 0,                 # the data's and the hash's seed
@@ -127,7 +127,7 @@ def save_demo_figures(folder,                        # where to write (created i
     written.append(_save(fig, folder / DEMO_FIGURES[2], dpi))
     return written
 
-
+# %% ../nbs/70_demo.ipynb #f87d560e
 def _describe(sums: dict) -> str:
     "The data's size said once when every code length shares it (the demo's case), else once per length."
     sizes = {k: (v[1].n_queries, v[1].n_ranks) if isinstance(v, tuple) else (v.n_queries, v.n_gallery)

@@ -176,7 +176,7 @@ class BallHistogram(NamedTuple):
         "φ(S) = A(S)/B(S), by `phi` (NaN for an empty ball)."
         return phi(self.counts, self.n_codes)
 
-
+# %% ../nbs/20_lgap.ipynb #a92ffb7f
 def ball_histogram(query_code,              # the query's code: 1-D, {0,1} or {-1,+1}
                    gallery_codes,           # N x K codes in either alphabet, or PackedCodes
                    radius: int,             # k >= 0: the ball holds the codes within Hamming distance k

@@ -26,7 +26,7 @@ EMPTY_POLICIES = ("zero", "skip", "error")
 GAINS = ("exp2", "linear")
 AP_INTERPOLATIONS = ("step", "trapezoid")
 
-
+# %% ../nbs/04_metrics.ipynb #6e96c141
 def convention(default,                # the default value (the papers' choice)
                choices: tuple | None,  # the allowed values, default first; None: a probability in (0, 1)
                help: str,              # one line: what it decides (the command line's help and the README's table)
@@ -34,7 +34,7 @@ def convention(default,                # the default value (the papers' choice)
     "A field of `Conventions`, declared once with what every other place needs to know about it."
     return field(default=default, metadata={"choices": choices, "help": help})
 
-
+# %% ../nbs/04_metrics.ipynb #3d230df0
 @dataclass(frozen=True)
 class Conventions:
     """The choices a metric value depends on; `Conventions.make(**kw)` validates them.

@@ -16,7 +16,7 @@ from .ranking import RankSummary
 from .validate import check_int, fail
 
 # %% auto #0
-__all__ = ['NameMeaning', 'read_name', 'name_metric', 'names_table']
+__all__ = ['read_name', 'name_metric', 'names_table']
 
 # %% ../nbs/08_names.ipynb #8a1797b7
 @dataclass(frozen=True)
@@ -72,11 +72,11 @@ class NameMeaning:
     conventions: tuple = ()       # (convention, value) pairs the name fixes
     trec: str | None = None       # trec_eval's measure ("map_cut_100"), or None: trec_eval has none
 
-
+# %% ../nbs/08_names.ipynb #2501c070
 _NAME = re.compile(r"(?P<family>[A-Za-z]+)(?:\((?P<params>[^()]*)\))?(?:@(?P<k>[^@]+))?")
 _PARAM = re.compile(r"\s*(?P<key>[A-Za-z_]+)\s*=\s*(?P<value>\{[^{}]*\}|[^,]*)\s*(?:,|$)")
 
-
+# %% ../nbs/08_names.ipynb #e0337bdb
 def _gains(text: str, spelling: str) -> dict:
     m = re.fullmatch(r"\{(.*)\}", text.strip())
     pairs = [p for p in m.group(1).split(",") if p.strip()] if m else None
@@ -94,7 +94,7 @@ def _gains(text: str, spelling: str) -> dict:
         out[grade] = gain
     return out
 
-
+# %% ../nbs/08_names.ipynb #7abaa3fa
 def _gain_rule(gains: dict, spelling: str) -> str:
     "'linear' or 'exp2' if the map is proportional (c > 0) to rel or to 2^rel - 1 on its grades; else refuse."
     g = np.array(sorted(gains), dtype=np.float64)
@@ -108,7 +108,7 @@ def _gain_rule(gains: dict, spelling: str) -> str:
     fail("metrics", f"{spelling!r}: this gain map is neither proportional to rel (gain='linear') nor to 2^rel - 1 "
                     "(gain='exp2'); those are the two gains nDCG here knows")
 
-
+# %% ../nbs/08_names.ipynb #1130fb5f
 def read_name(name: str,  # a metric name as typed: "AP@100", "nDCG@10", "P(rel=2)@5" (ir_measures' spelling)
               ) -> NameMeaning | None:
     """The meaning of an ir_measures-style name, or None if its family is not ir_measures' (case-sensitive) or what

@@ -29,7 +29,7 @@ def _rowwise_searchsorted(sorted_rows: np.ndarray, values: np.ndarray, span: int
     flat = (sorted_rows + offset).ravel()
     return np.searchsorted(flat, values + offset, side="right") - offset // (span + 1) * width
 
-
+# %% ../nbs/10_precision.ipynb #8da57698
 def _cutoffs(k, n_queries: int) -> np.ndarray:
     "Cutoffs as a (Q, L) int64 array: a scalar, one per query (Q,), or a grid (Q, L)."
     k = np.asarray(k, dtype=np.int64)
@@ -39,7 +39,7 @@ def _cutoffs(k, n_queries: int) -> np.ndarray:
         return k[:, None]
     return k
 
-
+# %% ../nbs/10_precision.ipynb #3ff64523
 def hits_in_top(summary: RankSummary,   # the ranking summary (chapter 03): tie groups and grades of each query
                 k,                      # cutoff(s) k >= 0: one for all queries, one per query (Q,), or a grid (Q, L)
                 ties: str,              # "expected" (mean over tie orders) | "optimistic" | "pessimistic" | "index"

@@ -325,14 +325,14 @@ def _ignore_rows_from_mask(mask, n_queries: int, n_gallery: int) -> list:
         fail("ignore", f"must be a {n_queries} x {n_gallery} boolean array (queries x gallery), got shape {m.shape}")
     return [np.flatnonzero(row) for row in m]
 
-
+# %% ../nbs/02_relevance.ipynb #90574867
 def _ignore_rows_from_lists(lists, n_queries: int, n_gallery: int) -> list:
     if len(lists) != n_queries:
         fail("ignore", f"must hold one array of gallery indices per query ({n_queries}), got {len(lists)}")
     return [check_ids(np.zeros(0, dtype=np.int64) if items is None else items, f"ignore[{q}]", n_gallery,
                       f"the gallery has {n_gallery} items") for q, items in enumerate(lists)]
 
-
+# %% ../nbs/02_relevance.ipynb #deb74f55
 def _self_rows(self_index, n_queries: int, n_gallery: int) -> list:
     s = np.asarray(self_index)
     if s.shape != (n_queries,) or s.dtype.kind not in "iu":
@@ -344,7 +344,7 @@ def _self_rows(self_index, n_queries: int, n_gallery: int) -> list:
         fail("self_index", f"entry {q} is {shown(s[q])}, outside -1..{n_gallery - 1}")
     return [np.array([i], dtype=np.int64) if i >= 0 else np.zeros(0, dtype=np.int64) for i in s.tolist()]
 
-
+# %% ../nbs/02_relevance.ipynb #a61d20a1
 def _is_mask(ignore) -> bool:
     "A Q x N mask: a 2-D array, or nested lists of booleans (lists of indices are ragged or hold integers)."
     if hasattr(ignore, "shape"):
@@ -355,7 +355,7 @@ def _is_mask(ignore) -> bool:
         return False
     return a.ndim == 2 and a.dtype == bool
 
-
+# %% ../nbs/02_relevance.ipynb #ced10cd2
 def make_ignore(n_queries: int,   # Q
                 n_gallery: int,   # N
                 ignore=None,      # a Q x N bool array or nested lists of bools (True = removed), or one index list per query
@@ -381,4 +381,3 @@ def make_ignore(n_queries: int,   # Q
     indptr = np.concatenate([[0], np.cumsum([len(r) for r in rows])]).astype(np.int64)
     indices = np.concatenate(rows).astype(np.int64) if rows else np.zeros(0, dtype=np.int64)
     return IgnoreSets(n_queries, n_gallery, indptr, indices)
-

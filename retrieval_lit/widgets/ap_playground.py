@@ -23,7 +23,7 @@ def _grades(grades, max_grade: int) -> list:
         fail("grades", f"must list 1 to 40 items for the playground, got {g.size}")
     return [int(v) for v in g]
 
-
+# %% ../../nbs/14_ap_playground.ipynb #dd830ad1
 def _ties_from_sizes(tie_sizes, n: int) -> list:
     "tie[i] = item i is tied with item i-1 (tie[0] is always False), from consecutive group sizes."
     if tie_sizes is None:
@@ -34,7 +34,7 @@ def _ties_from_sizes(tie_sizes, n: int) -> list:
         tie += [False] + [True] * (s - 1)
     return tie
 
-
+# %% ../../nbs/14_ap_playground.ipynb #13d201ba
 class APPlayground(Lab):
     "AP@k (every denominator and tie mode), nDCG@k and EGR@k of a ranked list a student edits (the cutoff k is `p` in code)."
 
@@ -184,7 +184,7 @@ class APPlayground(Lab):
                 for t in TIE_MODES]
         self.table.value = html_table(header, rows)
 
-
+# %% ../../nbs/14_ap_playground.ipynb #b1b10c45
 def ap_playground(grades=(1, 0, 1, 1, 0, 0, 1, 0),  # the list's grades, rank order: 1 to 40 items, each 0..max_grade
                   tie_sizes=None,                   # sizes of consecutive tie groups; None: no ties
                   p: int | None = None,             # the cutoff, 1..len(grades); None: the whole list
