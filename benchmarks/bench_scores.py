@@ -89,7 +89,8 @@ def stage(name, nq, n, dim, out_dir, loop_queries):
             for m in SIX[2:]:
                 res[f"{m} expected {p}"], r = best(lambda: evaluate(metrics=[m], precision=p, **kw))
                 assert np.array_equal(r.per_query[m], r6.per_query[m], equal_nan=True), m
-        s32 = normalised(q, np.float32) @ normalised(g, np.float32).T
+        from retrieval_lit.score_ranking import similarity_rows
+        s32 = similarity_rows(q, g, "cosine", "float32")[2](0, nq)      # the float32 similarities evaluate computes
         res["sort scores float32"], _ = best(lambda: np.sort(s32, axis=1))
         for ties in ("index", "expected"):
             res[f"scores= map {ties}"], r = best(lambda: evaluate(scores=s32, query_labels=ql, gallery_labels=gl,

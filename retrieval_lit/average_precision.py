@@ -167,14 +167,15 @@ def ap_expected(n,                              # (Q, G) items per tie group, ne
     items_before, rel_before = group_starts(n), group_starts(r)
     total = r.sum(axis=1) if total is None else np.asarray(total, dtype=np.int64)
     inside = np.clip((t[:, None] if t.ndim else t) - items_before, 0, n)   # slots of each group inside the top t
-    q, slope = _safe_div(r, n), _safe_div(r - 1, n - 1)
-    terms = lambda *a: expected_term_sum(*a, interpolation=interpolation)
+    # each group's terms, with q = r/n and slope = (r-1)/(n-1), computed only where a group holds a relevant item
+    terms = lambda rb, nb, slots, rr, nn: expected_term_sum(rb, nb, slots, _safe_div(rr, nn), _safe_div(rr - 1, nn - 1),
+                                                            interpolation=interpolation)
     if denominator != "retrieved":                                 # the denominator is fixed: mean of S over it
-        s = row_sums(_where_relevant(r, terms, rel_before, items_before, inside, q, slope))
+        s = row_sums(_where_relevant(np.where(inside > 0, r, 0), terms, rel_before, items_before, inside, r, n))
         den = _ap_denominator(None, total, np.minimum(t, n.sum(axis=1)), denominator)
         return APParts(_safe_div(s, den), (den > 0).astype(np.float64), den == 0)
     whole = (inside == n) & (n > 0)
-    s_whole = row_sums(_where_relevant(np.where(whole, r, 0), terms, rel_before, items_before, n, q, slope))
+    s_whole = row_sums(_where_relevant(np.where(whole, r, 0), terms, rel_before, items_before, n, r, n))
     r_whole = np.where(whole, r, 0).sum(axis=1)
     value = _safe_div(s_whole, r_whole)
     p_defined = (r_whole > 0).astype(np.float64)
@@ -238,8 +239,11 @@ def ap_from_summary(summary: RankSummary,      # the ranking summary (chapter 03
     t = resolve_cutoff(p, summary.n_ranks, "p", 1)
     interpolation = conventions.ap_interpolation
     if conventions.ties == "expected":
-        parts = ap_expected(summary.group_sizes, summary.relevant_hist, t, conventions.ap_denominator, interpolation,
-                            summary.n_relevant)
+        n, r = summary.group_sizes, summary.relevant_hist
+        if t < summary.n_ranks:                                  # groups starting after rank t add nothing: drop them
+            width = int((group_starts(n) < t).sum(axis=1).max(initial=0))
+            n, r = n[:, :max(width, 1)], r[:, :max(width, 1)]
+        parts = ap_expected(n, r, t, conventions.ap_denominator, interpolation, summary.n_relevant)
     elif (conventions.ties == "index" and t == summary.n_ranks and summary.index_sums is not None
           and interpolation == "step"):                          # the engine streams the step sums only
         values, undefined = ap_from_sums(summary.index_sums, summary.n_relevant)

@@ -103,7 +103,8 @@ def _row_groups(above: np.ndarray, equal: np.ndarray, grades, n_kept: int, n_gra
 
 
 def _score_block_counts(key: np.ndarray, grades: np.ndarray, kept, n_grades: int, t: int, index_sums: bool) -> tuple:
-    "(hist, top (b, t) or None, IndexSums or None) of one block of score rows, by counts; see the section above."
+    """(groups, top (b, t) or None, IndexSums or None) of one block of score rows, by counts (see the section above);
+    groups: each row's (G_i, n_grades) counts, stacked once for all blocks by `_stack_rows`."""
     b, n = key.shape
     if kept is not None:
         key = np.where(kept, key, key.dtype.type(-np.inf))       # removed: below every score, tied with none
@@ -147,10 +148,15 @@ def _score_block_counts(key: np.ndarray, grades: np.ndarray, kept, n_grades: int
             for gg in (1,) if n_grades == 2 else np.unique(g):
                 dsum[i, gg] = float(np.sum(disc if n_grades == 2 else disc[g == gg]))
             hits[i] = int((rank < len(c)).sum())
-    hist = np.zeros((b, max(len(x) for x in groups), n_grades), dtype=np.int64)
+    return groups, top, IndexSums(psum, dsum, hits) if index_sums else None
+
+
+def _stack_rows(groups: list, n_grades: int) -> np.ndarray:
+    "(Q, max G_i, n_grades) int64: each row's groups, padded with empty groups at the end."
+    hist = np.zeros((len(groups), max(len(x) for x in groups), n_grades), dtype=np.int64)
     for i, x in enumerate(groups):
         hist[i, :len(x)] = x
-    return hist, top, IndexSums(psum, dsum, hits) if index_sums else None
+    return hist
 
 # %% ../nbs/09_score_ranking.ipynb #17417bc3
 def _groups_of_sorted(s_sorted: np.ndarray, kept_sorted: np.ndarray) -> np.ndarray:
@@ -311,16 +317,17 @@ def summarize_scores(scores,                      # Q x N scores (higher = neare
         s = rows(a, b)
         if counts:
             h, tp, sm = _counts_in_threads(pool, n_threads, s, relevance.block(a, b), kept, n_grades, t, index_sums)
+            hists.extend(h)
         else:
             h, tp = _score_block_summary(s, relevance.block(a, b), kept, n_grades, t, cutoff)
             sm = _sums_of_top(_score_block_summary(s, relevance.block(a, b), kept, n_grades, n_g, None)[1],
                               n_grades) if index_sums else None
-        hists.append(h)
+            hists.append(h)
         tops.append(tp)
         sums.append(sm)
     if pool is not None:
         pool.shutdown()
-    hist = _pad_groups(hists)
+    hist = _stack_rows(hists, n_grades) if counts else _pad_groups(hists)
     index = None
     if index_sums:
         index = IndexSums(*(np.concatenate([getattr(x, f) for x in sums])
@@ -340,7 +347,7 @@ def _counts_in_threads(pool, n_threads: int, s, grades, kept, n_grades: int, t: 
     top = np.concatenate([p[1] for p in parts]) if t else None
     sums = IndexSums(*(np.concatenate([getattr(p[2], f) for p in parts]) for f in ("precision_sum", "discount_sum",
                                                                                     "r_hits"))) if index_sums else None
-    return _pad_groups([p[0] for p in parts]), top, sums
+    return [x for p in parts for x in p[0]], top, sums
 
 
 def _sums_of_top(top: np.ndarray, n_grades: int) -> IndexSums:
