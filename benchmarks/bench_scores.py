@@ -1,23 +1,37 @@
-"""Ranking by scores at scale: 1,000 queries x 100,000 gallery items, 128-d float32 embeddings, cosine similarity.
+"""Ranking by scores and embeddings at the machine's limit (issue 22, items 1-3), every goal printed met / NOT MET.
 
-usage: python benchmarks/bench_scores.py [Q N]
-Each contender runs in a fresh process (so each peak RSS is its own), best of 2:
-  evaluate   retrieval_lit.evaluate(query_embeddings=..., gallery_embeddings=..., similarity="cosine"), ties="index"
-             and "expected" (the exact mean over tie orders), map@100 and map
-  loop       a per-query numpy loop: scores = G @ q, np.argsort(-scores, kind="stable"), AP (the papers' style)
-  faiss      faiss.IndexFlatIP on the normalised vectors, top-100 search, then AP@100 (faiss-cpu is a benchmark-only
-             peer: `pip install faiss-cpu`; skipped with a note where absent)
-AP@100 uses the papers' denominator (relevant items in the top 100), map the whole ranking."""
+usage: python benchmarks/bench_scores.py [s1 | s2 | all] [--queries Q] [--gallery N] [--loop-queries L]
+
+S1: 1,000 queries x 100,000 gallery items, 128-d float32 embeddings (10 clustered classes), cosine similarity.
+Each part runs in a fresh process (its peak RSS is its own); every time is the best of 2 wall-clock runs through
+`evaluate` as a user calls it (raw float32 embeddings and class labels in, a report out; normalisation included).
+  floors     the BLAS matrix product of the normalised embeddings in float64 and float32, and np.sort of every row
+             of the resulting score matrix (values only: numpy's vectorised sort), each timed alone
+  evaluate   map@100 and map under ties "index" and "expected", in precision float32 and float64; the six metrics
+             map, map@100, map@r, ndcg@100, p@1, mrr in one call and each alone; map from a given (Q, N) score matrix
+  loop       the per-query numpy loop (scores = G @ q in float64, np.argsort(-scores, kind="stable"), AP): timed on the
+             first --loop-queries queries (default 200) and scaled linearly to all queries (said so in the output)
+  faiss      faiss.IndexFlatIP on the normalised float32 vectors, top-100 search, then AP@100 (faiss-cpu is a
+             benchmark-only peer: `pip install faiss-cpu`; skipped with a note where absent)
+S2: 10,000 queries x 1,000,000 gallery items, 64-d float32, cosine, map and map@100 in one call, precision float32,
+    with the progress bar on stderr; peak RSS beyond the inputs; the floor (float32 product + row sort) timed on a
+    slice and scaled. `--queries` runs a slice of the queries (the time is then scaled to 10,000, and says so).
+AP@100 uses the papers' denominator (relevant items in the top 100), map the whole ranking; the values of the loop
+and of faiss are compared query by query with evaluate's (ties="index": the loop's stable order)."""
+import argparse
 import json
+import os
 import resource
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
+SIX = ["map", "map@100", "map@r", "ndcg@100", "p@1", "mrr"]
 
 
 def workload(n_queries=1000, n_gallery=100_000, dim=128, classes=10, seed=0):
@@ -38,64 +52,235 @@ def ap_rows(rel, denominator_all=None):
     return np.divide(s, den, out=np.zeros(len(s)), where=den > 0)
 
 
-def run(stage, nq, n):
-    q, ql, g, gl = workload(nq, n)
-    out = {}
-    if stage == "evaluate":
-        from retrieval_lit import evaluate
-        for ties in ("index", "expected"):
-            for metrics in (["map@100"], ["map"]):
-                t0 = time.perf_counter()
-                r = evaluate(query_embeddings=q, gallery_embeddings=g, similarity="cosine", query_labels=ql,
-                             gallery_labels=gl, metrics=metrics, ties=ties, progress=False)
-                out[f"{metrics[0]} ties={ties}"] = (time.perf_counter() - t0, r[metrics[0]])
-    elif stage == "loop":
-        qn = q / np.linalg.norm(q, axis=1, keepdims=True)
-        gn = g / np.linalg.norm(g, axis=1, keepdims=True)
+def best(fn, repeat=2):
+    "(best wall time of `repeat` runs, the last result)."
+    t, out = float("inf"), None
+    for _ in range(repeat):
         t0 = time.perf_counter()
-        ap100, ap = np.zeros(nq), np.zeros(nq)
-        for i in range(nq):
-            order = np.argsort(-(gn.astype(np.float64) @ qn[i].astype(np.float64)), kind="stable")
+        out = fn()
+        t = min(t, time.perf_counter() - t0)
+    return t, out
+
+
+def normalised(x, dtype):
+    x64 = x.astype(np.float64)
+    return (x64 / np.linalg.norm(x64, axis=1, keepdims=True)).astype(dtype)
+
+
+def stage(name, nq, n, dim, out_dir, loop_queries):
+    q, ql, g, gl = workload(nq, n, dim)
+    res = {}
+    if name == "floors":
+        for p in ("float64", "float32"):
+            qn, gn = normalised(q, p), normalised(g, p)
+            res[f"gemm {p}"], s = best(lambda: qn @ gn.T)
+            res[f"sort {p}"], _ = best(lambda: np.sort(s, axis=1))
+            del s
+    elif name == "evaluate":
+        from retrieval_lit import evaluate
+        kw = dict(query_embeddings=q, gallery_embeddings=g, similarity="cosine", query_labels=ql, gallery_labels=gl,
+                  progress=False)
+        for p in ("float32", "float64"):
+            for ties in ("index", "expected"):
+                for m in ("map@100", "map"):
+                    res[f"{m} {ties} {p}"], r = best(lambda: evaluate(metrics=[m], ties=ties, precision=p, **kw))
+                    np.save(out_dir / f"{m}_{ties}_{p}.npy", r.per_query[m])
+            res[f"six {p}"], r6 = best(lambda: evaluate(metrics=SIX, precision=p, **kw))
+            for m in SIX[2:]:
+                res[f"{m} expected {p}"], r = best(lambda: evaluate(metrics=[m], precision=p, **kw))
+                assert np.array_equal(r.per_query[m], r6.per_query[m], equal_nan=True), m
+        s32 = normalised(q, np.float32) @ normalised(g, np.float32).T
+        res["sort scores float32"], _ = best(lambda: np.sort(s32, axis=1))
+        for ties in ("index", "expected"):
+            res[f"scores= map {ties}"], r = best(lambda: evaluate(scores=s32, query_labels=ql, gallery_labels=gl,
+                                                                   metrics=["map"], ties=ties, progress=False))
+            want = np.load(out_dir / f"map_{ties}_float32.npy")
+            res[f"scores= agrees {ties}"] = float(np.abs(r.per_query["map"] - want).max())
+    elif name == "loop":
+        qn, gn = normalised(q, np.float64), normalised(g, np.float64)
+        m = min(loop_queries, nq)
+        t0 = time.perf_counter()
+        ap100, ap = np.zeros(m), np.zeros(m)
+        for i in range(m):
+            order = np.argsort(-(gn @ qn[i]), kind="stable")
             rel = (gl[order] == ql[i]).astype(np.float64)[None, :]
             ap100[i] = ap_rows(rel[:, :100])[0]
             ap[i] = ap_rows(rel, rel.sum(axis=1))[0]
-        out["map@100 and map, one loop"] = (time.perf_counter() - t0, ap100.mean(), ap.mean())
-    elif stage == "faiss":
+        res["loop"] = (time.perf_counter() - t0) * nq / m
+        res["loop queries"] = m
+        np.save(out_dir / "loop_map.npy", ap)
+        np.save(out_dir / "loop_map100.npy", ap100)
+    elif name == "faiss":
         import faiss
-        qn = np.ascontiguousarray(q / np.linalg.norm(q, axis=1, keepdims=True), dtype=np.float32)
-        gn = np.ascontiguousarray(g / np.linalg.norm(g, axis=1, keepdims=True), dtype=np.float32)
-        t0 = time.perf_counter()
-        index = faiss.IndexFlatIP(gn.shape[1])
-        index.add(gn)
-        _, ids = index.search(qn, 100)
-        rel = (gl[ids] == ql[:, None]).astype(np.float64)
-        out["map@100 (top-100 search + AP)"] = (time.perf_counter() - t0, ap_rows(rel).mean())
-    out["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(json.dumps(out))
+        qn, gn = normalised(q, np.float32), normalised(g, np.float32)
+
+        def run():
+            index = faiss.IndexFlatIP(gn.shape[1])
+            index.add(gn)
+            _, ids = index.search(qn, 100)
+            return ap_rows((gl[ids] == ql[:, None]).astype(np.float64))
+        res["faiss"], ap100 = best(run)
+        res["faiss threads"] = faiss.omp_get_max_threads()
+        np.save(out_dir / "faiss_map100.npy", ap100)
+    res["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps(res))
 
 
-def main(nq=1000, n=100_000):
-    print(f"{nq:,} queries x {n:,} gallery items, 128-d float32, cosine; each contender in a fresh process")
-    for stage in ("evaluate", "loop", "faiss"):
-        if stage == "faiss":
-            try:
-                import faiss  # noqa: F401
-            except ImportError:
-                print("faiss: not installed (pip install faiss-cpu): skipped")
-                continue
-        p = subprocess.run([sys.executable, __file__, "--stage", stage, str(nq), str(n)], capture_output=True, text=True)
-        if p.returncode:
-            print(stage, "failed:", p.stderr[-2000:])
-            continue
-        res = json.loads(p.stdout.strip().splitlines()[-1])
-        rss = res.pop("peak_rss_mib")
-        for what, vals in res.items():
-            print(f"  {stage:8s} {what:32s} {vals[0]:7.2f} s   value(s) {', '.join(f'{v:.6f}' for v in vals[1:])}")
-        print(f"  {stage:8s} peak RSS {rss:.0f} MiB")
+def run_stage(name, nq, n, dim, out_dir, loop_queries):
+    p = subprocess.run([sys.executable, __file__, "--stage", name, "--queries", str(nq), "--gallery", str(n),
+                        "--dim", str(dim), "--out", str(out_dir), "--loop-queries", str(loop_queries)],
+                       capture_output=True, text=True)
+    if p.returncode:
+        print(f"{name} failed:", p.stderr[-3000:])
+        return None
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def verdict(ok):
+    return "met" if ok else "NOT MET"
+
+
+def s1(nq, n, loop_queries):
+    import numpy
+    try:
+        import faiss  # noqa: F401
+        have_faiss = True
+    except ImportError:
+        have_faiss = False
+    print(f"== S1: {nq:,} queries x {n:,} gallery items, 128-d float32, cosine, 10 classes; numpy {numpy.__version__}, "
+          f"{os.cpu_count()} CPUs; each part in a fresh process, best of 2")
+    out = Path(tempfile.mkdtemp())
+    fl = run_stage("floors", nq, n, 128, out, loop_queries)
+    ev = run_stage("evaluate", nq, n, 128, out, loop_queries)
+    lp = run_stage("loop", nq, n, 128, out, loop_queries)
+    fa = run_stage("faiss", nq, n, 128, out, loop_queries) if have_faiss else None
+    if not (fl and ev and lp):
+        return
+    print("floors:  " + ", ".join(f"{k} {v:.3f} s" for k, v in fl.items() if k != "peak_rss_mib"))
+    for p in ("float32", "float64"):
+        print(f"  floor {p} = product + row sort = {fl[f'gemm {p}'] + fl[f'sort {p}']:.3f} s")
+    if fa:
+        print(f"faiss IndexFlatIP top-100 + AP@100: {fa['faiss']:.3f} s ({fa['faiss threads']} OpenMP threads), "
+              f"peak RSS {fa['peak_rss_mib']:.0f} MiB")
+    else:
+        print("faiss: not installed (pip install faiss-cpu): its goals are skipped")
+    print(f"per-query loop: {lp['loop']:.1f} s (timed on {lp['loop queries']} queries, scaled to {nq})")
+    print(f"evaluate peak RSS {ev['peak_rss_mib']:.0f} MiB (all runs of the part)")
+    print("-- goal 1: map@100 (ties index and expected) <= faiss in float32, <= 2 x faiss in float64")
+    for p, factor in (("float32", 1.0), ("float64", 2.0)):
+        for ties in ("index", "expected"):
+            t = ev[f"map@100 {ties} {p}"]
+            if fa:
+                print(f"  map@100 {ties:8s} {p}: {t:7.3f} s = {t / fa['faiss']:.2f} x faiss (goal <= {factor:g}): "
+                      f"{verdict(t <= factor * fa['faiss'])}")
+            else:
+                print(f"  map@100 {ties:8s} {p}: {t:7.3f} s (faiss absent)")
+    print("-- goal 2: map (whole ranking, ties index and expected) <= 2 x floor of its precision; >= 10 x faster "
+          "than the per-query loop")
+    for p in ("float32", "float64"):
+        floor = fl[f"gemm {p}"] + fl[f"sort {p}"]
+        for ties in ("index", "expected"):
+            t = ev[f"map {ties} {p}"]
+            print(f"  map     {ties:8s} {p}: {t:7.3f} s = {t / floor:.2f} x floor (goal <= 2): {verdict(t <= 2 * floor)}; "
+                  f"loop / evaluate = {lp['loop'] / t:.0f} x (goal >= 10): {verdict(lp['loop'] >= 10 * t)}")
+    print("-- goal 3: the six metrics in one call <= 1.3 x the slowest alone (ties expected)")
+    for p in ("float32", "float64"):
+        alone = {m: ev[f"{m} expected {p}"] for m in SIX}
+        slowest = max(alone, key=alone.get)
+        t = ev[f"six {p}"]
+        print(f"  {p}: one call {t:.3f} s; alone " + ", ".join(f"{m} {v:.3f}" for m, v in alone.items()) +
+              f"; = {t / alone[slowest]:.2f} x {slowest} (goal <= 1.3): {verdict(t <= 1.3 * alone[slowest])}")
+    print("-- goal 4: scores= a (Q, N) float32 matrix: map <= 1.5 x the row sort")
+    for ties in ("index", "expected"):
+        t, floor = ev[f"scores= map {ties}"], ev["sort scores float32"]
+        print(f"  map {ties:8s}: {t:.3f} s = {t / floor:.2f} x sort {floor:.3f} s (goal <= 1.5): "
+              f"{verdict(t <= 1.5 * floor)}; equals the embeddings' float32 run to {ev[f'scores= agrees {ties}']:.1e}")
+    print("-- values")
+    m = lp["loop queries"]
+    for what, mine, theirs in (("map", "map_index_float64", "loop_map"), ("map@100", "map@100_index_float64", "loop_map100")):
+        d = np.abs(np.load(out / f"{mine}.npy")[:m] - np.load(out / f"{theirs}.npy")).max()
+        print(f"  {what} ties=index float64 vs the per-query loop ({m} queries): max |difference| {d:.1e} "
+              f"({'agree to 1e-12' if d <= 1e-12 else 'DIFFER'})")
+    if fa:
+        mine, theirs = np.load(out / "map@100_index_float32.npy"), np.load(out / "faiss_map100.npy")
+        d = np.abs(mine - theirs)
+        print(f"  map@100 ties=index float32 vs faiss: max |difference| {d.max():.1e}, queries differing "
+              f"{int((d > 1e-12).sum())} of {len(d)}; means {mine.mean():.12f} / {theirs.mean():.12f}")
+        mine64 = np.load(out / "map@100_index_float64.npy")
+        print(f"  (float64 vs faiss: max |difference| {np.abs(mine64 - theirs).max():.1e}, queries differing "
+              f"{int((np.abs(mine64 - theirs) > 1e-12).sum())})")
+
+
+def workload_chunked(n_queries, n_gallery, dim, classes=10, seed=0, rows=100_000):
+    "The same kind of data built a block of rows at a time, so that building it leaves no peak above the inputs."
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(size=(classes, dim)).astype(np.float32)
+    gl, ql = rng.integers(0, classes, n_gallery), rng.integers(0, classes, n_queries)
+    g = np.empty((n_gallery, dim), dtype=np.float32)
+    for a in range(0, n_gallery, rows):
+        b = min(a + rows, n_gallery)
+        g[a:b] = centres[gl[a:b]] + 2.0 * rng.standard_normal(size=(b - a, dim), dtype=np.float32)
+    q = centres[ql] + 2.0 * rng.standard_normal(size=(n_queries, dim), dtype=np.float32)
+    return q, ql, g, gl
+
+
+def s2_stage(nq, n, out_dir):
+    "S2's evaluate in this process: peak RSS beyond the inputs (measured after building them)."
+    q, ql, g, gl = workload_chunked(10_000, n, 64)
+    q, ql = q[:nq], ql[:nq]
+    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    from retrieval_lit import evaluate
+    t0 = time.perf_counter()
+    r = evaluate(query_embeddings=q, gallery_embeddings=g, query_labels=ql, gallery_labels=gl,
+                 metrics=["map", "map@100"], precision="float32", progress=True)
+    t = time.perf_counter() - t0
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    qn, gn = normalised(q[:50], np.float32), normalised(g, np.float32)
+    t1 = time.perf_counter()
+    s = qn @ gn.T
+    np.sort(s, axis=1)
+    floor = (time.perf_counter() - t1) * nq / 50
+    print(json.dumps({"time": t, "map": r["map"], "map@100": r["map@100"], "inputs_mib": base,
+                      "peak_mib": peak, "floor": floor}))
+
+
+def s2(nq, n):
+    print(f"== S2: {nq:,} of 10,000 queries x {n:,} gallery items, 64-d float32, cosine, map and map@100, "
+          f"precision float32; {os.cpu_count()} CPUs")
+    p = subprocess.run([sys.executable, __file__, "--stage", "s2", "--queries", str(nq), "--gallery", str(n)],
+                       capture_output=True, text=True)
+    if p.returncode:
+        print("s2 failed:", p.stderr[-3000:])
+        return
+    res = json.loads(p.stdout.strip().splitlines()[-1])
+    bar = [line for line in p.stderr.replace("\r", "\n").splitlines() if line.strip()]
+    scale = 10_000 / nq
+    extra = res["peak_mib"] - res["inputs_mib"]
+    print(f"  evaluate: {res['time']:.1f} s for {nq:,} queries" + (f" -> {res['time'] * scale:.0f} s for 10,000 "
+          f"(scaled linearly)" if nq < 10_000 else "") + f"; map {res['map']:.6f}, map@100 {res['map@100']:.6f}")
+    print(f"  floor (float32 product + row sort, timed on 50 queries, scaled): {res['floor']:.1f} s for {nq:,} queries "
+          f"-> evaluate = {res['time'] / res['floor']:.2f} x floor")
+    print(f"  peak RSS {res['peak_mib']:.0f} MiB, inputs built {res['inputs_mib']:.0f} MiB: {extra:.0f} MiB beyond "
+          f"(goal <= 1024): {verdict(extra <= 1024)}")
+    print(f"  progress bar: {'shown' if bar else 'NOT shown'}; last line: {bar[-1].strip() if bar else ''}")
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 1 and sys.argv[1] == "--stage":
-        run(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
+    ap = argparse.ArgumentParser()
+    ap.add_argument("part", nargs="?", default="s1", choices=("s1", "s2", "all"))
+    ap.add_argument("--stage")
+    ap.add_argument("--queries", type=int)
+    ap.add_argument("--gallery", type=int)
+    ap.add_argument("--dim", type=int, default=128)
+    ap.add_argument("--out")
+    ap.add_argument("--loop-queries", type=int, default=200)
+    a = ap.parse_args()
+    if a.stage == "s2":
+        s2_stage(a.queries, a.gallery, None)
+    elif a.stage:
+        stage(a.stage, a.queries, a.gallery, a.dim, Path(a.out), a.loop_queries)
     else:
-        main(*map(int, sys.argv[1:3]))
+        if a.part in ("s1", "all"):
+            s1(a.queries or 1000, a.gallery or 100_000, a.loop_queries)
+        if a.part in ("s2", "all"):
+            s2(a.queries or 10_000, a.gallery or 1_000_000)

@@ -16,14 +16,15 @@ from pathlib import Path
 
 import numpy as np
 
-from .evaluation import evaluate
+from .compare import CORRECTIONS, TESTS, compare
+from .evaluation import Report, evaluate
 from .hamming import PackedCodes, pack_codes
 from .metrics import convention_fields, known_metrics
 from .trec import NICKNAMES, TREC_TIES, evaluate_run, parse_measures, read_qrels, read_run
 from .validate import RetrievalInputError, fail
 
 # %% auto #0
-__all__ = ['EXAMPLES', 'save_packed_codes', 'build_parser', 'main']
+__all__ = ['EXAMPLES', 'COMPARE_MEASURES', 'save_packed_codes', 'build_parser', 'run_trec_compare', 'run_compare', 'main']
 
 # %% ../nbs/80_cli.ipynb #1a09858b
 def save_packed_codes(path,              # the .npz file to write (np.savez adds .npz to a name without it)
@@ -196,12 +197,15 @@ EXAMPLES = """examples:
   retrieval-lit metrics
   retrieval-lit trec-eval qrels.txt run.txt -m all_trec -q
   retrieval-lit trec-eval qrels.txt run.txt -m map -m P.10 --ties expected --bounds
+  retrieval-lit trec-eval qrels.txt base.txt new.txt -m map -m P.10 --compare --test t --markdown
+  retrieval-lit compare lsh.json itq.json --test randomization --correction holm --latex
 """
 
 
 def _add_conventions(p):
     p.add_argument("--metrics", nargs="+", default=None, metavar="NAME",
-                   help="metric names, e.g. map map@1000 p@10 p@r2 ndcg@100 (see `retrieval-lit metrics`)")
+                   help="metric names, e.g. map map@1000 p@10 p@r2 ndcg@100 (see `retrieval-lit metrics`), or "
+                        "ir_measures' AP@100 nDCG@10 'P(rel=2)@5' (each with the conventions it implies)")
     for name, option, default, choices, help in convention_fields():      # one option per convention, as declared
         p.add_argument(option, default=default, help=f"{help} (default: {default})",
                        **(dict(choices=choices) if choices else dict(type=float)))
@@ -223,10 +227,10 @@ def _add_trec_eval(sub):
     te = sub.add_parser("trec-eval", help="score a TREC run against qrels as trec_eval does (and under ties)",
                         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     te.add_argument("qrels", help="qrels file: qid iter docid rel")
-    te.add_argument("run", help="run file: qid Q0 docid rank score tag")
+    te.add_argument("run", nargs="+", help="run file: qid Q0 docid rank score tag (several, with --compare)")
     te.add_argument("-m", dest="measures", action="append", metavar="MEASURE",
-                    help="a measure (map, P.5,10, ndcg_cut_10, ...) or official / all_trec; repeatable "
-                         "(default: official)")
+                    help="a measure (map, P.5,10, ndcg_cut_10, ...), ir_measures' name of one (nDCG@10, AP@100, "
+                         "'P(rel=2)@5'), or official / all_trec; repeatable (default: official)")
     te.add_argument("-q", dest="per_query", action="store_true", help="also print each topic's lines")
     te.add_argument("-c", dest="complete", action="store_true",
                     help="average over every topic of the qrels (a topic the run lacks scores 0)")
@@ -236,6 +240,7 @@ def _add_trec_eval(sub):
     te.add_argument("--bounds", action="store_true", help="add two columns: the lowest and highest value over tie orders")
     te.add_argument("--trec-version", choices=("9", "10"), default="9",
                     help="iprec_at_recall's recall cut as trec_eval 9 / pytrec_eval (default) or 10 computes it")
+    _add_comparison_options(te, trec=True)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -243,7 +248,7 @@ def build_parser() -> argparse.ArgumentParser:
                                      "exact, tie-aware metrics on Hamming rankings, similarity scores and "
                                      "embeddings, and TREC runs scored as trec_eval scores them.", epilog=EXAMPLES,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{demo,evaluate,metrics,trec-eval,course}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{demo,evaluate,metrics,trec-eval,compare,course}")
     demo = sub.add_parser("demo", help="run on the embedded digits data", epilog=EXAMPLES,
                           formatter_class=argparse.RawDescriptionHelpFormatter)
     demo.add_argument("--bits", nargs="+", type=int, default=[12, 32, 64], help="code lengths (default: 12 32 64)")
@@ -263,6 +268,9 @@ def build_parser() -> argparse.ArgumentParser:
         ev.add_argument(f"--{side}-embeddings", metavar="FILE", help=f"{side} descriptors (.npy, items x dimensions), instead of codes")
     ev.add_argument("--similarity", choices=("cosine", "dot", "l2"), default="cosine",
                     help="how embeddings are compared (default: cosine; l2 = negated squared distance)")
+    ev.add_argument("--precision", choices=("float64", "float32"), default="float64",
+                    help="the float type of a ranking by scores: similarities computed and scores compared in it "
+                         "(default: float64, the reference; float32: what faiss and torch compute)")
     ev.add_argument("--ignore", metavar="FILE", help="items removed from each query's ranking (junk): a Q x N boolean "
                     ".npy, or an integer .npy of (query, item) pairs, shape (M, 2)")
     ev.add_argument("--self-index", metavar="FILE", help="a .npy of each query's own gallery index (-1: none), "
@@ -275,7 +283,42 @@ def build_parser() -> argparse.ArgumentParser:
     course = sub.add_parser("course", help="for teachers: write the notebooks without their solutions (student copies)")
     course.add_argument("--student", metavar="DIR", required=True, help="a new folder for the student copies")
     course.add_argument("--nbs", metavar="DIR", default="nbs", help="the book's notebook folder (default: nbs)")
+    _add_compare(sub)
     return parser
+
+# %% ../nbs/80_cli.ipynb #8f56ffe0
+def _add_comparison_options(p,                  # the subcommand's parser
+                            trec: bool = False,  # True: the options of `trec-eval`, which also takes --compare
+                            ):
+    "The options of a comparison of systems (chapter 53's `compare`): the test, the correction, the level, the output."
+    g = p.add_argument_group("comparing systems" + (" (with --compare)" if trec else ""))
+    if trec:
+        g.add_argument("--compare", action="store_true", help="compare several runs: every run against the first "
+                       "(mean differences, bootstrap intervals, p-values; with --bounds, what tie orders allow)")
+    g.add_argument("--test", choices=TESTS, default="randomization", help="the paired test (default: randomization)")
+    g.add_argument("--correction", choices=CORRECTIONS, default="holm",
+                   help="multiple-comparison correction over each measure's comparisons (default: holm)")
+    g.add_argument("--confidence", type=float, default=0.95,
+                   help="the intervals' level; significance is judged at 1 - confidence (default: 0.95)")
+    g.add_argument("--resamples", type=int, default=10_000,
+                   help="bootstrap resamples and randomization-test draws (default: 10000)")
+    g.add_argument("--seed", type=int, default=0, help="seed of the resampling (default: 0)")
+    g.add_argument("--baseline", default=None, metavar="NAME",
+                   help="the baseline's name (default: the first system), or 'all' to compare every pair")
+    fmt = g.add_mutually_exclusive_group()
+    fmt.add_argument("--latex", action="store_true", help="print the table as LaTeX (booktabs)")
+    fmt.add_argument("--markdown", action="store_true", help="print the table as Markdown")
+
+
+def _add_compare(sub):
+    "The `compare` command: systems from reports written by `evaluate --json`."
+    c = sub.add_parser("compare", help="compare systems from reports written by `evaluate --json`", epilog=EXAMPLES,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    c.add_argument("reports", nargs="+", metavar="REPORT.json",
+                   help="reports written by `retrieval-lit evaluate --json` (or `demo --json`) on the same queries")
+    c.add_argument("--names", nargs="+", metavar="NAME", help="one name per report (default: the file names)")
+    c.add_argument("--metrics", nargs="+", metavar="NAME", help="metrics to compare (default: those of the first report)")
+    _add_comparison_options(c)
 
 # %% ../nbs/80_cli.ipynb #37f5d5b8
 DEMO_METRICS = ("map", "map@100", "p@10", "p@r2", "rprec", "recall@100", "ndcg@100", "mlgap@2", "egr@12")
@@ -311,8 +354,8 @@ def _emit(reports: dict, args, out):
     if args.csv:
         _write_csv(reports, args.csv)
     if args.json:
-        payload = json.dumps({k: r.to_dict() for k, r in reports.items()} if len(reports) > 1
-                             else next(iter(reports.values())).to_dict(), indent=2)
+        payload = json.dumps({k: r.to_dict(per_query=True) for k, r in reports.items()} if len(reports) > 1
+                             else next(iter(reports.values())).to_dict(per_query=True), indent=2)   # compare reads them
         if args.json == "-":
             print(payload, file=out)
             return
@@ -386,7 +429,8 @@ def run_evaluate(args,                   # the parsed `evaluate` options (an arg
             if pairs.size and (pairs[:, 0].min() < 0 or pairs[:, 0].max() >= n_q):
                 fail("--ignore", f"holds a query index outside 0..{n_q - 1}")
             arrays["ignore"] = [pairs[pairs[:, 0] == i, 1] for i in range(n_q)]
-    r = evaluate(metrics=args.metrics, similarity=args.similarity, client=args.dask, **arrays, **_conventions(args))
+    r = evaluate(metrics=args.metrics, similarity=args.similarity, precision=args.precision, client=args.dask, **arrays,
+                 **_conventions(args))
     what = f"{r.nbits} bits" if r.nbits else "ranked by scores"
     _emit({f"{r.n_queries} queries x {r.n_gallery} gallery items, {what}, {_described(args)}": r}, args, out)
     return r
@@ -396,7 +440,9 @@ def run_trec_eval(args,                  # the parsed `trec-eval` options (an ar
                   out,                   # text stream for trec_eval's lines, e.g. sys.stdout
                   ):
     "Read the files, evaluate, print trec_eval's lines; notes (dropped topics, skipped measures) go to stderr."
-    qrels, (run, tag) = read_qrels(args.qrels, table=True), read_run(args.run, with_tag=True, table=True)
+    if args.compare or len(args.run) > 1:
+        return run_trec_compare(args, out)
+    qrels, (run, tag) = read_qrels(args.qrels, table=True), read_run(args.run[0], with_tag=True, table=True)
     measures = args.measures or ["official"]
     nicknames_only = all(m in NICKNAMES for m in measures)
     report = evaluate_run(qrels, run, measures, ties=args.ties, bounds=args.bounds, complete=args.complete,
@@ -411,6 +457,82 @@ def run_trec_eval(args,                  # the parsed `trec-eval` options (an ar
               f"are left out (no closed form for their mean over tie orders)", file=sys.stderr)
     print("\n".join(report.lines(per_query=args.per_query)), file=out)
     return report
+
+# %% ../nbs/80_cli.ipynb #c046cef0
+COMPARE_MEASURES = ("map", "P_10", "ndcg_cut_10")   # what trec-eval --compare compares without -m
+
+
+def _print_comparison(c, args, out):
+    print(c.to_latex() if args.latex else c.to_markdown() if args.markdown else c.table(), file=out)
+
+
+def run_trec_compare(args,               # the parsed `trec-eval` options with several runs (and --compare)
+                     out,                # text stream for the table, e.g. sys.stdout
+                     ):
+    """Score every run against the qrels as `trec-eval` does, then compare them topic by topic (chapter 53):
+    every run against the first, or as --baseline says."""
+    if not args.compare:
+        fail("--compare", f"is needed to score {len(args.run)} runs together: it prints one table comparing them "
+                          "(trec_eval's lines are for one run)")
+    if len(args.run) < 2:
+        fail("--compare", "needs at least two runs, after the qrels")
+    qrels, systems = read_qrels(args.qrels), {}
+    measures = args.measures or list(COMPARE_MEASURES)
+    for path in args.run:
+        run, tag = read_run(path, with_tag=True)
+        name = tag if tag not in systems else str(path)
+        if name in systems:
+            fail("run", f"names {path} twice")
+        systems[name] = evaluate_run(qrels, run, measures, ties=args.ties, bounds=args.bounds, complete=args.complete,
+                                     trec_version=args.trec_version, runid=tag, skip_unsupported=True)
+    first = next(iter(systems.values()))
+    for name, r in systems.items():
+        if r.qids != first.qids:
+            fail("run", f"files cover different topics of the qrels ({len(first.qids)} and {len(r.qids)} evaluated): "
+                        "add -c to score every topic of the qrels in every run (a topic a run lacks scores 0)")
+    c = compare(systems, None, args.baseline, args.test, args.correction, args.confidence, args.resamples, args.seed)
+    _print_comparison(c, args, out)
+    return c
+
+
+def _reports_in(path) -> dict:
+    "The reports of one JSON file written by `evaluate --json` (one report) or `demo --json` (several, by title)."
+    try:
+        data = json.loads(Path(path).read_text())
+    except OSError as e:
+        fail("reports", f"{path} cannot be read ({e.strerror})")
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        fail("reports", f"{path} is not a JSON file written by `evaluate --json` ({e})")
+    if not isinstance(data, dict):
+        fail("reports", f"{path} is not a JSON file written by `evaluate --json`")
+    found = {"": data} if "metrics" in data else data
+    for title, d in found.items():
+        if not isinstance(d, dict) or "metrics" not in d:
+            fail("reports", f"{path} is not a JSON file written by `evaluate --json`")
+        if "per_query" not in d:
+            fail("reports", f"{path} holds no per-query values, which a comparison needs: write it again with this "
+                            "version's `retrieval-lit evaluate --json`")
+    return {title.split(":")[0]: Report.from_dict(d) for title, d in found.items()}
+
+
+def run_compare(args,                    # the parsed `compare` options (an argparse.Namespace from build_parser)
+                out,                     # text stream for the table, e.g. sys.stdout
+                ):
+    "Compare the systems of reports written by `evaluate --json`: every one against the first (chapter 53)."
+    if args.names is not None and len(args.names) != len(args.reports):
+        fail("--names", f"must give one name per report: {len(args.reports)} reports, {len(args.names)} names")
+    systems = {}
+    for i, path in enumerate(args.reports):
+        name = args.names[i] if args.names else Path(path).stem
+        for title, r in _reports_in(path).items():
+            key = f"{name}: {title}" if title else name
+            if key in systems:
+                fail("--names", f"gives two systems the name {key!r}: name each report with --names")
+            systems[key] = r
+    c = compare(systems, args.metrics, args.baseline, args.test, args.correction, args.confidence, args.resamples,
+                args.seed)
+    _print_comparison(c, args, out)
+    return c
 
 # %% ../nbs/80_cli.ipynb #76d2bc01
 def main(argv=None,                      # the arguments after the program's name; None: sys.argv[1:]
@@ -446,6 +568,8 @@ def main(argv=None,                      # the arguments after the program's nam
             from retrieval_lit.course import write_student_copies   # floor 5 beside the cli: loaded only for this command
             written = write_student_copies(args.student, args.nbs)
             print(f"wrote {len(written)} student notebooks (solutions removed) to {args.student}", file=out)
+        elif args.command == "compare":
+            run_compare(args, out)
         else:
             for example, doc in known_metrics():
                 print(f"{example:<14} {doc}", file=out)

@@ -129,16 +129,16 @@ def _split_directives(source: str) -> tuple:
         i += 1
     return directives, "\n".join(lines[i:])
 
-
+# %% ../nbs/95_course.ipynb #b880902e
 def _source(cell) -> str:
     s = cell.get("source", "")
     return s if isinstance(s, str) else "".join(s)
 
-
+# %% ../nbs/95_course.ipynb #831a5cb4
 def _is_solutions(cell) -> bool:
     return cell.get("cell_type") == "markdown" and _source(cell).lstrip().split("\n", 1)[0].strip() == "## Solutions"
 
-
+# %% ../nbs/95_course.ipynb #7d01430b
 _EXPORT_ONLY = re.compile(r"import nbdev|from nbdev(?:\.\w+)? import nbdev_export|(?:nbdev\.)?nbdev_export\(\)")
 
 
@@ -150,7 +150,7 @@ def _only_exports(cell) -> bool:
     parts = [s.strip() for l in code.splitlines() if not l.strip().startswith("#") for s in l.split(";") if s.strip()]
     return "hide" in d and bool(parts) and all(_EXPORT_ONLY.fullmatch(s) for s in parts)
 
-
+# %% ../nbs/95_course.ipynb #89f1f9f1
 def _names(code: str) -> tuple:
     "(names a cell defines at top level, names it reads that it has not defined before)."
     try:
@@ -176,7 +176,7 @@ def _names(code: str) -> tuple:
             top.update((a.asname or a.name).split(".")[0] for a in node.names)
     return top, read - defined
 
-
+# %% ../nbs/95_course.ipynb #f1d41e65
 def _stub(names) -> str:
     what = f"it should define {', '.join(sorted(names))}" if names else "see the exercise above"
     return ("# Exercise: write this cell (the teacher's copy has a worked version).\n"

@@ -12,7 +12,8 @@ import numpy as np
 from .validate import check_int, check_numbers, fail
 
 # %% auto #0
-__all__ = ['RetrievalData', 'load_digits_split', 'sign_random_projection', 'load_digits_codes']
+__all__ = ['PAPER_FIG6', 'RetrievalData', 'load_digits_split', 'sign_random_projection', 'load_digits_codes',
+           'paper_fig6_gallery']
 
 # %% ../nbs/05_data.ipynb #9594a531
 @dataclass(frozen=True)
@@ -87,3 +88,15 @@ def load_digits_codes(nbits: int = 32,        # K, the code length
     hash_ = lambda x: sign_random_projection(x, nbits, seed, center)
     return RetrievalData(f"digits (sign random projection, seed {seed})", d.query_features, d.gallery_features,
                          d.query_labels, d.gallery_labels, hash_(d.query_features), hash_(d.gallery_features))
+
+# %% ../nbs/05_data.ipynb #7f7d6a41
+PAPER_FIG6 = {"0000": (1,), "1000": (1, 1), "0100": (1,), "0010": (0,), "0001": (0,),
+              "1100": (1, 0), "1010": (0,), "0011": (0,)}
+"Ding, Li & Li (2018), Fig. 6 (K = 4, query 0000): code -> the grades of the gallery items on it (1 = relevant)."
+
+# %% ../nbs/05_data.ipynb #09091c90
+def paper_fig6_gallery() -> tuple:
+    "(query_code, gallery_codes, grades) of the worked example of Ding, Li & Li (2018, Fig. 6), as uint8 arrays."
+    codes = np.array([[int(ch) for ch in code] for code, grades in PAPER_FIG6.items() for _ in grades], np.uint8)
+    grades = np.array([g for grades in PAPER_FIG6.values() for g in grades], np.uint8)
+    return np.zeros(4, np.uint8), codes, grades

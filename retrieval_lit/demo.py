@@ -42,10 +42,13 @@ def pr_curves(summaries: dict,                # {nbits: (data, summary)} as demo
               by: str = "rank",               # "rank": P@K and recall@K as K grows | "radius": as the ball grows
               ties: str = "expected",         # the tie mode of the by-rank curves
               points: int = 100,              # cutoffs K of a by-rank curve, spread evenly over 1..N
+              empty: str = "skip",            # a query with an empty ball (or no relevant item): chapter 10's "skip"
               ) -> dict:
-    "{label: PRCurve} from {nbits: (data, summary)} (as `demo_summaries` returns) or {label: summary}."
+    """{label: PRCurve} from {nbits: (data, summary)} (as `demo_summaries` returns) or {label: summary}. An empty
+    Hamming ball has no precision: by default the query is left out of the mean at that radius (chapter 10's
+    choice); "zero" counts it as 0."""
     check_choice(by, "by", ("rank", "radius"))
-    conventions = Conventions.make(ties=ties)
+    conventions = Conventions.make(ties=ties, empty=empty)
     out = {}
     for key, value in summaries.items():
         summary = value[1] if isinstance(value, tuple) else value
@@ -63,7 +66,7 @@ def _save(fig, path: Path, dpi: int) -> Path:
     fig.savefig(path, dpi=dpi)
     return path
 
-
+# %% ../nbs/70_demo.ipynb #5a2b40c1
 def save_demo_figures(folder,                        # where to write (created if missing)
                       bits=(12, 32, 64),             # the code lengths drawn
                       seed: int = 0,                 # the data's and the hash's seed
@@ -87,9 +90,9 @@ def save_demo_figures(folder,                        # where to write (created i
     plot_pr_curve(list(by_rank.values()), list(by_rank), ax=a1)
     a1.set_title(f"precision-recall by rank (ties: {ties})", fontsize=10)
     plot_pr_curve(list(by_radius.values()), list(by_radius), ax=a2)
-    a2.set_title("precision-recall by Hamming radius", fontsize=10)
+    a2.set_title("precision-recall by Hamming radius (empty balls skipped)", fontsize=10)
     plot_precision_by_radius(by_radius, ax=a3)
-    a3.set_title("precision within radius r", fontsize=10)
+    a3.set_title("precision within radius r (empty balls skipped)", fontsize=10)
     fig.suptitle(f"digits (seed {seed}): {_describe(sums)}; left and middle: precision against recall, "
                  f"right: against the Hamming radius", fontsize=10)
     written.append(_save(fig, folder / DEMO_FIGURES[0], dpi))
@@ -115,7 +118,7 @@ def save_demo_figures(folder,                        # where to write (created i
     rel = (first.gallery_labels == first.query_labels[0]).astype(np.uint8)
     fig = Figure(figsize=(12, 5.6), layout="constrained")
     top, bottom = fig.subfigures(2, 1)
-    for k, ax in enumerate(top.subplots(1, 3, width_ratios=[2.5, 5, 11])):
+    for k, ax in enumerate(top.subplots(1, 3, width_ratios=[4.5, 5, 11])):   # the narrow panel keeps room for its title
         plot_phi(ball_histogram(q6, codes6, k, grades6), ax=ax, legend=k == 2)
     top.suptitle("Ding, Li & Li (2018), Fig. 6 (K = 4, query 0000): LGAP@2 averages P@d<=k x φ(S_k)", fontsize=10)
     for r, ax in zip((1, 2), bottom.subplots(1, 2)):
@@ -124,7 +127,7 @@ def save_demo_figures(folder,                        # where to write (created i
     written.append(_save(fig, folder / DEMO_FIGURES[2], dpi))
     return written
 
-
+# %% ../nbs/70_demo.ipynb #f87d560e
 def _describe(sums: dict) -> str:
     "The data's size said once when every code length shares it (the demo's case), else once per length."
     sizes = {k: (v[1].n_queries, v[1].n_ranks) if isinstance(v, tuple) else (v.n_queries, v.n_gallery)

@@ -10,7 +10,10 @@ import math
 import numpy as np
 from numba import njit, prange
 
+# %% auto #0
+__all__ = []
 
+# %% ../nbs/32_egr_kernel.ipynb #a4fbad09
 @njit(cache=True)
 def _tail_law(a, b, width, law):
     """law[p] = Pr(the leading run of a random order of a relevant and b irrelevant items is p), p < width,
@@ -25,7 +28,7 @@ def _tail_law(a, b, width, law):
         law[p] = q[p] - (q[p + 1] if p + 1 < width else 0.0)
     return q
 
-
+# %% ../nbs/32_egr_kernel.ipynb #fae7ced9
 @njit(cache=True)
 def _segment_terms(carry, nc, a, b, law, q, f):
     """E[f(C + P)] (closing the carried run C ~ carry[:nc] with the leading run P ~ law) + E[inner runs]
@@ -43,7 +46,7 @@ def _segment_terms(carry, nc, a, b, law, q, f):
             inner += f[g] * q[g] * (b * (b - 1) / (a + b - g))
     return s + inner
 
-
+# %% ../nbs/32_egr_kernel.ipynb #7ff75b08
 @njit(cache=True)
 def _hypergeometric_row(n, r, j, w):
     """w[k] = Pr(H = lo + k), H = relevant items among j slots of a group of n holding r, from the mode outwards
@@ -65,7 +68,7 @@ def _hypergeometric_row(n, r, j, w):
         w[k] /= total
     return lo
 
-
+# %% ../nbs/32_egr_kernel.ipynb #278c118e
 @njit(inline="always")
 def _egr_closed1(n, n_rel, s, class_reading):
     "`_egr_closed` for one (R, S)."
@@ -77,7 +80,7 @@ def _egr_closed1(n, n_rel, s, class_reading):
     total = (n - n_rel) * log_n + inner if class_reading else inner + (n - n_rel) / r * math.log10(n * r)
     return total / n
 
-
+# %% ../nbs/32_egr_kernel.ipynb #36c94c7c
 @njit(parallel=True, cache=True)
 def _expected_egr_kernel(rel, irr, t, length, class_reading, f, out):
     "out[i] = `_expected_egr_counts(rel[i], irr[i], t, reading, length)`, every query in parallel; f = `_flogf(0..2t)`."
@@ -135,19 +138,16 @@ def _expected_egr_kernel(rel, irr, t, length, class_reading, f, out):
             total += w[k] * _egr_closed1(length, r_full + r, e_s, class_reading)
         out[i] = total
 
-
+# %% ../nbs/32_egr_kernel.ipynb #c3360611
 def _x_log10_x(n: int) -> np.ndarray:
     "f[x] = x log10 x for x = 0..n-1 (0 log 0 = 0): the table the kernel reads."
     x = np.arange(n, dtype=np.float64)
     return x * np.log10(np.where(x > 0, x, 1.0))
 
-
+# %% ../nbs/32_egr_kernel.ipynb #aa81291a
 def _expected_egr_rows(rel: np.ndarray, irr: np.ndarray, t: int, length: int, reading: str) -> np.ndarray:
     "(Q,) expected EGR of the top t of every query (padded to `length`) from its per-group counts, compiled."
     out = np.zeros(rel.shape[0])
     _expected_egr_kernel(np.ascontiguousarray(rel, dtype=np.int64), np.ascontiguousarray(irr, dtype=np.int64),
                          int(t), int(length), reading == "class", _x_log10_x(2 * t + 2), out)
     return out
-
-# %% auto #0
-__all__ = []

@@ -8,21 +8,22 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Callable
 
 import numpy as np
 
 from .hamming import PackedCodes, n_words, pack_codes, row_blocks
 from .metrics import Conventions, metric_names, parse_metric, tie_range
-from .ranking import RankSummary, resolve_cutoff, summarize
+from .ranking import IndexSums, RankSummary, resolve_cutoff, summarize
 from .hamming import Progress, progress_wanted
-from .score_ranking import check_scores, similarity_rows, summarize_scores
+from .score_ranking import PRECISIONS, check_scores, similarity_rows, summarize_scores
 from .relevance import IgnoreSets, Relevance, make_ignore, make_relevance
 from .validate import check_bool, check_choice, check_int, check_same_nbits, fail
 
 # %% auto #0
-__all__ = ['ENGINES', 'STREAMS_INDEX_SUMS', 'READS_IGNORE', 'ADVANCES_PROGRESS', 'SECONDS_PER_PAIR', 'AUTO_COMPILED_WORK',
-           'Report', 'register_engine', 'evaluate']
+__all__ = ['ENGINES', 'STREAMS_INDEX_SUMS', 'READS_IGNORE', 'ADVANCES_PROGRESS', 'SECONDS_PER_PAIR', 'FINISH_BYTES', 'Report',
+           'register_engine', 'evaluate']
 
 # %% ../nbs/50_evaluation.ipynb #4f3c04fa
 @dataclass(frozen=True)
@@ -39,12 +40,15 @@ class Report(Mapping):
     lower_is_better: tuple = ()       # the names of metrics whose lower value is the better one
     orders: dict = field(default_factory=dict)            # name -> (relevant last, relevant first) means
     per_query_bounds: dict = field(default_factory=dict)  # name -> ((Q,) minima, (Q,) maxima)
+    precision: str | None = None      # "float64" | "float32": what scores were compared in; None for codes
 
     def __getitem__(self, name):
         "The mean of a metric, by any spelling `evaluate` accepts ('MAP@0010' is 'map@10')."
         return self.means[self._key(name)]
 
     def _key(self, name) -> str:
+        if isinstance(name, str) and name.strip() in self.means:      # as typed: ir_measures' "AP@100" (chapter 08)
+            return name.strip()
         key = name.strip().lower() if isinstance(name, str) else name
         if key not in self.means and isinstance(name, str):
             try:
@@ -62,7 +66,7 @@ class Report(Mapping):
         "One line: sizes, the means, and the conventions that differ from the defaults."
         changed = [f"{k}={v!r}" for k, v in self.conventions.__dict__.items() if v != getattr(Conventions(), k)]
         means = ", ".join(f"{k}: {v:.4f}" for k, v in self.means.items())
-        ranking = f"{self.nbits} bits" if self.nbits else "scores"
+        ranking = f"{self.nbits} bits" if self.nbits else f"scores, {self.precision or 'float64'}"
         return (f"<Report {self.n_queries} queries x {self.n_gallery} gallery ({ranking}); {means}"
                 f"{'; ' + ', '.join(changed) if changed else ''}>")
 
@@ -108,7 +112,7 @@ class Report(Mapping):
         "JSON-ready: means, conventions, sizes, bounds and fixed orders (and per-query values if asked)."
         d = {"metrics": {k: _json_float(v) for k, v in self.means.items()},
              "conventions": dict(self.conventions.__dict__),
-             "n_queries": self.n_queries, "n_gallery": self.n_gallery, "nbits": self.nbits,
+             "n_queries": self.n_queries, "n_gallery": self.n_gallery, "nbits": self.nbits, "precision": self.precision,
              "skipped": dict(self.skipped)}
         if self.bounds:
             d["bounds"] = {k: {"min": _json_float(lo), "max": _json_float(hi)} for k, (lo, hi) in self.bounds.items()}
@@ -116,10 +120,33 @@ class Report(Mapping):
                            for k, (lo, hi) in self.orders.items()}
         if per_query:
             d["per_query"] = {k: [_json_float(x) for x in v] for k, v in self.per_query.items()}
+            if self.per_query_bounds:
+                d["per_query_bounds"] = {k: {"min": [_json_float(x) for x in lo], "max": [_json_float(x) for x in hi]}
+                                         for k, (lo, hi) in self.per_query_bounds.items()}
         return d
 
     def to_json(self, **kwargs) -> str:
         return json.dumps(self.to_dict(**kwargs), indent=2)
+
+    @classmethod
+    def from_dict(cls,
+                  d: dict,            # what `to_dict` returned, e.g. read back from the JSON of `evaluate --json`
+                  ) -> "Report":
+        "A Report from its `to_dict` form (per-query values and their bounds only if it holds them; None is NaN)."
+        values = lambda xs: np.array([np.nan if x is None else x for x in xs], dtype=np.float64)
+        number = lambda x: np.nan if x is None else float(x)
+        try:
+            means = {k: number(v) for k, v in d["metrics"].items()}
+            conv = Conventions.make(**d["conventions"])
+            bounds = {k: (number(v["min"]), number(v["max"])) for k, v in d.get("bounds", {}).items()}
+            orders = {k: (number(v["relevant_last"]), number(v["relevant_first"])) for k, v in d.get("orders", {}).items()}
+            pq = {k: values(v) for k, v in d.get("per_query", {}).items()}
+            pqb = {k: (values(v["min"]), values(v["max"])) for k, v in d.get("per_query_bounds", {}).items()}
+            lower = tuple(k for k in means if not parse_metric(k).higher_is_better)
+            return cls(means, pq, dict(d.get("skipped", {})), conv, int(d["n_queries"]), int(d["n_gallery"]),
+                       d.get("nbits"), bounds, lower, orders, pqb)
+        except (KeyError, TypeError, AttributeError) as e:
+            fail("d", f"is not a report's dictionary as Report.to_dict writes it ({type(e).__name__}: {e})")
 
     def per_query_rows(self) -> list:
         "One dict per query: `query` (its index) and every metric's value (None where skipped), for CSV or pandas."
@@ -226,14 +253,17 @@ class _Source:
     n_queries: int
     n_gallery: int
     nbits: int | None = None
-    codes: tuple = ()          # (query PackedCodes, gallery PackedCodes) for "hamming"
-    rows: Callable | None = None   # rows(start, stop) -> score rows, for "scores"
+    precision: str | None = None   # "float64" | "float32" for "scores": the float type scores are compared in
     embeddings: tuple = ()     # (query, gallery) embeddings as given (checked), when the scores come from them
     similarity: str = "cosine"  # how embeddings compare
+    codes: tuple = ()          # (query PackedCodes, gallery PackedCodes) for "hamming"
+    rows: Callable | None = None   # rows(start, stop) -> score rows, for "scores"
 
 
-def _ranking_source(query_codes, gallery_codes, scores, query_embeddings, gallery_embeddings, similarity) -> _Source:
+def _ranking_source(query_codes, gallery_codes, scores, query_embeddings, gallery_embeddings, similarity,
+                    precision="float64") -> _Source:
     "Exactly one of: codes (both), a scores matrix, or embeddings (both); validated."
+    check_choice(precision, "precision", PRECISIONS)
     given = [name for name, a, b in (("query_codes/gallery_codes", query_codes, gallery_codes), ("scores", scores, None),
                                      ("query_embeddings/gallery_embeddings", query_embeddings, gallery_embeddings))
              if a is not None or b is not None]
@@ -241,20 +271,21 @@ def _ranking_source(query_codes, gallery_codes, scores, query_embeddings, galler
         fail("scores", "needs exactly one ranking source: query_codes with gallery_codes, a `scores` matrix, or "
                        f"query_embeddings with gallery_embeddings; got {' and '.join(given) if given else 'none'}")
     if scores is not None:
-        s = check_scores(scores, "scores")
-        return _Source("scores", s.shape[0], s.shape[1], rows=lambda a, b: s[a:b])
+        s = check_scores(scores, "scores", precision=precision)
+        return _Source("scores", s.shape[0], s.shape[1], precision=precision, rows=lambda a, b: s[a:b])
     if given[0].startswith("query_embeddings"):
         for name, x in (("query_embeddings", query_embeddings), ("gallery_embeddings", gallery_embeddings)):
             if x is None:
                 fail(name, "is required when the other embeddings are given")
-        n_q, n_g, rows = similarity_rows(query_embeddings, gallery_embeddings, similarity)
-        return _Source("scores", n_q, n_g, rows=rows, embeddings=(query_embeddings, gallery_embeddings),
-                       similarity=similarity)
+        n_q, n_g, rows = similarity_rows(query_embeddings, gallery_embeddings, similarity, precision)
+        return _Source("scores", n_q, n_g, precision=precision, rows=rows, similarity=similarity,
+                       embeddings=(query_embeddings, gallery_embeddings))
     for name, x in (("query_codes", query_codes), ("gallery_codes", gallery_codes)):
         if x is None:
             fail(name, "is required when the other codes are given")
     q, g = pack_codes(query_codes, "query_codes"), pack_codes(gallery_codes, "gallery_codes")
-    return _Source("hamming", len(q), len(g), check_same_nbits(q.nbits, g.nbits, "query_codes", "gallery_codes"), (q, g))
+    return _Source("hamming", len(q), len(g), check_same_nbits(q.nbits, g.nbits, "query_codes", "gallery_codes"),
+                   codes=(q, g))
 
 
 def _gallery_on(client, src: _Source, rel, ig):
@@ -306,7 +337,6 @@ def _choose_engine(engine: str,   # as given: "auto" or a registered engine's na
                    client,        # a Dask client or address, or None
                    ) -> str:
     "The engine that builds the summaries: a registered one, or 'dask' for a cluster (codes or embeddings)."
-    check_choice(engine, "engine", ("auto",) + tuple(ENGINES))
     engine = _resolve_engine(engine, src.n_queries * src.n_gallery * (n_words(src.nbits) if src.nbits else 1))
     if src.kind == "hamming" and ig is not None and engine not in READS_IGNORE:
         engine = "numpy"                   # a registered engine that does not read ignore sets: the reference does
@@ -314,41 +344,9 @@ def _choose_engine(engine: str,   # as given: "auto" or a registered engine's na
         if src.kind != "hamming" and not src.embeddings:
             fail("client", "shards a ranking of codes or of embeddings; a `scores` matrix is ranked in this "
                            "process: leave client=None (or give query_embeddings and gallery_embeddings)")
-        engine = "dask"
-    return engine
-
-# %% ../nbs/50_evaluation.ipynb #484dc6d0
-AUTO_COMPILED_WORK = 1e8   # pairs x 64-bit words above which "auto" compiles: the numpy reference needs ~1.6 s there,
-                           # about what compiling the kernels costs in a new process
-
-
-def _resolve_engine(engine: str, work: float = float("inf")) -> str:
-    """The name of the engine to use. "auto": the compiled engine when numba is installed and either it is already
-    loaded in this process or the job (`work` = pairs x words) is big enough to repay compiling it; else numpy."""
-    check_choice(engine, "engine", ("auto",) + tuple(ENGINES))
-    if engine == "auto":
-        import importlib.util
-        import sys
-        if importlib.util.find_spec("numba") is None:
-            return "numpy"
-        return "numba" if "retrieval_lit.engine" in sys.modules or work >= AUTO_COMPILED_WORK else "numpy"
-    return engine
-
-
-def _choose_engine(engine: str,   # as given: "auto" or a registered engine's name
-                   src: _Source,  # the ranking source
-                   ig,            # IgnoreSets or None
-                   client,        # a Dask client or address, or None
-                   ) -> str:
-    "The engine that builds the summaries: a registered one, or 'dask' for a cluster (codes or embeddings)."
-    check_choice(engine, "engine", ("auto",) + tuple(ENGINES))
-    engine = _resolve_engine(engine, src.n_queries * src.n_gallery * (n_words(src.nbits) if src.nbits else 1))
-    if src.kind == "hamming" and ig is not None and engine not in READS_IGNORE:
-        engine = "numpy"                   # a registered engine that does not read ignore sets: the reference does
-    if client is not None:
-        if src.kind != "hamming" and not src.embeddings:
-            fail("client", "shards a ranking of codes or of embeddings; a `scores` matrix is ranked in this "
-                           "process: leave client=None (or give query_embeddings and gallery_embeddings)")
+        if src.kind != "hamming" and src.precision != "float64":
+            fail("precision", "is float64 on a Dask cluster (the shards compute float64 similarities); "
+                              "evaluate float32 similarities in this process: leave client=None")
         engine = "dask"
     return engine
 
@@ -371,13 +369,19 @@ class _Job:
 
 def _plan_job(src, rel, ig, metrics, conv, bounds, engine, max_block_bytes) -> _Job:
     "The summary plan (`plan_summary`) and a query's memory and time, from the metrics and the source."
-    streams = (src.kind == "hamming" and engine in STREAMS_INDEX_SUMS | {"dask"} and conv.ap_interpolation == "step")
+    # who streams the whole-ranking index-order sums: summarize_scores in this process, the compiled engine, the Dask
+    # run of codes (the Dask run of embeddings merges each query's (score, grade) pairs and keeps their order instead)
+    streams = ((src.kind == "scores" and engine != "dask"
+                or src.kind == "hamming" and engine in STREAMS_INDEX_SUMS | {"dask"})
+               and conv.ap_interpolation == "step")
     plan = plan_summary(metrics, conv, bounds, src.n_gallery, streams)
     n_g = src.n_gallery
-    groups = src.nbits + 1 if src.kind == "hamming" else min(n_g, (plan.cutoff or n_g) + 1)
-    # a query block holds its histogram (groups x grades, int64), code_max, ~10 bytes per ordered position, and the
-    # finishers' float temporaries over its groups (about 16 per group)
-    query_bytes = groups * (rel.max_grade + 1 + plan.code_max + 16) * 8 + plan.read * 10
+    if src.kind == "hamming":
+        # a query block holds its histogram (groups x grades, int64), code_max, ~10 bytes per ordered position, and
+        # the finishers' float temporaries over its groups (about 16 per group)
+        query_bytes = (src.nbits + 1) * (rel.max_grade + 1 + plan.code_max + 16) * 8 + plan.read * 10
+    else:   # scores: a row of scores, its sorted copy, grades and masks; the finishing is chunked (_Accumulator.add)
+        query_bytes = n_g * 24 + plan.read * 10
     rate = SECONDS_PER_PAIR.get(engine if src.kind == "hamming" else "numpy", SECONDS_PER_PAIR["numpy"])
     seconds = src.n_queries * n_g * (n_words(src.nbits) if src.nbits else 4) * rate * (1 + bool(plan.read))
     return _Job(src, rel, ig, metrics, conv, bounds, engine, plan, query_bytes, max_block_bytes, seconds)
@@ -391,7 +395,8 @@ def _summarize_block(job: _Job, start: int, stop: int, cluster, bar: Progress) -
         summary = cluster.summarize(src.embeddings[0][start:stop], start, plan.top_columns, plan.cutoff)
     elif src.kind == "scores":
         summary = summarize_scores(lambda a, b: src.rows(start + a, start + b), rel, top_columns=plan.top_columns,
-                                   ignore=ig_rows, cutoff=plan.cutoff, max_block_bytes=job.max_block_bytes)
+                                   ignore=ig_rows, cutoff=plan.cutoff, max_block_bytes=job.max_block_bytes,
+                                   index_sums=plan.index_sums)
     elif cluster is not None:
         summary = cluster.scan(src.codes[0][start:stop], rel, top_columns=plan.top_columns, code_max=plan.code_max,
                                index_sums=plan.index_sums, ignore=ig_rows).summary
@@ -408,6 +413,10 @@ def _summarize_block(job: _Job, start: int, stop: int, cluster, bar: Progress) -
     return summary
 
 # %% ../nbs/50_evaluation.ipynb #04981389
+FINISH_BYTES = 1 << 25   # the finishers' temporaries of one run of queries: a few MB stay in cache (6x faster on wide
+                         # score summaries than one pass over a block of 256 MB)
+
+
 class _Accumulator:
     "Per-query values of every metric, block after block, under the conventions and the two fixed orders; the Report."
 
@@ -421,7 +430,13 @@ class _Accumulator:
         self.ranges = {n: ([], []) for n in self.ranged}
 
     def add(self, summary: RankSummary):
-        "Finish every metric on one block's summary."
+        "Finish every metric on one block's summary, in runs of queries whose finishing fits `max_block_bytes`."
+        per_query = summary.n_groups * (summary.max_grade + 1 + 16) * 8 + summary.n_ranks * (self.job.plan.read > 0) * 10
+        step = max(1, min(self.job.max_block_bytes, FINISH_BYTES) // max(per_query, 1))
+        for a in range(0, summary.n_queries, step):
+            self._add(_summary_rows(summary, a, min(a + step, summary.n_queries)))
+
+    def _add(self, summary: RankSummary):
         for mode, c in self.modes.items():
             for n, m in self.job.metrics.items():
                 self.out[mode][n].append(np.asarray(m.compute(summary, c), dtype=np.float64))
@@ -441,7 +456,43 @@ class _Accumulator:
                       mean_over_queries(np.concatenate(out["first"][n]))) for n in self.ranged}
         lower = tuple(n for n, m in job.metrics.items() if not m.higher_is_better)
         return Report(means, per_query, skipped, job.conv, job.src.n_queries, job.src.n_gallery, job.src.nbits, bnds,
-                      lower, orders, per_query_bounds)
+                      lower, orders, per_query_bounds, job.src.precision)
+
+
+class _SharedSums(RankSummary):
+    """A run of queries' summary as the finishers read it: its sums over groups and grades computed once for every
+    metric (read-only, so that no finisher can change them for the next)."""
+
+    @staticmethod
+    def _fixed(a: np.ndarray) -> np.ndarray:
+        a.setflags(write=False)
+        return a
+
+    @cached_property
+    def group_sizes(self) -> np.ndarray:
+        return self._fixed(super().group_sizes)
+
+    @cached_property
+    def relevant_hist(self) -> np.ndarray:
+        return self._fixed(super().relevant_hist)
+
+    @cached_property
+    def grade_totals(self) -> np.ndarray:
+        return self._fixed(super().grade_totals)
+
+    @cached_property
+    def n_relevant(self) -> np.ndarray:
+        return self._fixed(super().n_relevant)
+
+
+def _summary_rows(summary: RankSummary, a: int, b: int) -> RankSummary:
+    "Queries a..b-1 of a summary (views): a metric's value for a query never depends on the other rows."
+    pick = lambda x: None if x is None else x[a:b]
+    sums = summary.index_sums
+    if sums is not None:
+        sums = IndexSums(sums.precision_sum[a:b], sums.discount_sum[a:b], sums.r_hits[a:b])
+    return _SharedSums(summary.hist[a:b], summary.n_ranks, pick(summary.top_grades), pick(summary.code_max), sums,
+                       summary.kind, pick(summary.unranked))
 
 # %% ../nbs/50_evaluation.ipynb #d4fe5352
 def evaluate(query_codes=None,              # Q x K codes, {0,1} or {-1,+1} (items x bits), or PackedCodes
@@ -454,6 +505,7 @@ def evaluate(query_codes=None,              # Q x K codes, {0,1} or {-1,+1} (ite
              query_embeddings=None,         # real-valued descriptors, compared by `similarity`, instead of codes
              gallery_embeddings=None,       # N x D descriptors, given with query_embeddings (Q x D)
              similarity: str = "cosine",    # "cosine" | "dot" | "l2" (negated squared distance)
+             precision: str = "float64",    # scores compared / similarities computed in "float64" | "float32"
              relevance=None,                # a Q x N matrix of grades 0..255, instead of labels
              relation_types=None,           # metrics note A's relation types 1/2/3, instead of labels
              ignore=None,                   # items removed from each query's ranking: Q x N bool, or index lists
@@ -479,6 +531,8 @@ def evaluate(query_codes=None,              # Q x K codes, {0,1} or {-1,+1} (ite
     remove items from a query's ranking before anything is computed (they count neither as relevant nor as
     irrelevant). `bounds=True` adds, for every metric that claims it, the range over all tie orders
     (`report.bounds`) and the values under the relevant-last / relevant-first orders (`report.orders`).
+    `precision`: the float type of a ranking by scores: "float64" (the reference) or "float32" (what faiss and
+    torch compute; scores rounded to float32, similarities computed by float32 BLAS), which can form other ties.
     `client` (a `dask.distributed.Client` or a scheduler address such as "tcp://host:8786") ranks codes or embeddings
     on that cluster: the gallery is sent once, in one shard per worker, and every value is the single-process one.
 
@@ -491,8 +545,10 @@ def evaluate(query_codes=None,              # Q x K codes, {0,1} or {-1,+1} (ite
     """
     conv = Conventions.make(ties=ties, ap_denominator=ap_denominator, empty=empty, gain=gain,
                             rbp_persistence=rbp_persistence, ap_interpolation=ap_interpolation)
+    check_choice(engine, "engine", ("auto",) + tuple(ENGINES))
     check_int(max_block_bytes, "max_block_bytes", 1)
-    src = _ranking_source(query_codes, gallery_codes, scores, query_embeddings, gallery_embeddings, similarity)
+    src = _ranking_source(query_codes, gallery_codes, scores, query_embeddings, gallery_embeddings, similarity,
+                          precision)
     rel = make_relevance(src.n_queries, src.n_gallery, query_labels, gallery_labels, relevance, relation_types)
     ig = make_ignore(src.n_queries, src.n_gallery, ignore, self_index)
     job = _plan_job(src, rel, ig, _parse_metrics(metrics, src), conv, check_bool(bounds, "bounds"),

@@ -14,9 +14,8 @@ import numpy as np
 from .validate import check_codes, check_int, check_ndim, check_same_nbits, fail
 
 # %% auto #0
-__all__ = ['DEFAULT_BLOCK_BYTES', 'eq1_normalized_euclidean', 'eq1_cosine', 'to_bits', 'to_pm1', 'PackedCodes', 'n_words',
-           'pack_codes', 'distance_dtype', 'block_rows', 'row_blocks', 'iter_distance_blocks', 'hamming_distances',
-           'paired_hamming', 'Progress', 'progress_wanted']
+__all__ = ['eq1_normalized_euclidean', 'eq1_cosine', 'to_bits', 'to_pm1', 'PackedCodes', 'n_words', 'pack_codes', 'row_blocks',
+           'iter_distance_blocks', 'hamming_distances', 'paired_hamming', 'Progress', 'progress_wanted']
 
 # %% ../nbs/01_hamming.ipynb #b3aa1217
 def eq1_normalized_euclidean(h_i: np.ndarray,  # a code of length K; eq. 1 is d_H only for {-1,+1} entries

@@ -15,8 +15,8 @@ import numpy as np
 from .validate import RetrievalInputError, check_ids, fail
 
 # %% auto #0
-__all__ = ['PICKLE_GLOBALS', 'BenchmarkFileError', 'load_pickle', 'read_revisited_gnd', 'read_oxford_gt', 'holidays_groups',
-           'ukbench_groups', 'read_image_list']
+__all__ = ['BenchmarkFileError', 'load_pickle', 'read_revisited_gnd', 'read_oxford_gt', 'holidays_groups', 'ukbench_groups',
+           'read_image_list']
 
 # %% ../nbs/54_loaders.ipynb #9c36a0dd
 class BenchmarkFileError(RetrievalInputError):
@@ -50,7 +50,7 @@ def _numpy_global(name: str):
     return {"_reconstruct": multiarray._reconstruct, "scalar": multiarray.scalar,
             "_frombuffer": numeric._frombuffer}[name]
 
-
+# %% ../nbs/54_loaders.ipynb #d865986d
 class _NdarrayToken:
     "numpy.ndarray as a pickle may name it: the first argument of `_reconstruct`, and nothing that can be called."
     __slots__ = ()
@@ -58,7 +58,7 @@ class _NdarrayToken:
 
 _NDARRAY = _NdarrayToken()
 
-
+# %% ../nbs/54_loaders.ipynb #b3803940
 def _reconstruct(subtype, shape, dtype, *rest):
     "numpy's `_reconstruct` as numpy's pickles call it, and only so: an empty array, whose state the file then sets."
     if subtype is not _NDARRAY or not isinstance(shape, tuple) or shape != (0,) or rest:
@@ -66,7 +66,7 @@ def _reconstruct(subtype, shape, dtype, *rest):
                                      f"dtype); got shape {shape!r}")
     return _numpy_global("_reconstruct")(np.ndarray, (0,), dtype)
 
-
+# %% ../nbs/54_loaders.ipynb #c1446583
 def _latin1_encode(text, encoding="latin1", *rest):
     "`_codecs.encode` as protocol-2 pickles of numpy arrays use it, and only so: str -> bytes in latin-1."
     if not isinstance(text, str) or encoding not in ("latin1", "latin-1") or rest:
@@ -74,21 +74,21 @@ def _latin1_encode(text, encoding="latin1", *rest):
                                      f"({type(text).__name__}, {encoding!r})")
     return text.encode("latin1")
 
-
+# %% ../nbs/54_loaders.ipynb #e88df6c8
 def _empty_bytes(*args):
     "`bytes()` as protocol-2 pickles write an empty bytes object, and only so (bytes(n) would allocate n bytes)."
     if args:
         raise pickle.UnpicklingError(f"bytes is allowed only without arguments (an empty bytes object), got {args!r}")
     return b""
 
-
+# %% ../nbs/54_loaders.ipynb #87f4ca20
 def _fresh(fn):
     "A new function that calls fn: a file's BUILD instruction, which sets attributes, changes this copy, never fn."
     def call(*args):
         return fn(*args)
     return call
 
-
+# %% ../nbs/54_loaders.ipynb #d2e9db16
 PICKLE_GLOBALS = {
     ("numpy", "ndarray"): lambda: _NDARRAY,
     ("numpy", "dtype"): lambda: np.dtype,
@@ -101,7 +101,7 @@ PICKLE_GLOBALS = {
     ("__builtin__", "bytes"): lambda: _fresh(_empty_bytes),
 }   # (module, name) -> a factory of what the unpickler gets; every other global a pickle names is refused
 
-
+# %% ../nbs/54_loaders.ipynb #e42edd12
 class _RefusedGlobal(pickle.UnpicklingError):
     "find_class met a global outside PICKLE_GLOBALS."
 
@@ -153,7 +153,7 @@ def _names(value, path, key: str) -> list:
         _file_error(path, f"'{key}' must be a list of image names (strings), got {kind}")
     return list(value)
 
-
+# %% ../nbs/54_loaders.ipynb #02042589
 def _gnd_indices(value, path, where: str, n_gallery: int) -> np.ndarray:
     "One index list of the ground truth as a new int64 array, each index in 0..n_gallery-1."
     a = np.asarray([] if value is None else value)
@@ -164,7 +164,7 @@ def _gnd_indices(value, path, where: str, n_gallery: int) -> np.ndarray:
     except RetrievalInputError as e:
         _file_error(path, str(e))
 
-
+# %% ../nbs/54_loaders.ipynb #b7a4664b
 def read_revisited_gnd(path,   # gnd_roxford5k.pkl / gnd_rparis6k.pkl (or gnd_oxford5k.pkl / gnd_paris6k.pkl)
                        ) -> dict:
     """The revisited Oxford/Paris ground truth: {'imlist', 'qimlist', 'gnd'}, `gnd` one dict per query of int64
@@ -211,7 +211,7 @@ def _image_name(name) -> str:
     "An image name as the lists write it: no directory, no extension."
     return os.path.splitext(os.path.basename(str(name)))[0]
 
-
+# %% ../nbs/54_loaders.ipynb #69383ca1
 def _name_index(imlist) -> dict:
     if isinstance(imlist, (str, bytes, os.PathLike)) or not hasattr(imlist, "__iter__"):
         fail("imlist", f"must be the gallery's image names in gallery order (a list), got {type(imlist).__name__}")
@@ -225,7 +225,7 @@ def _name_index(imlist) -> dict:
         index[n] = i
     return index
 
-
+# %% ../nbs/54_loaders.ipynb #79ec3872
 def _lookup(path, index: dict, line: int, name: str) -> int:
     key = _image_name(name)
     if key not in index and key.startswith("oxc1_"):
@@ -234,7 +234,7 @@ def _lookup(path, index: dict, line: int, name: str) -> int:
         _file_error(path, f"the image {name!r} is not in `imlist` ({len(index)} images)", line)
     return index[key]
 
-
+# %% ../nbs/54_loaders.ipynb #ba534307
 def read_oxford_gt(folder,   # the folder of <query>_query.txt, _good.txt, _ok.txt, _junk.txt (Oxford5k, Paris6k)
                    imlist,   # the gallery's image names in gallery order (directories and extensions are dropped)
                    ) -> dict:
@@ -297,7 +297,7 @@ def _file_names(names, name: str) -> list:
         fail(name, f"must be a list of file names or a folder of images, got {type(names).__name__}")
     return [os.path.basename(str(n)) for n in names]
 
-
+# %% ../nbs/54_loaders.ipynb #6dc189dd
 def _numbers_from(names: list, pattern: str, example: str, name: str) -> np.ndarray:
     "The number in each file name, by `pattern`; a name outside the convention or a number twice is refused."
     if not names:
@@ -314,7 +314,7 @@ def _numbers_from(names: list, pattern: str, example: str, name: str) -> np.ndar
         numbers.append(v)
     return np.array(numbers, dtype=np.int64)
 
-
+# %% ../nbs/54_loaders.ipynb #9cca1f4e
 def holidays_groups(names,   # Holidays file names or paths (100000.jpg, ...) in gallery order, or their folder
                     ) -> tuple:
     """(groups, query_index): each image's scene (its number // 100) and the gallery indices of the scenes' query

@@ -26,7 +26,7 @@ EMPTY_POLICIES = ("zero", "skip", "error")
 GAINS = ("exp2", "linear")
 AP_INTERPOLATIONS = ("step", "trapezoid")
 
-
+# %% ../nbs/04_metrics.ipynb #6e96c141
 def convention(default,                # the default value (the papers' choice)
                choices: tuple | None,  # the allowed values, default first; None: a probability in (0, 1)
                help: str,              # one line: what it decides (the command line's help and the README's table)
@@ -34,7 +34,7 @@ def convention(default,                # the default value (the papers' choice)
     "A field of `Conventions`, declared once with what every other place needs to know about it."
     return field(default=default, metadata={"choices": choices, "help": help})
 
-
+# %% ../nbs/04_metrics.ipynb #3d230df0
 @dataclass(frozen=True)
 class Conventions:
     """The choices a metric value depends on; `Conventions.make(**kw)` validates them.
@@ -159,11 +159,10 @@ def register_metric(pattern: str,     # a regex the lower-cased, stripped name m
                     build: Callable,  # build(match) -> the Metric of one matching name
                     example: str,     # one name of the family, as listings show it, e.g. "map@1000"
                     doc: str,         # a one-line description, for listings
-                    ):
+                    ) -> None:
     "Register a family of metric names: `build(match)` returns the Metric for a name fully matching `pattern`."
     entry = _Entry(re.compile(pattern), build, example, doc)
     _REGISTRY[:] = [e for e in _REGISTRY if e.pattern.pattern != pattern] + [entry]
-    return build
 
 # %% ../nbs/04_metrics.ipynb #b798aea6
 def load_metric_modules():
@@ -195,9 +194,10 @@ def metric_names(metrics,  # one metric name (str), or an iterable of names
     return names
 
 # %% ../nbs/04_metrics.ipynb #ec265981
-def parse_metric(name,  # a metric name such as "map@1000", "ndcg@100", "p@10" (case and outer spaces ignored)
+def parse_metric(name,  # a metric name such as "map@1000", "ndcg@100", "p@10", or ir_measures' "AP@100", "nDCG@10"
                  ) -> Metric:
-    """The Metric for a name such as 'map@1000' (case-insensitive); unknown names list the known ones.
+    """The Metric for a name such as 'map@1000' (case-insensitive) or an ir_measures spelling such as 'AP@100'
+    (case-sensitive, with the conventions it implies: chapter 08); unknown names list the known ones and the nearest.
 
     >>> m = parse_metric(" MAP@1000")
     >>> m.name, m.cutoff, m.tie_bounds
@@ -206,13 +206,20 @@ def parse_metric(name,  # a metric name such as "map@1000", "ndcg@100", "p@10" (
     load_metric_modules()
     if not isinstance(name, str):
         fail("metrics", f"entries must be metric names (strings), got {name!r}")
+    from retrieval_lit import names      # the names other tools use (chapter 08), built on this module
+    meaning = names.read_name(name)
+    if meaning is not None:
+        return names.name_metric(meaning)
     key = name.strip().lower()
     for e in _REGISTRY:
         m = e.pattern.fullmatch(key)
         if m:
             return e.build(m)
     listing = ", ".join(ex for ex, _ in known_metrics()) or "(none registered)"
-    fail("metrics", f"has an unknown metric name {name!r}; known: {listing}")
+    near = names.did_you_mean(name)
+    hint = f"; did you mean {' or '.join(map(repr, near))}?" if near else ""
+    fail("metrics", f"has an unknown metric name {name!r}; known: {listing} (and ir_measures' AP@k, nDCG@k, P@k, "
+                    f"R@k, RR, Success@k, Rprec){hint}")
 
 # %% ../nbs/04_metrics.ipynb #1f41cdf7
 MAX_CUTOFF = 2**53   # every cutoff and radius is exact as a float64 and far from int64 overflow

@@ -16,8 +16,9 @@ from .validate import (check_choice, check_int, check_nonempty, check_same_nbits
 
 # %% auto #0
 __all__ = ['WHOLE_RANKING', 'TIE_MODES', 'counting_sort_order', 'stable_order', 'tie_group_sizes', 'IndexSums', 'RankSummary',
-           'resolve_cutoff', 'gallery_code_counts', 'code_max_by_distance', 'check_ignore', 'summarize', 'ordered_top',
-           'group_starts', 'tie_order_runs', 'list_summary', 'hypergeometric_weights', 'row_sums', 'over_relevant']
+           'resolve_cutoff', 'group_hist', 'gallery_code_counts', 'code_max_by_distance', 'check_ignore', 'summarize',
+           'ordered_top', 'group_starts', 'tie_order_runs', 'list_summary', 'hypergeometric_weights', 'row_sums',
+           'over_relevant']
 
 # %% ../nbs/03_ranking.ipynb #5259d31c
 def counting_sort_order(distances: np.ndarray,   # (N,) one query's whole-number distances 0..nbits: the sort keys
@@ -77,20 +78,11 @@ class IndexSums:
 class RankSummary:
     """What the metrics need to know about each query's ranking: the one thing every metric reads.
 
-    hist:       (Q, n_groups, max_grade + 1) int64, items of grade g in tie group d of each query's ranking (Hamming:
-                group d = distance d, n_groups = K + 1; scores: groups of equal scores, best first); items removed
-                from a query's ranking (junk, the query itself) are not counted, so a query ranks hist[q].sum() items
-    n_ranks:    the ranks each query's row holds: N, the gallery, for codes and score matrices; the longest list for
-                ragged lists (a cutoff beyond it reads the ranking as padded with irrelevant items)
-    top_grades: (Q, t) uint8 grades of the first t ranked items in stable order (ties by gallery index), grade 0
-                past a query's last ranked item; or None
-    code_max:   (Q, K+1) int64, most gallery items sharing one code at distance d from the query code, or None
-    index_sums: whole-ranking sums in stable order (IndexSums), streamed by the engine instead of `top_grades`, or None
-    kind:       "hamming" (group d = distance d) or "scores" (groups of equal scores, best first)
-    unranked:   (Q, max_grade + 1) int64 judged items of grade g that the ranking does not hold at all (a TREC run
-                that did not retrieve them), or None: they count in R and in the ideal DCG, never at a rank
-
-    The group and grade scales are the shape of `hist` (`n_groups`, `max_grade`): stored once, named by properties."""
+    Items are counted by tie group and grade in `hist` (Hamming: group d = distance d; scores: runs of equal scores,
+    best first); items removed from a query's ranking (junk, the query itself) are in no group, so a query ranks
+    hist[q].sum() items. Judged items no rank holds (a TREC run's unretrieved relevant documents) are in `unranked`:
+    they count in R and in the ideal DCG, never at a rank. The group and grade scales are `hist`'s shape, named by
+    the properties `n_groups` and `max_grade`. Each field's comment says what it holds."""
     hist: np.ndarray                     # (Q, n_groups, max_grade + 1) int64: items of grade g in tie group d
     n_ranks: int                         # ranks each row holds: N (gallery), or the longest of ragged lists
     top_grades: np.ndarray | None = None # (Q, t) uint8: grades of the first t ranked items in stable order; or None
@@ -98,38 +90,31 @@ class RankSummary:
     index_sums: IndexSums | None = None  # whole-ranking sums in stable order, streamed by the engine; or None
     kind: str = "hamming"                # "hamming" (group d = distance d) | "scores" (equal scores, best first)
     unranked: np.ndarray | None = None   # (Q, max_grade + 1) int64: judged items of grade g the ranking lacks; or None
-
     @property
     def n_queries(self) -> int:
         "Q, the queries summarised."
         return self.hist.shape[0]
-
     @property
     def n_groups(self) -> int:
         "Tie groups per query row: K + 1 for Hamming distances 0..K; for scores, the widest row's groups."
         return self.hist.shape[1]
-
     @property
     def max_grade(self) -> int:
         "The grade scale: grades run 0..max_grade (1 for binary relevance)."
         return self.hist.shape[2] - 1
-
     @property
     def group_sizes(self) -> np.ndarray:
         "(Q, n_groups) items in each tie group."
         return self.hist.sum(-1)
-
     @property
     def relevant_hist(self) -> np.ndarray:
         "(Q, n_groups) relevant items (grade > 0) in each tie group."
         return self.hist[:, :, 1:].sum(-1)
-
     @property
     def grade_totals(self) -> np.ndarray:
         "(Q, max_grade + 1) items of each grade a query's judgements hold: the ranked ones plus the unranked ones."
         ranked = self.hist.sum(1)
         return ranked if self.unranked is None else ranked + self.unranked
-
     @property
     def n_relevant(self) -> np.ndarray:
         "(Q,) relevant items (grade > 0) in the whole gallery, ranked or not (R)."
@@ -155,16 +140,26 @@ def resolve_cutoff(cutoff,               # None or WHOLE_RANKING (-1): the whole
     c = check_int(cutoff, name, minimum)
     return n_ranks if c == WHOLE_RANKING else min(c, n_ranks)
 
-# %% ../nbs/03_ranking.ipynb #a70cb0fe
-def _hist_block(d: np.ndarray, grades: np.ndarray, n_groups: int, n_grades: int, kept=None) -> np.ndarray:
-    "Counts by (group, grade) for every query row of a block, in one bincount; `kept` (bool) leaves items out."
-    rows = d.shape[0]
+# %% ../nbs/03_ranking.ipynb #b815503b
+def group_hist(groups: np.ndarray,   # (rows, n) each item's tie group index (Hamming: its distance), whole numbers
+               grades: np.ndarray,   # (rows, n) each item's grade 0..n_grades-1
+               n_groups: int,        # groups per row: the histogram's second axis
+               n_grades: int,        # max_grade + 1: its third axis
+               kept=None,            # (rows, n) bool: only these items are counted; None: all
+               ) -> np.ndarray:
+    """(rows, n_groups, n_grades) int64 counts of items by (tie group, grade), every row of a block in one bincount:
+    the `hist` of a RankSummary, for Hamming distances (this chapter) and score groups (chapter 09) alike.
+
+    >>> group_hist(np.array([[2, 0, 2, 1]]), np.array([[1, 0, 0, 1]]), 3, 2)[0].tolist()
+    [[1, 0], [0, 1], [1, 1]]
+    """
+    rows = groups.shape[0]
     cells = n_groups * n_grades
-    key = d.astype(np.int64) * n_grades + grades + (np.arange(rows, dtype=np.int64) * cells)[:, None]
+    key = groups.astype(np.int64) * n_grades + grades + (np.arange(rows, dtype=np.int64) * cells)[:, None]
     key = key.ravel() if kept is None else key[kept]
     return np.bincount(key, minlength=rows * cells).reshape(rows, n_groups, n_grades)
 
-
+# %% ../nbs/03_ranking.ipynb #d8dd20d8
 def gallery_code_counts(gallery_codes,          # N x K codes, {0,1} or {-1,+1}, or PackedCodes
                         inverse: bool = False,  # True: also return (N,) each item's index into the distinct codes
                         ) -> tuple:
@@ -238,7 +233,7 @@ def summarize(query_codes,                    # Q x K codes, {0,1} or {-1,+1}, o
     for start, stop, d in iter_distance_blocks(q, g, max_block_bytes):
         grades = relevance.block(start, stop)
         kept = None if ignore is None else ~ignore.mask(start, stop)
-        hist[start:stop] = _hist_block(d, grades, nbits + 1, n_grades, kept)
+        hist[start:stop] = group_hist(d, grades, nbits + 1, n_grades, kept)
         if t:
             key = d if kept is None else np.where(kept, d.astype(np.int64), nbits + 1)   # removed items last
             order = stable_order(key)[:, :t]
@@ -279,7 +274,7 @@ def ordered_top(summary: RankSummary,   # the ranking summary; ties="index" need
     values = np.append(run_grades.astype(np.uint8), np.uint8(0))
     return np.repeat(np.tile(values, summary.n_queries), kept.ravel()).reshape(summary.n_queries, t)
 
-
+# %% ../nbs/03_ranking.ipynb #c26f6b7f
 def group_starts(counts,   # (..., G) items in each group (or run), in rank order
                  ) -> np.ndarray:
     """Items ranked ahead of each group: the exclusive running sum of `counts` along the last axis (int64).
@@ -290,7 +285,7 @@ def group_starts(counts,   # (..., G) items in each group (or run), in rank orde
     c = np.asarray(counts, dtype=np.int64)
     return np.cumsum(c, axis=-1) - c
 
-
+# %% ../nbs/03_ranking.ipynb #216a7f50
 def tie_order_runs(summary: RankSummary,   # the ranking summary
                    ties: str,              # "optimistic" (higher grades first in each group) | "pessimistic"
                    ) -> tuple:

@@ -14,9 +14,9 @@ from .validate import (check_grade_matrix, check_ids, check_label_pair, check_la
                                     check_whole_numbers, encode_class_ids, fail, shown)
 
 # %% auto #0
-__all__ = ['RELATION_TYPE_GRADES', 'Relevance', 'LabelRelevance', 'GradeMatrix', 'check_relevance', 'shared_label_counts',
-           'relevance_from_labels', 'relevance_from_types', 'relevance_from_matrix', 'SparseGrades',
-           'relevance_from_sparse', 'make_relevance', 'IgnoreSets', 'make_ignore']
+__all__ = ['RELATION_TYPE_GRADES', 'Relevance', 'LabelRelevance', 'GradeMatrix', 'check_relevance', 'relevance_from_labels',
+           'relevance_from_types', 'relevance_from_matrix', 'SparseGrades', 'relevance_from_sparse', 'make_relevance',
+           'IgnoreSets', 'make_ignore']
 
 # %% ../nbs/02_relevance.ipynb #94acc952
 RELATION_TYPE_GRADES = {1: 2, 2: 1, 3: 0}  # metrics note A: type 1 -> 2, type 2 -> 1, type 3 -> 0
@@ -206,9 +206,10 @@ def relevance_from_matrix(matrix,          # Q x N whole-number grades 0..255 (0
 
 # %% ../nbs/02_relevance.ipynb #a07ee622
 @dataclass(frozen=True)
-class SparseGrades(Relevance):
+class SparseGrades(GradeMatrix):
     """Grades held per pair in a scipy.sparse CSR matrix (absent = 0), kept sparse: only the block asked for is made
-    dense. Built by `relevance_from_sparse`; everything that reads a `GradeMatrix` reads it the same way."""
+    dense. Built by `relevance_from_sparse`; a GradeMatrix in all but `block` (its rows and columns slice the
+    sparse matrix the same way), so everything that reads a `GradeMatrix` reads it the same way."""
     matrix: object = None                     # (Q, N) scipy.sparse CSR array of uint8 grades
 
     kind: ClassVar[str] = "sparse"
@@ -221,20 +222,6 @@ class SparseGrades(Relevance):
         "Grades of queries start..stop-1 against the gallery (or items a..b-1): a new dense (stop-start, n) uint8 array."
         a, b = (0, self.n_gallery) if items is None else items
         return np.ascontiguousarray(self.matrix[start:stop, a:b].toarray(), dtype=np.uint8)
-
-    def rows(self,
-             start: int,   # the first query
-             stop: int,    # one past the last query
-             ) -> "SparseGrades":
-        "The relevance of queries start..stop-1 only (their rows, still sparse)."
-        return replace(self, n_queries=stop - start, matrix=self.matrix[start:stop])
-
-    def columns(self,
-                start: int,   # the first gallery item
-                stop: int,    # one past the last gallery item
-                ) -> "SparseGrades":
-        "Every query against gallery items start..stop-1 only (those columns, still sparse)."
-        return replace(self, n_gallery=stop - start, matrix=self.matrix[:, start:stop])
 
 # %% ../nbs/02_relevance.ipynb #c1525582
 def relevance_from_sparse(matrix,          # a Q x N scipy.sparse matrix or array of whole-number grades 0..255
@@ -338,14 +325,14 @@ def _ignore_rows_from_mask(mask, n_queries: int, n_gallery: int) -> list:
         fail("ignore", f"must be a {n_queries} x {n_gallery} boolean array (queries x gallery), got shape {m.shape}")
     return [np.flatnonzero(row) for row in m]
 
-
+# %% ../nbs/02_relevance.ipynb #90574867
 def _ignore_rows_from_lists(lists, n_queries: int, n_gallery: int) -> list:
     if len(lists) != n_queries:
         fail("ignore", f"must hold one array of gallery indices per query ({n_queries}), got {len(lists)}")
     return [check_ids(np.zeros(0, dtype=np.int64) if items is None else items, f"ignore[{q}]", n_gallery,
                       f"the gallery has {n_gallery} items") for q, items in enumerate(lists)]
 
-
+# %% ../nbs/02_relevance.ipynb #deb74f55
 def _self_rows(self_index, n_queries: int, n_gallery: int) -> list:
     s = np.asarray(self_index)
     if s.shape != (n_queries,) or s.dtype.kind not in "iu":
@@ -357,7 +344,7 @@ def _self_rows(self_index, n_queries: int, n_gallery: int) -> list:
         fail("self_index", f"entry {q} is {shown(s[q])}, outside -1..{n_gallery - 1}")
     return [np.array([i], dtype=np.int64) if i >= 0 else np.zeros(0, dtype=np.int64) for i in s.tolist()]
 
-
+# %% ../nbs/02_relevance.ipynb #a61d20a1
 def _is_mask(ignore) -> bool:
     "A Q x N mask: a 2-D array, or nested lists of booleans (lists of indices are ragged or hold integers)."
     if hasattr(ignore, "shape"):
@@ -368,7 +355,7 @@ def _is_mask(ignore) -> bool:
         return False
     return a.ndim == 2 and a.dtype == bool
 
-
+# %% ../nbs/02_relevance.ipynb #ced10cd2
 def make_ignore(n_queries: int,   # Q
                 n_gallery: int,   # N
                 ignore=None,      # a Q x N bool array or nested lists of bools (True = removed), or one index list per query
@@ -394,4 +381,3 @@ def make_ignore(n_queries: int,   # Q
     indptr = np.concatenate([[0], np.cumsum([len(r) for r in rows])]).astype(np.int64)
     indices = np.concatenate(rows).astype(np.int64) if rows else np.zeros(0, dtype=np.int64)
     return IgnoreSets(n_queries, n_gallery, indptr, indices)
-

@@ -5,33 +5,152 @@
 # %% ../nbs/09_score_ranking.ipynb #84d3f832
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 
 from .hamming import DEFAULT_BLOCK_BYTES, row_blocks
-from .ranking import RankSummary, _hist_block, check_ignore, resolve_cutoff
+from .ranking import IndexSums, RankSummary, group_hist, check_ignore, resolve_cutoff
 from .relevance import Relevance, make_ignore, relevance_from_matrix
 from .validate import (check_choice, check_count_matrix, check_grade_matrix, check_int, check_nonempty,
                                     check_numbers, fail, shown)
 
 # %% auto #0
-__all__ = ['MAX_EXACT_INT_SCORE', 'SIMILARITIES', 'check_scores', 'summarize_scores', 'summarize_lists', 'similarity_rows']
+__all__ = ['MAX_EXACT_INT_SCORE', 'PRECISIONS', 'SUMMARY_METHODS', 'SIMILARITIES', 'check_scores', 'summarize_scores',
+           'summarize_lists', 'similarity_rows']
 
 # %% ../nbs/09_score_ranking.ipynb #8a5fb80f
 MAX_EXACT_INT_SCORE = 2**53
+PRECISIONS = ("float64", "float32")   # the float types similarities are computed and compared in
 
 
 def check_scores(scores,                       # Q x N finite scores (floats, or integers within +-2**53)
                  name: str,                    # the argument's name, for the message
                  shape: tuple | None = None,   # (Q, N), the shape it must have; None: any with a row and a column
+                 precision: str = "float64",   # "float64": compared exactly as given | "float32": rounded to float32
                  ) -> np.ndarray:
-    "A queries x gallery array of finite similarity scores (float or integer), as float64 (an exact conversion)."
+    """A queries x gallery array of finite similarity scores (float or integer), in a float type that compares them
+    exactly as given: float64, or float32 kept as it is (no copy: the same order and ties); integers convert to
+    float64. `precision="float32"` rounds the scores to float32 first, as a float32 pipeline would store them."""
+    check_choice(precision, "precision", PRECISIONS)
     a = check_numbers(scores, name, 2, "queries x gallery")
     if shape is not None and a.shape != tuple(shape):
         fail(name, f"must have shape {tuple(shape)} (queries x gallery items), got {a.shape}")
     check_nonempty(a, name, "queries")
     if a.dtype.kind in "iu" and a.size and max(abs(int(a.min())), abs(int(a.max()))) > MAX_EXACT_INT_SCORE:
         fail(name, "holds integers beyond 2**53, which float64 cannot compare exactly; rescale them")
-    return a.astype(np.float64)
+    if precision == "float32":
+        with np.errstate(over="ignore"):
+            out = a.astype(np.float32, copy=False)
+        if a.dtype != np.float32 and not np.isfinite(out).all():
+            fail(name, "overflows float32 (|score| > 3.4e38) at precision='float32'; rescale it or use 'float64'")
+        return out
+    return a if a.dtype in (np.float32, np.float64) else a.astype(np.float64)
+
+# %% ../nbs/09_score_ranking.ipynb #100885c4
+def _tie_offsets(row: np.ndarray, cols: np.ndarray, equal: np.ndarray) -> np.ndarray:
+    "Items tied with each relevant item (at gallery index cols[j]) and of lower gallery index; 0 where it ties with none."
+    within = np.zeros(len(cols), dtype=np.int64)
+    tied = np.flatnonzero(equal > 1)
+    if len(tied):
+        values = np.unique(row[cols[tied]])
+        if len(values) <= 8:                                      # every item carrying a tied relevant score
+            hit = row == values[0]
+            for v in values[1:]:
+                hit |= row == v
+        else:
+            hit = np.isin(row, values)
+        at = np.flatnonzero(hit)
+        order = np.argsort(row[at], kind="stable")                # by score, then gallery index
+        place = np.empty(len(at), dtype=np.int64)
+        place[order] = np.arange(len(at))
+        first = np.searchsorted(row[at][order], row[cols[tied]], "left")
+        within[tied] = place[np.searchsorted(at, cols[tied])] - first
+    return within
+
+
+def _row_groups(above: np.ndarray, equal: np.ndarray, grades, n_kept: int, n_grades: int) -> np.ndarray:
+    """(G, n_grades) counts of one row's groups in rank order, from its relevant items in rank order (`above`
+    non-decreasing): every tie group holding a relevant item, and between them the irrelevant items merged into one
+    group per gap (empty gaps dropped). `grades` None: binary relevance."""
+    m = len(above)
+    if m == 0:
+        out = np.zeros((1, n_grades), dtype=np.int64)
+        out[0, 0] = n_kept
+        return out
+    new = np.empty(m, dtype=bool)
+    new[0] = True
+    np.not_equal(above[1:], above[:-1], out=new[1:])
+    first = np.flatnonzero(new)
+    k = len(first)
+    ga, ge = above[first], equal[first]
+    out = np.zeros((2 * k + 1, n_grades), dtype=np.int64)
+    ties = out[1:2 * k:2]                                         # slots 1, 3, ..: the tie groups; 0, 2, ..: gaps
+    if grades is None:
+        ties[:, 1] = np.diff(first, append=m)
+    else:
+        gid = np.cumsum(new) - 1
+        ties[:] = np.bincount(gid * n_grades + grades, minlength=k * n_grades).reshape(k, n_grades)
+    ties[:, 0] = ge - ties[:, 1:].sum(axis=1)
+    end = ga + ge
+    out[0, 0] = ga[0]
+    out[2:2 * k:2, 0] = ga[1:] - end[:-1]
+    out[2 * k, 0] = n_kept - end[-1]
+    keep = np.ones(2 * k + 1, dtype=bool)
+    keep[0::2] = out[0::2, 0] > 0
+    return out[keep]
+
+
+def _score_block_counts(key: np.ndarray, grades: np.ndarray, kept, n_grades: int, t: int, index_sums: bool) -> tuple:
+    "(hist, top (b, t) or None, IndexSums or None) of one block of score rows, by counts; see the section above."
+    b, n = key.shape
+    if kept is not None:
+        key = np.where(kept, key, key.dtype.type(-np.inf))       # removed: below every score, tied with none
+    srt = np.sort(key, axis=1)                                   # values only, ascending
+    n_kept = np.full(b, n, dtype=np.int64) if kept is None else kept.sum(axis=1)
+    relevant = grades > 0 if kept is None else (grades > 0) & kept
+    ordered = bool(t) or index_sums
+    assoc = ordered or n_grades > 2                              # the relevant items' columns and grades are needed
+    top = np.zeros((b, t), dtype=np.uint8) if t else None
+    psum, dsum, hits = np.zeros(b), np.zeros((b, n_grades)), np.zeros(b, dtype=np.int64)
+    groups = []
+    for i in range(b):
+        s_i, c = srt[i], np.flatnonzero(relevant[i])
+        v = key[i, c]
+        if assoc:
+            o = np.argsort(v)
+            v, c = v[o], c[o]
+        else:
+            v = np.sort(v)
+        lo = np.searchsorted(s_i, v, "left")                     # ascending scores: rank order reversed
+        hi = lo + 1
+        tied = (hi < n) & (s_i[np.minimum(hi, n - 1)] == v)       # a neighbour with the same score
+        any_tie = bool(tied.any())
+        if any_tie:
+            hi[tied] = np.searchsorted(s_i, v[tied], "right")
+        above, equal = (n - hi)[::-1], (hi - lo)[::-1]           # rank order: a_j, e_j
+        c = c[::-1]
+        g = grades[i, c].astype(np.int64) if assoc else None
+        groups.append(_row_groups(above, equal, g, int(n_kept[i]), n_grades))
+        if not ordered or not len(c):
+            continue
+        rank = above + _tie_offsets(key[i], c, equal) if any_tie else above   # 0-based ranks in index order
+        if t:
+            inside = rank < t
+            top[i, rank[inside]] = g[inside]
+        if index_sums:
+            r = (np.sort(rank) if any_tie else rank) + 1
+            k = np.arange(1, len(r) + 1, dtype=np.longdouble)
+            psum[i] = float(np.sum(k / r.astype(np.longdouble)))
+            disc = (1.0 / np.log2(rank + 2.0)).astype(np.longdouble)
+            for gg in (1,) if n_grades == 2 else np.unique(g):
+                dsum[i, gg] = float(np.sum(disc if n_grades == 2 else disc[g == gg]))
+            hits[i] = int((rank < len(c)).sum())
+    hist = np.zeros((b, max(len(x) for x in groups), n_grades), dtype=np.int64)
+    for i, x in enumerate(groups):
+        hist[i, :len(x)] = x
+    return hist, top, IndexSums(psum, dsum, hits) if index_sums else None
 
 # %% ../nbs/09_score_ranking.ipynb #17417bc3
 def _groups_of_sorted(s_sorted: np.ndarray, kept_sorted: np.ndarray) -> np.ndarray:
@@ -57,7 +176,7 @@ def _score_block_summary(s: np.ndarray, grades: np.ndarray, kept, n_grades: int,
         last = np.take_along_axis(gid, np.clip(np.minimum(cutoff, n_kept) - 1, 0, None)[:, None], axis=1)
         gid = np.minimum(gid, last + 1)
     n_groups = int(gid[k_sorted].max(initial=-1)) + 1
-    hist = _hist_block(gid, g_sorted, max(n_groups, 1), n_grades, k_sorted)
+    hist = group_hist(gid, g_sorted, max(n_groups, 1), n_grades, k_sorted)
     top = (g_sorted[:, :t] * k_sorted[:, :t]).astype(np.uint8) if t else None
     return hist, top
 
@@ -67,11 +186,11 @@ def _score_block_top(key: np.ndarray, grades: np.ndarray, kept, n_grades: int, t
     finds each row's cutoff-th best score; only the items scoring at least that much (the groups reaching into the
     top `cutoff`, the cut group whole) are sorted; everything after them is one trailing group of counts per grade."""
     b, n = key.shape
-    thr = -np.partition(-key, cutoff - 1, axis=1)[:, cutoff - 1]
+    thr = _kth_largest(key, cutoff)
     cand = key >= thr[:, None]                                   # a row with fewer kept items: thr = -inf, all in
     if kept is not None:
         cand &= kept
-    rows, cols = np.nonzero(cand)                                # row-major: each row's candidates in index order
+    rows, cols = _nonzero(cand)                                # row-major: each row's candidates in index order
     order = np.lexsort((cols, -key[rows, cols], rows))
     rows, cols = rows[order], cols[order]
     width = np.bincount(rows, minlength=b)
@@ -86,9 +205,8 @@ def _score_block_top(key: np.ndarray, grades: np.ndarray, kept, n_grades: int, t
     k_sorted[rows, pos] = True
     gid = _groups_of_sorted(s_sorted, k_sorted)
     n_groups = int(gid[k_sorted].max(initial=-1)) + 1
-    hist = _hist_block(gid, g_sorted, n_groups + 1, n_grades, k_sorted)
-    flat = grades.astype(np.int64) + (np.arange(b, dtype=np.int64) * n_grades)[:, None]
-    total = np.bincount(flat.ravel() if kept is None else flat[kept], minlength=b * n_grades).reshape(b, n_grades)
+    hist = group_hist(gid, g_sorted, n_groups + 1, n_grades, k_sorted)
+    total = _grade_counts(grades, kept, n_grades)
     last = np.where(width > 0, gid[np.arange(b), np.maximum(width - 1, 0)] + 1, 0)
     hist[np.arange(b), last] += total - hist.sum(axis=1)         # the trailing group: what the sorted part left
     top = np.zeros((b, t), dtype=np.uint8) if t else None
@@ -98,22 +216,74 @@ def _score_block_top(key: np.ndarray, grades: np.ndarray, kept, n_grades: int, t
     return hist, top
 
 
+def _nonzero(mask: np.ndarray) -> tuple:
+    "np.nonzero of a 2-D mask (row-major order), through the flat index: numpy's 1-D search is much faster."
+    return np.divmod(np.flatnonzero(mask), mask.shape[1])
+
+
+def _kth_largest(key: np.ndarray, k: int) -> np.ndarray:
+    """(b,) the k-th largest value of each row (k <= N), without partitioning whole rows: the first k * (N // k) items
+    of a row fall into k chunks; each chunk's maximum is an item, so at least k items reach the smallest of those
+    maxima, and the k-th largest is at least that. Only the items reaching it are partitioned."""
+    b, n = key.shape
+    width = n // k
+    if width < 4:                                                # few chunks' worth: partition the rows
+        return np.partition(key, n - k, axis=1)[:, n - k]
+    low = key[:, :k * width].reshape(b, k, width).max(axis=2).min(axis=1)
+    rows, cols = _nonzero(key >= low[:, None])
+    count = np.bincount(rows, minlength=b)
+    m = int(count.max())
+    cand = np.full((b, m), -np.inf, dtype=key.dtype)
+    cand[rows, np.arange(len(rows)) - np.repeat(np.cumsum(count) - count, count)] = key[rows, cols]
+    return np.partition(cand, m - k, axis=1)[:, m - k]
+
+
+def _grade_counts(grades: np.ndarray, kept, n_grades: int) -> np.ndarray:
+    "(b, n_grades) int64: the kept items of each grade in each row."
+    if n_grades > 8:
+        flat = grades.astype(np.int64) + (np.arange(len(grades), dtype=np.int64) * n_grades)[:, None]
+        return np.bincount(flat.ravel() if kept is None else flat[kept],
+                           minlength=len(grades) * n_grades).reshape(len(grades), n_grades)
+    out = np.empty((len(grades), n_grades), dtype=np.int64)
+    for g in range(1, n_grades):
+        hit = grades == g
+        out[:, g] = np.count_nonzero(hit if kept is None else hit & kept, axis=1)
+    n_kept = grades.shape[1] if kept is None else np.count_nonzero(kept, axis=1)
+    out[:, 0] = n_kept - out[:, 1:].sum(axis=1)
+    return out
+
+
 def _pad_groups(blocks: list) -> np.ndarray:
     "Stack (b, G_i, grades) blocks into one (Q, max G_i, grades) array, padding with empty groups at the end."
+    if len(blocks) == 1:
+        return blocks[0]
     width = max(h.shape[1] for h in blocks)
-    return np.concatenate([np.pad(h, ((0, 0), (0, width - h.shape[1]), (0, 0))) for h in blocks], axis=0)
+    out = np.zeros((sum(len(h) for h in blocks), width, blocks[0].shape[2]), dtype=np.int64)
+    start = 0
+    for h in blocks:
+        out[start:start + len(h), :h.shape[1]] = h
+        start += len(h)
+    return out
+
+
+SUMMARY_METHODS = ("counts", "sort")   # summarize_scores: counts above / tied per relevant item, or sort every row
 
 
 def summarize_scores(scores,                      # Q x N scores (higher = nearer), or a function (start, stop) -> rows
                      relevance: Relevance,        # Q x N grades (relevance.relevance_from_labels, _from_matrix, ...)
-                     top_columns: int = 0,                # ranks kept in stable order as `top_grades`: 0 none, -1 whole
+                     top_columns: int = 0,        # ranks kept in stable order as `top_grades`: 0 none, -1 whole
                      ignore=None,                 # IgnoreSets: items removed from each query's ranking; or None
                      cutoff: int | None = None,   # the last rank any metric reads (None: all); later groups merge
                      max_block_bytes: int = DEFAULT_BLOCK_BYTES,  # memory bound of one query block
+                     index_sums: bool = False,    # also the whole-ranking index-order sums (IndexSums) of AP, DCG, R-prec
+                     method: str = "counts",      # "counts": no row sorted by index | "sort": the stable argsort reference
+                     threads: int | None = None,  # "counts": threads sharing a block's rows; None: the machine's CPUs
                      ) -> RankSummary:
     """The ranking summary of every query of a ranking by similarity scores (higher = nearer; `kind="scores"`).
     `scores` as a function (start, stop) -> the (stop-start, N) score rows of those queries is how embeddings are
-    compared block by block (`similarity_rows`); it is not checked.
+    compared block by block (`similarity_rows`); it is not checked. method="counts" (the default) merges the runs of
+    irrelevant items between the tie groups that hold relevant ones; method="sort" keeps every tie group (the
+    readable reference). Both give every metric the same value.
 
     >>> rel = relevance_from_matrix([[1, 1, 0, 0, 1]], 1, 5)
     >>> s = summarize_scores(np.array([[0.7, 0.9, 0.2, 0.7, 0.2]]), rel, top_columns=-1)
@@ -121,6 +291,7 @@ def summarize_scores(scores,                      # Q x N scores (higher = neare
     ([[1, 2, 2]], [[1, 1, 0, 0, 1]])
     """
     n_q, n_g = relevance.n_queries, relevance.n_gallery
+    check_choice(method, "method", SUMMARY_METHODS)
     rows = scores if callable(scores) else None
     if rows is None:
         checked = check_scores(scores, "scores", (n_q, n_g))
@@ -130,14 +301,62 @@ def summarize_scores(scores,                      # Q x N scores (higher = neare
         cutoff = check_int(cutoff, "cutoff", 1)
     t = resolve_cutoff(top_columns, n_g, "top_columns")
     n_grades = relevance.max_grade + 1
-    hists, tops = [], []
-    for a, b in row_blocks(n_q, n_g, max_block_bytes, 80):      # scores, order, sorted copies: ~80 bytes a pair
+    counts = method == "counts" and (cutoff is None or cutoff >= n_g or t > cutoff)
+    n_threads = (os.cpu_count() or 1) if threads is None else check_int(threads, "threads", 1)
+    hists, tops, sums = [], [], []
+    pair_bytes = 40 if counts else 80                            # scores, sorted copies, grades, masks per pair
+    pool = ThreadPoolExecutor(n_threads) if counts and n_threads > 1 else None
+    for a, b in row_blocks(n_q, n_g, max_block_bytes, pair_bytes):
         kept = None if ignore is None else ~ignore.mask(a, b)
-        h, tp = _score_block_summary(rows(a, b), relevance.block(a, b), kept, n_grades, t, cutoff)
+        s = rows(a, b)
+        if counts:
+            h, tp, sm = _counts_in_threads(pool, n_threads, s, relevance.block(a, b), kept, n_grades, t, index_sums)
+        else:
+            h, tp = _score_block_summary(s, relevance.block(a, b), kept, n_grades, t, cutoff)
+            sm = _sums_of_top(_score_block_summary(s, relevance.block(a, b), kept, n_grades, n_g, None)[1],
+                              n_grades) if index_sums else None
         hists.append(h)
         tops.append(tp)
+        sums.append(sm)
+    if pool is not None:
+        pool.shutdown()
     hist = _pad_groups(hists)
-    return RankSummary(hist, n_g, np.concatenate(tops) if t else None, kind="scores")
+    index = None
+    if index_sums:
+        index = IndexSums(*(np.concatenate([getattr(x, f) for x in sums])
+                            for f in ("precision_sum", "discount_sum", "r_hits")))
+    return RankSummary(hist, n_g, np.concatenate(tops) if t else None, index_sums=index, kind="scores")
+
+
+def _counts_in_threads(pool, n_threads: int, s, grades, kept, n_grades: int, t: int, index_sums: bool) -> tuple:
+    "`_score_block_counts` of a block, its rows shared among threads (numpy's sort and searches release the GIL)."
+    b = len(s)
+    if pool is None or b < 2:
+        return _score_block_counts(s, grades, kept, n_grades, t, index_sums)
+    cuts = np.linspace(0, b, min(n_threads, b) + 1).astype(int)
+    parts = list(pool.map(lambda ab: _score_block_counts(s[ab[0]:ab[1]], grades[ab[0]:ab[1]],
+                                                          None if kept is None else kept[ab[0]:ab[1]],
+                                                          n_grades, t, index_sums), zip(cuts[:-1], cuts[1:])))
+    top = np.concatenate([p[1] for p in parts]) if t else None
+    sums = IndexSums(*(np.concatenate([getattr(p[2], f) for p in parts]) for f in ("precision_sum", "discount_sum",
+                                                                                    "r_hits"))) if index_sums else None
+    return _pad_groups([p[0] for p in parts]), top, sums
+
+
+def _sums_of_top(top: np.ndarray, n_grades: int) -> IndexSums:
+    "IndexSums of whole rankings in index order given as (b, N) grades: the sort method's sums, by the definition."
+    b, n = top.shape
+    psum, dsum, hits = np.zeros(b), np.zeros((b, n_grades)), np.zeros(b, dtype=np.int64)
+    for i in range(b):
+        rank = np.flatnonzero(top[i])
+        k = np.arange(1, len(rank) + 1, dtype=np.longdouble)
+        psum[i] = float(np.sum(k / (rank + 1).astype(np.longdouble)))
+        disc = (1.0 / np.log2(rank + 2.0)).astype(np.longdouble)
+        for gg in range(1, n_grades):
+            dsum[i, gg] = float(np.sum(disc[top[i, rank] == gg]))
+        hits[i] = int((rank < len(rank)).sum())
+    return IndexSums(psum, dsum, hits)
+
 
 # %% ../nbs/09_score_ranking.ipynb #7cb96b1f
 def _list_arrays(lists, name: str, n_queries: int | None = None) -> list:
@@ -185,7 +404,8 @@ def summarize_lists(scores,                      # Q 1-D arrays of finite scores
             graded[i, :len(g)] = check_grade_matrix(g[None, :], f"grades[{i}]", (1, len(g)))[0]
         pad[i, :len(s)] = False
     relevance = relevance_from_matrix(graded.astype(np.uint8), n_q, width)
-    summary = summarize_scores(padded, relevance, top_columns, make_ignore(n_q, width, pad), cutoff)
+    summary = summarize_scores(padded, relevance, top_columns, make_ignore(n_q, width, pad), cutoff,
+                               method="sort")   # every tie group kept, as trec's readers show them
     summary.n_ranks = width
     if unranked is not None:
         u = check_count_matrix(unranked, "unranked", n_q)
@@ -202,33 +422,75 @@ def _embeddings(x, name: str, dim: int | None = None) -> np.ndarray:
     a = check_numbers(x, name, 2, "items x dimensions", nonempty=True)
     if dim is not None and a.shape[1] != dim:
         fail(name, f"has {a.shape[1]} dimensions but `query_embeddings` has {dim}: they must match")
-    return a.astype(np.float64)
+    return a
+
+
+def _in_precision(a: np.ndarray, name: str, dtype, cosine: bool, rows: int = 1 << 16) -> np.ndarray:
+    """`a` in `dtype` (no copy when it is already), rows normalised for cosine: norms in float64 in row blocks (no
+    float64 copy of a float32 gallery), the quotient rounded once to `dtype`."""
+    if not cosine:
+        with np.errstate(over="ignore"):
+            out = a.astype(dtype, copy=False)
+        if out.dtype != a.dtype and not np.isfinite(out).all():
+            fail(name, f"overflows {np.dtype(dtype).name} (|value| > {np.finfo(dtype).max:.3g}); rescale it or use "
+                       "precision='float64'")
+        return out
+    out = np.empty(a.shape, dtype=dtype)
+    for start in range(0, len(a), rows):
+        x = a[start:start + rows].astype(np.float64)
+        with np.errstate(over="ignore", under="ignore"):
+            norms = np.sqrt(np.add.reduce(x * x, axis=1))
+        odd = ~np.isfinite(norms) | (norms < 1e-150)               # squares over- or underflow: scale the row first
+        if odd.any():
+            scale = np.abs(x[odd]).max(axis=1)
+            if (scale == 0).any():
+                at = start + int(np.flatnonzero(odd)[np.flatnonzero(scale == 0)[0]])
+                fail(name, f"has a zero vector at row {at}: its cosine is undefined")
+            y = x[odd] / scale[:, None]
+            x[odd], norms[odd] = y, np.sqrt(np.add.reduce(y * y, axis=1))
+        out[start:start + rows] = x / norms[:, None]
+    return out
 
 
 def similarity_rows(query_embeddings,              # Q x D real-valued descriptors
                     gallery_embeddings,            # N x D descriptors (the same D)
                     similarity: str = "cosine",    # "cosine" (zero vectors refused) | "dot" | "l2" (-squared distance)
+                    precision: str = "float64",    # "float64" (the reference) | "float32" (what faiss and torch compute)
                     ):
-    """(n_queries, n_gallery, rows): rows(start, stop) -> float64 similarities of queries start..stop-1 to the gallery.
+    """(n_queries, n_gallery, rows): rows(start, stop) -> the similarities of queries start..stop-1 to the gallery,
+    computed by BLAS in `precision` (float64 or float32 arrays), without a float64 copy of float32 inputs at float32.
 
     >>> n_q, n_g, rows = similarity_rows([[1.0, 0.0]], [[2.0, 0.0], [1.0, 1.0]], "l2")
     >>> rows(0, 1).tolist()                          # -|q - g|^2 = -1 for both: a tie
     [[-1.0, -1.0]]
     """
     check_choice(similarity, "similarity", SIMILARITIES)
+    dtype = np.dtype(check_choice(precision, "precision", PRECISIONS))
     q = _embeddings(query_embeddings, "query_embeddings")
     g = _embeddings(gallery_embeddings, "gallery_embeddings", q.shape[1])
-    if similarity == "cosine":
-        for a, name in ((q, "query_embeddings"), (g, "gallery_embeddings")):
-            norms = np.linalg.norm(a, axis=1)
-            if (norms == 0).any():
-                fail(name, f"has a zero vector at row {int(np.flatnonzero(norms == 0)[0])}: its cosine is undefined")
-        q, g = q / np.linalg.norm(q, axis=1, keepdims=True), g / np.linalg.norm(g, axis=1, keepdims=True)
-    g_t, g_sq = np.ascontiguousarray(g.T), (g * g).sum(axis=1)
+    cosine = similarity == "cosine"
+    q, g = _in_precision(q, "query_embeddings", dtype, cosine), _in_precision(g, "gallery_embeddings", dtype, cosine)
+    with np.errstate(over="ignore"):
+        g_sq = None if similarity != "l2" else np.add.reduce(g * g, axis=1)
+        q_sq = None if similarity != "l2" else np.add.reduce(q * q, axis=1)
+    if cosine:
+        guarded = False                                              # |cosine| <= 1 (up to rounding): no overflow
+    else:                                                            # |q.g| <= |q||g|: overflow only near the range
+        with np.errstate(over="ignore"):
+            big = max(np.sqrt(np.add.reduce(x.astype(np.float64) ** 2, axis=1)).max() for x in (q, g))
+        guarded = not np.isfinite(big) or 4 * (2 * big) ** 2 >= np.finfo(dtype).max
 
     def rows(start: int, stop: int) -> np.ndarray:
-        dots = q[start:stop] @ g_t
-        if similarity != "l2":
-            return dots
-        return -((q[start:stop] * q[start:stop]).sum(axis=1)[:, None] - 2 * dots + g_sq[None, :])
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = q[start:stop] @ g.T                                # BLAS in `precision`; g.T is a view
+            if similarity == "l2":                                   # -((|q|^2 - 2 q.g) + |g|^2), in place
+                out *= -2
+                out += q_sq[start:stop, None]
+                out += g_sq[None, :]
+                np.negative(out, out=out)
+        if guarded and not np.isfinite(out).all():
+            i = start + int(np.flatnonzero(~np.isfinite(out).all(axis=1))[0])
+            fail("query_embeddings", f"row {i}: its {similarity} similarities overflow {dtype.name}; rescale the "
+                                     "embeddings or use precision='float64'")
+        return out
     return len(q), len(g), rows

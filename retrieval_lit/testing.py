@@ -19,7 +19,7 @@ __all__ = ['MAX_TIE_ORDERS', 'count_tie_orders', 'tie_orders', 'papers_loop_ap',
 # %% ../nbs/06_testing.ipynb #329c2ba6
 MAX_TIE_ORDERS = 1_000_000   # tie_orders refuses a case with more distinct orders than this
 
-
+# %% ../nbs/06_testing.ipynb #c23f7d2f
 def _distinct_orders(block: tuple) -> Iterator[tuple]:
     "The distinct orders of a multiset of grades, in lexicographic order, each once (without generating n! orders)."
     if not block:
@@ -31,7 +31,7 @@ def _distinct_orders(block: tuple) -> Iterator[tuple]:
         for tail in _distinct_orders(tuple(rest)):
             yield (v,) + tail
 
-
+# %% ../nbs/06_testing.ipynb #dc5dde3e
 def count_tie_orders(grades,   # the ranked list's grades
                      sizes,    # the tie groups' sizes, in rank order
                      ) -> int:
@@ -52,7 +52,7 @@ def count_tie_orders(grades,   # the ranked list's grades
             total //= math.factorial(block.count(v))
     return total
 
-
+# %% ../nbs/06_testing.ipynb #b9315a84
 def tie_orders(grades,                       # the ranked list's grades (any order inside each group)
                sizes,                        # the tie groups' sizes, in rank order (0 allowed; they sum to len(grades))
                limit: int = MAX_TIE_ORDERS,  # refuse a case with more distinct orders than this (it would not end)

@@ -5,17 +5,20 @@
 # %% ../nbs/52_trec.ipynb #44a00900
 from __future__ import annotations
 
+import difflib
 import functools
 import math
 import os
+import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from .metrics import Conventions, parse_metric, tie_range
 from .ranking import RankSummary, row_sums
 from .score_ranking import summarize_lists
+from .names import IR_FAMILIES, at_relevance_level, read_name, trec_spec
 from .validate import RetrievalInputError, check_bool, check_choice, fail, shown
 
 # %% auto #0
@@ -651,6 +654,7 @@ class TrecMeasure:
     name: str                        # the printed name: 'map', 'P_10', 'iprec_at_recall_0.50'
     family: str                      # the measure's family in MEASURE_ORDER: 'map', 'P', 'iprec_at_recall'
     param: float | int | None = None  # the cutoff (int) or recall level (float); None: a family without one
+    rel_level: int = 1               # a document is relevant when rel >= this (trec_eval -l; ir_measures' rel=)
 
 # %% ../nbs/52_trec.ipynb #93156a11
 def _measure(family: str, param) -> TrecMeasure:
@@ -677,21 +681,49 @@ def _params(family: str, text: str, spec: str) -> list:
     return values
 
 
-def parse_measures(specs,               # a name or a list: 'map', 'P' (default cutoffs), 'P.5,10', 'P_10', 'official'
+def _unknown_measure(spec: str):
+    "Refuse an unknown measure, naming the known ones and the nearest (difflib, with the typed number kept)."
+    number = re.search(r"[0-9]+(?:\.[0-9]+)?", spec)
+    k = number.group(0) if number else "10"
+    known = list(MEASURE_ORDER) + list(NICKNAMES) + [f"{f}_{k}" for f in DEFAULT_PARAMS]
+    for f, v in IR_FAMILIES.items():
+        known += ([f] if v.trec else []) + ([f"{f}@{k}"] if v.trec_at else [])
+    lower = {c.lower(): c for c in reversed(known)}
+    near = [lower[c] for c in difflib.get_close_matches(spec.lower(), list(lower), n=3, cutoff=0.5)]
+    fail("measures", f"has an unknown measure {spec!r}; known: {', '.join(MEASURE_ORDER)}, "
+                     f"{', '.join(NICKNAMES)} (and 'P.5,10' or 'P_10' for cutoffs; ir_measures' AP@k, nDCG@k, P@k, "
+                     f"R@k, RR, Success@k, Rprec, P(rel=2)@k)" + (f"; did you mean {' or '.join(map(repr, near))}?"
+                                                                 if near else ""))
+
+
+def parse_measures(specs,               # a name or a list: 'map', 'P' (default cutoffs), 'P.5,10', 'P_10', 'official',
+                                        # or ir_measures' 'AP@100', 'nDCG@10', 'P(rel=2)@5' (chapter 08)
                    ) -> list:
-    """TrecMeasures for trec_eval-style names, in trec_eval's order (a measure named twice is listed once).
+    """TrecMeasures for trec_eval-style names, in trec_eval's order (a measure named twice is listed once). An
+    ir_measures name is the trec_eval measure it equals (printed under trec_eval's name); one with a relevance level
+    rel=L > 1 comes after the others, printed under its own spelling.
 
     >>> [m.name for m in parse_measures(["P.5,10", "map", "P_10"])]
     ['map', 'P_5', 'P_10']
+    >>> [m.name for m in parse_measures(["nDCG@10", "AP@100", "P(rel=2)@5"])]
+    ['ndcg_cut_10', 'map_cut_100', 'P(rel=2)@5']
     """
     specs = [specs] if isinstance(specs, str) else list(specs)
     if not specs:
         fail("measures", "is empty: name at least one measure, e.g. 'official' or 'map'")
-    wanted = {}
+    wanted, leveled = {}, {}
     for spec in specs:
         if not isinstance(spec, str):
             fail("measures", f"entries must be measure names, got {shown(spec)}")
         for family in NICKNAMES.get(spec, (spec,)):
+            ir = None if family in MEASURE_ORDER or family in NICKNAMES else trec_spec(family)
+            if ir is not None:
+                if ir[1] > 1:
+                    for m in parse_measures(ir[0]):
+                        m = replace(m, name=read_name(family).spelling, rel_level=ir[1])
+                        leveled.setdefault(m.name, m)
+                    continue
+                family = ir[0]
             name, params = family, None
             if "." in family and family.split(".", 1)[0] in DEFAULT_PARAMS:
                 name, text = family.split(".", 1)
@@ -699,8 +731,7 @@ def parse_measures(specs,               # a name or a list: 'map', 'P' (default 
             elif name not in MEASURE_ORDER:
                 base, _, tail = family.rpartition("_")
                 if base not in DEFAULT_PARAMS:
-                    fail("measures", f"has an unknown measure {spec!r}; known: {', '.join(MEASURE_ORDER)}, "
-                                     f"{', '.join(NICKNAMES)} (and 'P.5,10' or 'P_10' for cutoffs)")
+                    _unknown_measure(spec)
                 name, params = base, _params(base, tail, spec)
             if name in DEFAULT_PARAMS:
                 wanted.setdefault(name, set()).update(DEFAULT_PARAMS[name] if params is None else params)
@@ -711,7 +742,7 @@ def parse_measures(specs,               # a name or a list: 'map', 'P' (default 
         if family in wanted:
             params = wanted[family]
             out += [_measure(family, None)] if params is None else [_measure(family, p) for p in sorted(params)]
-    return out
+    return out + list(leveled.values())
 
 # %% ../nbs/52_trec.ipynb #c1e1c505
 def _fixed_order(ranking: TrecRanking, ties: str) -> list:
@@ -829,8 +860,9 @@ def measure_values(m: TrecMeasure,      # the measure (not runid or num_q: those
     conventions = Conventions.make(ties="index" if ties == "trec_eval" else ties, **TREC_CONVENTIONS)
     family = "map" if m.family == "gm_map" else m.family
     metric = parse_metric(LIBRARY_METRICS[family].format(m.param))
-    v = np.asarray(metric.compute(ranking.summary, conventions), dtype=np.float64)
-    lo_hi = tie_range(metric, ranking.summary, conventions) if bounds else None
+    summary = at_relevance_level(ranking.summary, m.rel_level)      # rel >= rel_level is relevant (trec_eval -l)
+    v = np.asarray(metric.compute(summary, conventions), dtype=np.float64)
+    lo_hi = tie_range(metric, summary, conventions) if bounds else None
     if m.family == "gm_map":
         geo = lambda a: np.log(np.maximum(a, MIN_GEO_MEAN))
         return geo(v), (tuple(geo(a) for a in lo_hi) if bounds else None)

@@ -195,7 +195,7 @@ def _is_real(v) -> bool:
     "A real number that is not a bool (Python or numpy)."
     return isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_))
 
-
+# %% ../nbs/00_validate.ipynb #0ac0a2e6
 def check_labels(labels,            # (N,) class ids (numbers, strings, any hashable), (N, 1) ids, or (N, L) multi-hot
                  name: str,         # the argument's name, for the message
                  n_items: int,      # N, the number of items the labels describe (one row each)

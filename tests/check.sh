@@ -3,17 +3,17 @@
 # Fails when: README.md is not generated from nbs/index.ipynb; the package differs from what
 # nbdev_export makes of the notebooks; nbdev_clean would change a notebook; any cell of any notebook
 # raises, or a cell that draws shows no figure (each chapter is executed once, by the docs build,
-# honouring nbdev's directives as nbdev_test does); (where Chromium is installed) a rendered page has
+# honouring nbdev's directives as nbdev_test does); a student copy of the book (solutions removed) fails to run; (where Chromium is installed) a rendered page has
 # a console error, untypeset math or a missing figure; any pytest test fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-echo "== 1/6 README.md is generated from nbs/index.ipynb"
+echo "== 1/7 README.md is generated from nbs/index.ipynb"
 python tools/make_readme.py --check
 
-echo "== 2/6 retrieval_lit/ is exactly what nbdev_export makes of the notebooks"
+echo "== 2/7 retrieval_lit/ is exactly what nbdev_export makes of the notebooks"
 mkdir -p "$tmp/export/retrieval_lit"
 cp -r settings.ini nbs "$tmp/export/"
 cp retrieval_lit/__init__.py "$tmp/export/retrieval_lit/"
@@ -23,7 +23,7 @@ if ! diff -r -x __pycache__ retrieval_lit "$tmp/export/retrieval_lit"; then
   echo "FAIL: the package is out of step with the notebooks: run nbdev_export and commit the result"; exit 1
 fi
 
-echo "== 3/6 notebooks are clean (nbdev_clean changes nothing)"
+echo "== 3/7 notebooks are clean (nbdev_clean changes nothing)"
 mkdir -p "$tmp/clean"
 cp -r settings.ini nbs "$tmp/clean/"
 (cd "$tmp/clean" && nbdev_clean >/dev/null)
@@ -31,15 +31,25 @@ if ! diff -r -q nbs "$tmp/clean/nbs"; then
   echo "FAIL: notebooks are not clean: run nbdev_clean and commit the result"; exit 1
 fi
 
-echo "== 4/6 every notebook runs, once: the offline docs build executes each chapter in a fresh kernel"
+echo "== 4/7 every notebook runs, once: the offline docs build executes each chapter in a fresh kernel"
 python tools/check_docs.py --nbdev
 python tools/build_docs.py "$tmp/site" --jobs 2 > "$tmp/docs.log" 2>&1 || { grep -v "Kernel is running over TCP" "$tmp/docs.log" | tail -50; echo "FAIL: a notebook failed or the docs did not build"; exit 1; }
 grep -E "^\s+\S+\.ipynb" "$tmp/docs.log" || true
 
-echo "== 5/6 the rendered docs read well in headless Chromium"
-# (the worked-solution check runs even without Chromium; add --require-solutions once every chapter has its solutions)
-status=0; python tools/check_docs.py "$tmp/site" || status=$?
+echo "== 5/7 a student copy of the whole book runs from top to bottom (solutions removed, stubs in place)"
+retrieval-lit course --student "$tmp/student" > /dev/null
+python - "$tmp/student" <<'PY' || { echo "FAIL: a student copy holds a solution"; exit 1; }
+import json, pathlib, sys
+bad = [p.name for p in pathlib.Path(sys.argv[1]).glob("*.ipynb")
+       if any("".join(c["source"]).startswith(("## Solutions", "### Solution")) for c in json.loads(p.read_text())["cells"])]
+print("\n".join(bad)); sys.exit(1 if bad else 0)
+PY
+python tools/build_docs.py "$tmp/student-site" --nbs "$tmp/student" --jobs 2 > "$tmp/student.log" 2>&1 || { grep -v "Kernel is running over TCP" "$tmp/student.log" | tail -50; echo "FAIL: a student copy did not run"; exit 1; }
+
+echo "== 6/7 the rendered docs read well in headless Chromium"
+# (the worked-solution check runs even without Chromium: every chapter with exercises must have a folded solution for each)
+status=0; python tools/check_docs.py "$tmp/site" --require-solutions || status=$?
 if [ "$status" -eq 2 ]; then echo "(no Chromium here: the browser check was skipped)"; elif [ "$status" -ne 0 ]; then exit "$status"; fi
 
-echo "== 6/6 pytest"
+echo "== 7/7 pytest"
 python -m pytest tests -q -p no:cacheprovider

@@ -164,9 +164,13 @@ def handout(tmp_path_factory):
     teacher = tmp / "nbs"
     shutil.copytree(NBS, teacher, ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
     nb = json.loads((teacher / "06_testing.ipynb").read_text())
+    cut = next((i for i, c in enumerate(nb["cells"]) if "".join(c["source"]).startswith("## Solutions")),
+               len(nb["cells"]))                       # the chapter's own solutions, if it has them, stay after
+    nb["cells"][cut:cut] = [
+        _cell("code", f"#| student: stub\n# exercise 06.2: a ranked list to try\nmy_list = [1, 0, 1]  # {SECRET} 1")]
+    if cut == len(nb["cells"]) - 1:
+        nb["cells"].append(_cell("markdown", "## Solutions"))
     nb["cells"] += [
-        _cell("code", f"#| student: stub\n# exercise 06.2: a ranked list to try\nmy_list = [1, 0, 1]  # {SECRET} 1"),
-        _cell("markdown", "## Solutions"),
         _cell("markdown", f"### Solution 06.1\n\n{SECRET} 2: a proof."),
         _cell("code", f"assert my_list == [1, 0, 1]\nraise AssertionError('{SECRET} 3: a solution ran in a student copy')"),
         _cell("markdown", f"### Solution 06.2\n\n{SECRET} 4"),

@@ -30,6 +30,12 @@ def undocumented(module_name: str) -> list:
             params = fastcore_docments.docments(obj, full=True)
         except (TypeError, ValueError, OSError):  # builtins, exceptions without a Python signature
             continue
+        if inspect.isclass(obj):                  # a field inherited from a dataclass base is documented there
+            for base in obj.__mro__[1:]:
+                if base.__module__.startswith("retrieval_lit"):
+                    for p, info in fastcore_docments.docments(base, full=True).items():
+                        if p in params and not params[p].get("docment") and info.get("docment"):
+                            params[p] = info
         for p, info in params.items():
             if p in ("return", "self", "args", "kwargs") or (module_name, name, p) in EXEMPT:
                 continue

@@ -290,6 +290,55 @@ def test_the_solution_check_runs_without_a_browser(exercise_site, monkeypatch, c
     assert "FAIL 04_partial.html" in out and "03_solved.html" not in out
     reports = {r.page: r for r in cd.check_solutions(exercise_site)}
     assert not reports["03_solved.html"].problems and reports["04_partial.html"].problems
+def test_page_problems_finds_default_reprs_and_errors_shown_twice():
+    "Read from the outputs alone (no kernel): a rich output's text/plain is not shown, so it is not a problem."
+    nb = bd.prepare_for_docs(v4.new_notebook(cells=[
+        v4.new_code_cell("register_metric(...)"), v4.new_code_cell("show_error(f, 0)"),
+        v4.new_code_cell("fig"), v4.new_code_cell("42"), v4.new_code_cell("#| hide\nf")]))
+    outs = [("<function __main__._build_map(m)>", {}),
+            ("retrieval_lit.validate.RetrievalInputError('`p` must be at least 1, got 0')", {}),
+            ("<Figure size 640x480 with 1 Axes>", {"image/png": "iVBOR"}), ("42", {}), ("<function f at 0x7f3a>", {})]
+    for cell, (plain, rich) in zip(nb.cells, outs):
+        cell.outputs = [v4.new_output("execute_result", execution_count=1, data={"text/plain": plain, **rich})]
+    found = bd.page_problems(nb)
+    assert len(found) == 2, found               # the hidden cell's repr is not on the page
+    assert found[0].startswith("cell 0: shows an object's default repr") and "_build_map" in found[0]
+    assert found[1].startswith("cell 1: shows an error object as a value") and "shown twice" in found[1]
+    assert bd._DEFAULT_REPR.match("<__main__.HammingBallExplorer at 0x7f0e2c1d5f90>")
+    assert bd._ERROR_REPR.match("RetrievalInputError('`p` bad')") and bd._ERROR_REPR.match('ValueError("no")')
+    assert not bd._DEFAULT_REPR.match("<b>bold</b> at 0x") and not bd._ERROR_REPR.match("ValueOf(3)")
+def test_build_fails_a_page_a_reader_would_see_broken(tmp_path):
+    """Empty axes (a figure drawn before an argument check fails), titles drawn over or against each other, a function's repr
+    and an error shown twice each fail the build, naming the chapter's cell; a plain figure passes."""
+    nbs = tmp_path / "nbs"
+    nbs.mkdir()
+    cells = [v4.new_markdown_cell("# Broken"),
+             v4.new_code_cell("import matplotlib.pyplot as plt"),
+             v4.new_code_cell("fig, ax = plt.subplots()\ntry:\n    raise ValueError('bad argument')\n"
+                              "except ValueError:\n    pass"),
+             v4.new_code_cell("fig, (a, b) = plt.subplots(2, 1, figsize=(4, 3))\na.plot([0, 1])\nb.plot([1, 0])\n"
+                              "a.set_xlabel('a long label under the top panel')\n"
+                              "b.set_title('the bottom panel title, long enough')\nplt.show()"),
+             v4.new_code_cell("fig, axes = plt.subplots(1, 2, figsize=(4, 2))\nfor ax in axes:\n    ax.plot([0, 1])\n"
+                              "    ax.set_title('a title as wide as its panel', fontsize=9)\nplt.show()"),
+             v4.new_code_cell("from matplotlib.figure import Figure\nfrom IPython.display import display\n"
+                              "fig = Figure(figsize=(4, 2))\na, b = fig.subplots(1, 2)\na.plot([0, 1])\nb.plot([1, 0])\n"
+                              "a.set_title('a bare Figure, one long title')\nb.set_title('and its neighbour, another')\ndisplay(fig)"),
+             v4.new_code_cell("def f(): pass\nf"),
+             v4.new_code_cell("print('ValueError: no'); ValueError('no')"),
+             v4.new_code_cell("fig, ax = plt.subplots(figsize=(3, 2))\nax.plot([0, 1])\nax.set_title('fine')\nplt.show()")]
+    nbformat.write(v4.new_notebook(cells=cells), nbs / "01_broken.ipynb")
+    with pytest.raises(bd.DocsBuildError) as err:
+        bd.build(tmp_path / "site", nbs, log=lambda *a: None)
+    msg = str(err.value)
+    assert "01_broken.ipynb: what a reader sees is broken" in msg
+    assert "cell 2: figure: panel 1 of 1 is empty axes" in msg
+    assert re.search(r"cell 3: figure: texts overlap: .*'the bottom panel title, long enough'", msg)
+    assert "cell 4: figure: texts overlap: 'a title as wide as its panel' and 'a title as wide as its panel'" in msg
+    assert re.search(r"cell 5: figure: texts overlap: .*'a bare Figure, one long title' and 'and its neighbour, another'", msg)
+    assert "cell 6: shows an object's default repr '<function __main__.f()>'" in msg
+    assert "cell 7: shows an error object as a value" in msg
+    assert "cell 8" not in msg and "cell 1" not in msg
 
 
 def _browser_or_skip():
@@ -312,11 +361,13 @@ def test_pages_render_in_headless_chromium(site, tmp_path):
 
 
 def test_the_check_catches_broken_pages(site, tmp_path):
-    "The browser check is not a rubber stamp: a CDN script, a broken figure and bad TeX all fail."
+    "The browser check is not a rubber stamp: a CDN script, a broken figure, bad TeX and stray reprs all fail."
     _browser_or_skip()
     out, _ = site
     bad = (out / "01_demo.html").read_text()
-    bad = bad.replace("</main>", '<img src="missing.png"><p>$\\frac{1}{$</p></main>', 1)
+    bad = bad.replace("</main>", '<img src="missing.png"><p>$\\frac{1}{$</p>'
+                      '<div class="jp-OutputArea-output"><pre>&lt;function f at 0x7f3a&gt;</pre></div>'
+                      '<div class="jp-OutputArea-output"><pre>RetrievalInputError(\'`p` bad\')</pre></div></main>', 1)
     bad = bad.replace("<head>", '<head><script src="https://cdn.example.invalid/x.js"></script>', 1)
     (out / "broken.html").write_text(bad)
     try:
@@ -328,6 +379,7 @@ def test_the_check_catches_broken_pages(site, tmp_path):
     assert "figure did not load" in text
     assert "cdn.example.invalid" in text
     assert "TeX errors" in text or "formulas typeset" in text
+    assert text.count("an output shows an object's repr or an error as a value") == 2
 
 
 # ----------------------------------------------------------------------------- nbdev/Quarto

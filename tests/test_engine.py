@@ -10,6 +10,7 @@ from hypothesis import given, settings, strategies as st
 from hypothesis.extra.numpy import arrays
 
 from retrieval_lit import engine, ranking
+from retrieval_lit.ranking import group_starts
 from retrieval_lit.average_precision import ap_from_sums, ap_from_summary
 from retrieval_lit.dcg import dcg_from_sums
 from retrieval_lit.precision import r_precision_from_sums

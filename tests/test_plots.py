@@ -63,8 +63,10 @@ def test_pr_curves_come_from_the_precision_chapter(small_summaries):
     from retrieval_lit.precision import pr_curve_by_radius
     curves = pr_curves(small_summaries, "radius")
     assert list(curves) == ["8 bits", "16 bits"]
-    want = pr_curve_by_radius(small_summaries[8][1], Conventions())
+    want = pr_curve_by_radius(small_summaries[8][1], Conventions(empty="skip"))   # the demo follows chapter 10
     np.testing.assert_array_equal(curves["8 bits"].precision, want.precision)
+    zero = pr_curve_by_radius(small_summaries[8][1], Conventions(empty="zero"))
+    np.testing.assert_array_equal(pr_curves(small_summaries, "radius", empty="zero")["8 bits"].precision, zero.precision)
     with pytest.raises(RetrievalInputError, match="^`by`"):
         pr_curves(small_summaries, "distance")
 

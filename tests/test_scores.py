@@ -184,8 +184,11 @@ def test_self_index_leaves_one_out_on_codes_and_scores():
     sims = -(x[:, None, :] != x[None, :, :]).sum(-1).astype(float)          # higher = nearer: minus the distance
     b = evaluate(scores=sims, query_labels=labels, gallery_labels=labels, metrics=["map", "map@r", "p@1"],
                  self_index=np.arange(30), ties="index")
-    for n in a:
-        np.testing.assert_array_equal(a.per_query[n], b.per_query[n])
+    for n in a:   # whole-ranking map on scores also comes from streamed, correctly rounded sums (chapter 09)
+        if n == "map":
+            np.testing.assert_allclose(a.per_query[n], b.per_query[n], rtol=1e-15, atol=0)
+        else:
+            np.testing.assert_array_equal(a.per_query[n], b.per_query[n])
         np.testing.assert_allclose(streamed.per_query[n], b.per_query[n], rtol=1e-15, atol=0)
 
 
@@ -241,6 +244,24 @@ def test_pytrec_eval_agrees_on_rankings_without_ties():
      "`query_embeddings` has a zero vector at row 0"),
     (dict(query_embeddings=[[1.0, 0.0]], gallery_embeddings=[[1.0, 0.0], [0.0, 1.0]], relevance=[[1, 0]],
           similarity="jaccard"), "`similarity` must be one of"),
+    # the precision: unknown names, NaN / inf in either precision, overflow of float32
+    (dict(scores=[[0.1, 0.2]], relevance=[[1, 0]], precision="float16"), "`precision` must be one of"),
+    (dict(query_codes=[[0, 1]], gallery_codes=[[0, 1], [1, 1]], relevance=[[1, 0]], precision="double"),
+     "`precision` must be one of"),
+    (dict(scores=[[0.1, np.nan]], relevance=[[1, 0]], precision="float32"), "`scores` contains nan"),
+    (dict(scores=np.array([[0.1, np.inf]], dtype=np.float32), relevance=[[1, 0]], precision="float32"),
+     "`scores` contains inf"),
+    (dict(scores=[[1e39, 0.0]], relevance=[[1, 0]], precision="float32"), "`scores` overflows float32"),
+    (dict(query_embeddings=[[np.nan, 0.0]], gallery_embeddings=[[1.0, 0.0], [0.0, 1.0]], relevance=[[1, 0]],
+          precision="float32"), "`query_embeddings` contains nan"),
+    (dict(query_embeddings=[[1.0, 0.0]], gallery_embeddings=[[np.inf, 0.0], [0.0, 1.0]], relevance=[[1, 0]]),
+     "`gallery_embeddings` contains inf"),
+    (dict(query_embeddings=[[1e39, 0.0]], gallery_embeddings=[[1.0, 0.0], [0.0, 1.0]], relevance=[[1, 0]],
+          similarity="dot", precision="float32"), "`query_embeddings` overflows float32"),
+    (dict(query_embeddings=[[1e20, 0.0]], gallery_embeddings=[[1e20, 0.0], [0.0, 1.0]], relevance=[[1, 0]],
+          similarity="dot", precision="float32"), "`query_embeddings` row 0: its dot similarities overflow float32"),
+    (dict(query_embeddings=[[1e200, 0.0]], gallery_embeddings=[[-1e200, 0.0], [0.0, 1.0]], relevance=[[1, 0]],
+          similarity="l2"), "`query_embeddings` row 0: its l2 similarities overflow float64"),
 ])
 def test_bad_scores_input(kwargs, message):
     kwargs.setdefault("metrics", ["map"])
@@ -255,3 +276,153 @@ def test_report_nbits_is_none_for_scores_and_typed_so():
     r = evaluate(scores=[[0.9, 0.5, 0.1]], relevance=[[1, 0, 1]], metrics=["map"])
     assert r.nbits is None and r["map"] == pytest.approx((1 + 2 / 3) / 2, abs=1e-15)
     assert typing.get_type_hints(Report)["nbits"] == (int | None)
+
+
+# ---- the counts summary (chapter 09) against the sorting reference, metric by metric -------------------------------
+
+from retrieval_lit.metrics import Conventions, parse_metric, tie_range
+from retrieval_lit.relevance import make_ignore, relevance_from_matrix
+from retrieval_lit.score_ranking import similarity_rows, summarize_scores
+
+ALL_SCORE_METRICS = NAMES + ["map@r", "mrr", "success@2", "ndcg@2", "rbp@3", "p@2", "recall@1", "egr@2"]
+
+
+@st.composite
+def summary_problems(draw):
+    nq, n = draw(st.integers(1, 4)), draw(st.integers(1, 12))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    dtype = draw(st.sampled_from([np.float32, np.float64]))
+    scores = (rng.integers(0, draw(st.integers(1, 6)), (nq, n)) / 4).astype(dtype)
+    grades = rng.integers(0, draw(st.sampled_from([2, 3, 4])), (nq, n)) * (rng.random((nq, n)) < draw(st.floats(0, 1)))
+    removed = rng.random((nq, n)) < draw(st.sampled_from([0.0, 0.3]))
+    conv = Conventions.make(ties=draw(st.sampled_from(["expected", "optimistic", "pessimistic", "index"])),
+                            ap_denominator=draw(st.sampled_from(["retrieved", "all", "min"])),
+                            empty=draw(st.sampled_from(["zero", "skip"])), gain=draw(st.sampled_from(["exp2", "linear"])),
+                            ap_interpolation=draw(st.sampled_from(["step", "trapezoid"])))
+    return scores, grades, removed, conv
+
+
+@SETTINGS
+@given(summary_problems())
+def test_counts_summary_gives_every_metric_of_the_sorted_one_bit_for_bit(problem):
+    """The counts method merges irrelevant-only runs of tie groups: every metric, under every tie mode and
+    convention, and every bound, is the same float as from the reference that sorts every row."""
+    scores, grades, removed, conv = problem
+    nq, n = scores.shape
+    rel = relevance_from_matrix(grades.astype(np.uint8), nq, n)
+    ig = make_ignore(nq, n, ignore=removed)
+    ref = summarize_scores(scores, rel, top_columns=-1, ignore=ig, method="sort")
+    got = summarize_scores(scores, rel, top_columns=-1, ignore=ig, threads=int(nq > 1) + 1)
+    assert got.n_groups <= ref.n_groups
+    for name in ALL_SCORE_METRICS:
+        m = parse_metric(name)
+        np.testing.assert_array_equal(m.compute(got, conv), m.compute(ref, conv), err_msg=f"{name} {conv}")
+        if m.tie_bounds:
+            for a, b in zip(tie_range(m, got, conv), tie_range(m, ref, conv)):
+                np.testing.assert_array_equal(a, b, err_msg=f"bounds of {name} {conv}")
+
+
+@SETTINGS
+@given(summary_problems())
+def test_streamed_index_sums_equal_the_index_order_to_1e_12(problem):
+    """Whole-ranking map, ndcg and rprec under ties="index" from the streamed sums (added in extended precision)
+    against the reference's ordered grades (added left to right): the sums' order differs, so 1e-12, not bits."""
+    scores, grades, removed, conv = problem
+    conv = conv.with_ties("index")
+    nq, n = scores.shape
+    rel = relevance_from_matrix(grades.astype(np.uint8), nq, n)
+    ig = make_ignore(nq, n, ignore=removed)
+    ref = summarize_scores(scores, rel, top_columns=-1, ignore=ig, method="sort")
+    got = summarize_scores(scores, rel, ignore=ig, index_sums=True)
+    assert got.top_grades is None and got.index_sums is not None
+    for name in ("map", "ndcg", "rprec"):
+        if name == "map" and conv.ap_interpolation != "step":
+            continue
+        m = parse_metric(name)
+        np.testing.assert_allclose(m.compute(got, conv), m.compute(ref, conv), rtol=0, atol=1e-12, err_msg=name)
+
+
+@SETTINGS
+@given(score_problems(), st.sampled_from(["optimistic", "pessimistic"]))
+def test_fixed_tie_orders_equal_the_brute_force_loop(problem, ties):
+    scores, grades, kw, conv = problem
+    conv["ties"] = ties
+    names = ["map", "map@3", "ndcg", "p@4", "rprec"]
+    r = evaluate(scores=scores, relevance=grades, metrics=names, **kw, **conv)
+    removed = _removed(*scores.shape, kw)
+    for i in range(scores.shape[0]):       # one order: every tie group's grades sorted (high first if optimistic)
+        items = [j for j in range(scores.shape[1]) if not removed[i, j]]
+        key = (lambda j: (-scores[i, j], -grades[i, j])) if ties == "optimistic" else (lambda j: (-scores[i, j], grades[i, j]))
+        order = [int(grades[i, j]) for j in sorted(items, key=key)]
+        for name in names:
+            v = metric_on_order(name, order, conv)
+            if v is None:
+                v = float("nan") if conv["empty"] == "skip" and name not in ("p@4",) else 0.0
+            np.testing.assert_allclose(r.per_query[name][i], v, rtol=0, atol=1e-12, err_msg=name)
+
+
+def test_precision_float32_is_the_scores_rounded_to_float32():
+    rng = np.random.default_rng(11)
+    s = rng.normal(size=(6, 300)) * 1e-7 + rng.integers(0, 3, (6, 300))   # float64 scores that tie in float32
+    rel = rng.integers(0, 2, (6, 300))
+    names = ["map", "map@10", "ndcg", "p@5"]
+    for ties in ("expected", "index"):
+        a = evaluate(scores=s, relevance=rel, metrics=names, ties=ties, precision="float32")
+        b = evaluate(scores=s.astype(np.float32), relevance=rel, metrics=names, ties=ties)
+        c = evaluate(scores=s, relevance=rel, metrics=names, ties=ties)
+        for n in names:
+            np.testing.assert_array_equal(a.per_query[n], b.per_query[n])
+        assert a.precision == "float32" and c.precision == "float64" and a["map"] != c["map"]
+        assert "scores, float32" in repr(a) and a.to_dict()["precision"] == "float32"
+
+
+def test_embeddings_in_float32_equal_their_float32_score_matrix():
+    rng = np.random.default_rng(12)
+    qe, ge = rng.normal(size=(7, 16)).astype(np.float32), rng.normal(size=(400, 16)).astype(np.float32)
+    ql, gl = rng.integers(0, 3, 7), rng.integers(0, 3, 400)
+    for sim in ("cosine", "dot", "l2"):
+        _, _, rows = similarity_rows(qe, ge, sim, "float32")
+        s = rows(0, 7)
+        assert s.dtype == np.float32
+        for ties in ("expected", "index"):
+            a = evaluate(query_embeddings=qe, gallery_embeddings=ge, similarity=sim, precision="float32", query_labels=ql,
+                         gallery_labels=gl, metrics=["map", "map@20", "ndcg@10"], ties=ties)
+            b = evaluate(scores=s, query_labels=ql, gallery_labels=gl, metrics=["map", "map@20", "ndcg@10"], ties=ties)
+            for n in a:
+                np.testing.assert_array_equal(a.per_query[n], b.per_query[n])
+
+
+def test_code_rankings_report_no_precision():
+    r = evaluate([[0, 1]], [[0, 1], [1, 1]], [0], [0, 1])
+    assert r.precision is None and r.to_dict()["precision"] is None
+
+
+def test_wide_summaries_are_finished_in_chunks_with_the_same_values():
+    rng = np.random.default_rng(13)
+    s, rel = rng.normal(size=(20, 500)), rng.integers(0, 3, (20, 500))
+    names = ["map", "map@50", "ndcg", "map@r"]
+    for ties in ("expected", "index"):
+        big = evaluate(scores=s, relevance=rel, metrics=names, ties=ties, bounds=True)
+        small = evaluate(scores=s, relevance=rel, metrics=names, ties=ties, bounds=True, max_block_bytes=20_000)
+        for n in names:
+            np.testing.assert_array_equal(big.per_query[n], small.per_query[n])
+            np.testing.assert_array_equal(big.per_query_bounds[n][0], small.per_query_bounds[n][0])
+
+
+@SETTINGS
+@given(st.integers(0, 2**32 - 1), st.sampled_from(["expected", "index"]), st.sampled_from([1, 2, 3, 5]))
+def test_cutoff_metrics_alone_take_the_partial_path_exactly(seed, ties, p):
+    """Only metrics at a cutoff: the summary holds the groups reaching rank p (the k-th largest score found from
+    chunk maxima, no partition of whole rows); equal to the brute-force loop over tie orders."""
+    rng = np.random.default_rng(seed)
+    nq, n = int(rng.integers(1, 3)), int(rng.integers(p, 9))
+    scores = rng.integers(0, int(rng.integers(1, 5)), (nq, n)).astype(np.float32)
+    grades = rng.integers(0, 3, (nq, n))
+    removed = rng.random((nq, n)) < 0.2
+    names = [f"map@{p}", f"ndcg@{p}", f"p@{p}"]
+    conv = dict(ties=ties, ap_denominator="retrieved", empty="zero", gain="exp2", ap_interpolation="step",
+                rbp_persistence=0.8)
+    r = evaluate(scores=scores, relevance=grades, metrics=names, ignore=removed, **conv)
+    want = brute_force(scores.astype(float), grades, removed, names, conv)
+    for name in names:
+        np.testing.assert_allclose(r.per_query[name], want[name], rtol=0, atol=1e-12, err_msg=name)

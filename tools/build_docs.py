@@ -15,6 +15,12 @@ docstring (nbdev's `show_doc`) under the cell that defines it. Each worked solut
 closed `<details>` element. The pages are written with nbconvert's JupyterLab template plus a
 sidebar of chapters and prev/next links.
 
+The build fails a chapter that shows a reader something broken (`page_problems`): a figure
+with an empty panel or with titles and labels drawn over each other (each figure is
+checked as it is saved, in the kernel), an output that is an object's default repr
+(`<function f at 0x...>`), or an error object shown as a value (after `show_error`
+has printed it: the error shown twice).
+
 Nothing is fetched from the network: the figures are embedded in the pages, the math
 is typeset by a local copy of MathJax copied into `<out>/_static/mathjax` (from the
 `jupyter-server-mathjax` package, a dev dependency, or Debian's `libjs-mathjax`, or the
@@ -201,15 +207,16 @@ except Exception as _rl_e:  # the docs must not fail for a rendering detail
     print('(no API card for {names}:', _rl_e, ')')"""
 
 
-def prepare_for_docs(nb, slow: bool = False, api_cards: bool = True):
+def prepare_for_docs(nb, slow: bool = False, api_cards: bool = True, checks: bool = False):
     """Translate nbdev directives into what nbclient/nbconvert understand (a copy of `nb`).
 
     Each code cell gets `metadata.rl_docs` = {"remove": bool, "echo": bool, "output": bool}
-    and the nbclient tag `skip-execution` where it must not run."""
+    and the nbclient tag `skip-execution` where it must not run. With `checks`, a hidden first cell installs the
+    figure check and a hidden last cell reports it (read by `page_problems`)."""
     import nbformat
     nb = copy.deepcopy(nb)
     cells = []
-    for cell in nb.cells:
+    for index, cell in enumerate(nb.cells):
         cells.append(cell)
         if cell.cell_type != "code":
             continue
@@ -223,7 +230,7 @@ def prepare_for_docs(nb, slow: bool = False, api_cards: bool = True):
         cell.metadata["tags"] = tags
         cell.metadata["rl_docs"] = {"remove": remove, "echo": not _false(d.get("echo", "true")),
                                     "output": not _false(d.get("output", "true")), "skipped": skip,
-                                    "slow": "slow" in d, "code": code}
+                                    "slow": "slow" in d, "code": code, "cell": index}
         is_export = any(k in d for k in ("export", "exports"))
         names = exported_names(code) if (is_export and api_cards and not skip) else []
         if names:
@@ -232,8 +239,158 @@ def prepare_for_docs(nb, slow: bool = False, api_cards: bool = True):
             card.metadata["rl_docs"] = {"remove": False, "echo": False, "output": True, "skipped": False,
                                         "slow": False, "code": "", "api_card": True}
             cells.append(card)
+    if checks:
+        first = nbformat.v4.new_code_cell(_FIGURE_CHECK)
+        last = nbformat.v4.new_code_cell(_FIGURE_REPORT_CELL)
+        for c, extra in ((first, {}), (last, {"figure_report": True})):
+            c.metadata["rl_docs"] = {"remove": True, "echo": False, "output": False, "skipped": False,
+                                     "slow": False, "code": "", **extra}
+        cells = [first] + cells + [last]
     nb.cells = cells
     return nb
+
+
+# ----------------------------------------------------------------------------- what a reader sees
+FIGURE_REPORT = "rl-docs-figure-report:"
+
+# Runs first in the chapter's kernel (hidden): every figure is checked when it is saved to an image (inline
+# display, `savefig`, a widget's PNG), before the inline backend closes it; problems are kept with the
+# execution count of the cell that drew them and printed by the last (hidden) cell.
+_FIGURE_CHECK = r'''
+def _rl_install_figure_check():
+    import matplotlib.backend_bases as bb
+    from IPython import get_ipython
+    problems, seen = [], set()
+
+    def drawn_tick_labels(axis, coord):
+        "The axis's major tick labels inside its view interval (matplotlib keeps, and does not draw, the others)."
+        lo, hi = sorted(axis.get_view_interval())
+        slack = 1e-9 * (abs(hi - lo) + abs(hi) + abs(lo))
+        return [t for t in axis.get_ticklabels() if lo - slack <= t.get_position()[coord] <= hi + slack]
+
+    def texts_of(fig):
+        "Visible, non-empty texts of the figure: (owner, kind, text artist); owner -1 is the figure."
+        out = []
+        for i, ax in enumerate(fig.axes):
+            if not ax.get_visible():
+                continue
+            for t in (ax.title, getattr(ax, "_left_title", None), getattr(ax, "_right_title", None)):
+                if t is not None:
+                    out.append((i, "title", t))
+            out += [(i, "label", ax.xaxis.label), (i, "label", ax.yaxis.label)]
+            if ax.axison:
+                out += [(i, "tick", t) for t in drawn_tick_labels(ax.xaxis, 0) + drawn_tick_labels(ax.yaxis, 1)]
+        for t in [getattr(fig, "_suptitle", None), getattr(fig, "_supxlabel", None),
+                  getattr(fig, "_supylabel", None)] + list(fig.texts):
+            if t is not None:
+                out.append((-1, "title", t))
+        seen_ids = set()               # the suptitle is also among fig.texts
+        out = [x for x in out if not (id(x[2]) in seen_ids or seen_ids.add(id(x[2])))]
+        return [(o, k, t) for o, k, t in out if t.get_visible() and t.get_text().strip()]
+
+    def check(fig):
+        found = []
+        for i, ax in enumerate(fig.axes):
+            drawn = (ax.lines or ax.collections or ax.patches or ax.images or ax.texts or ax.tables
+                     or ax.artists or ax.get_legend() is not None)
+            if ax.get_visible() and ax.axison and not drawn:
+                found.append(f"panel {i + 1} of {len(fig.axes)} is empty axes (nothing drawn in it)")
+        try:
+            fig.draw_without_rendering()   # lays the figure out (constrained layout too)
+            renderer = fig._get_renderer()   # works on any canvas, a bare Figure's too
+            boxes = [(o, k, t, t.get_window_extent(renderer)) for o, k, t in texts_of(fig)]
+        except Exception:
+            return found
+        clashes = []
+        for a in range(len(boxes)):
+            for b in range(a + 1, len(boxes)):
+                (oa, ka, ta, ba), (ob, kb, tb, bx) = boxes[a], boxes[b]
+                if oa == ob and "title" not in (ka, kb):
+                    continue           # one panel's own ticks and labels: matplotlib lays those out
+                # two titles side by side read as one line unless a space of about one letter parts them
+                gap = (min(ta.get_fontsize(), tb.get_fontsize()) * fig.dpi / 72 if ka == kb == "title" else 0) - 1
+                if ba.x0 < bx.x1 + gap and bx.x0 < ba.x1 + gap and ba.y0 < bx.y1 - 1 and bx.y0 < ba.y1 - 1:
+                    clashes.append(f"{ta.get_text()[:40]!r} and {tb.get_text()[:40]!r}")
+        if clashes:
+            more = f" (and {len(clashes) - 2} more)" if len(clashes) > 2 else ""
+            found.append("texts overlap: " + "; ".join(clashes[:2]) + more)
+        return found
+
+    original = bb.FigureCanvasBase.print_figure
+    current = [0]                      # the running cell's execution count (figures flushed after it still count)
+    busy = []                          # set while checking: a figure saved by the check itself is not checked
+    ip = get_ipython()
+    if ip is not None:
+        ip.events.register("pre_run_cell", lambda info: current.__setitem__(0, ip.execution_count))
+
+    def print_figure(self, *args, **kwargs):
+        if busy:
+            return original(self, *args, **kwargs)
+        busy.append(1)
+        try:
+            n = current[0]
+            for msg in check(self.figure):
+                if (n, msg) not in seen:
+                    seen.add((n, msg))
+                    problems.append((n, msg))
+        except Exception:
+            pass                       # the check never breaks a chapter
+        finally:
+            busy.clear()
+        return original(self, *args, **kwargs)
+
+    bb.FigureCanvasBase.print_figure = print_figure
+    return problems
+
+_rl_figure_problems = _rl_install_figure_check()
+'''
+
+_FIGURE_REPORT_CELL = "import json as _rl_json\nprint(%r + _rl_json.dumps(_rl_figure_problems))" % FIGURE_REPORT
+
+_DEFAULT_REPR = re.compile(r"^<(?:function|bound method|built-in function|class|module) .*>$|^<[^<>\n]* at 0x[0-9a-fA-F]+>$")
+_ERROR_REPR = re.compile(r"^(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Warning)\((['\"]).*\1\)$", re.S)
+
+
+def _plain(out) -> str:
+    t = out.get("data", {}).get("text/plain", "")
+    return (t if isinstance(t, str) else "".join(t)).strip()
+
+
+def page_problems(nb) -> list[str]:
+    """What a reader would see broken on the page of an executed notebook prepared by `prepare_for_docs`, each
+    naming the chapter's cell (its index in the notebook): figures with an empty panel or overlapping texts
+    (reported by the kernel-side check), outputs that are an object's default repr, and error objects shown as a
+    value. Removes the check's report cell."""
+    problems = []
+    report = next((c for c in nb.cells if c.get("metadata", {}).get("rl_docs", {}).get("figure_report")), None)
+    by_count = {c.get("execution_count"): c.metadata["rl_docs"].get("cell", "?") for c in nb.cells
+                if c.cell_type == "code" and c.get("execution_count") is not None and "rl_docs" in c.metadata}
+    if report is not None:
+        for out in report.get("outputs", []):
+            text = out.get("text", "") if out.get("output_type") == "stream" else ""
+            for line in text.splitlines():
+                if line.startswith(FIGURE_REPORT):
+                    for n, msg in json.loads(line[len(FIGURE_REPORT):]):
+                        problems.append(f"cell {by_count.get(n, '?')}: figure: {msg}")
+        nb.cells = [c for c in nb.cells if c is not report]
+    for cell in nb.cells:
+        info = cell.get("metadata", {}).get("rl_docs")
+        if cell.cell_type != "code" or info is None or info["remove"] or not info["output"] or info.get("api_card"):
+            continue
+        i = info.get("cell", "?")
+        for out in cell.get("outputs", []):
+            if out.get("output_type") not in ("execute_result", "display_data"):
+                continue
+            if set(out.get("data", {})) - {"text/plain"}:
+                continue               # a rich output (HTML, image, widget): its text/plain is not shown
+            text = _plain(out)
+            if _DEFAULT_REPR.match(text):
+                problems.append(f"cell {i}: shows an object's default repr {text[:60]!r} "
+                                "(end the line with `;` or assign it)")
+            elif _ERROR_REPR.match(text):
+                problems.append(f"cell {i}: shows an error object as a value {text[:60]!r} (after show_error printed "
+                                "it, the error is shown twice: assign the result, `_ = show_error(...)`)")
+    return problems
 
 
 _DRAWS = re.compile(r"\bplt\.show\(\)|^\s*plot_\w+\(|^\s*\w+\s*=\s*plot_\w+\(", re.M)
@@ -244,8 +401,9 @@ def _has_image(cell) -> bool:
 
 
 def missing_figures(nb) -> list[int]:
-    """Executed code cells that draw (call `plt.show()` or a top-level `plot_*` function) but produced no image:
-    the sign of a non-inline matplotlib backend (e.g. `matplotlib.use("Agg")`) or a figure closed unseen."""
+    """Executed code cells (their index in the chapter) that draw (call `plt.show()` or a top-level `plot_*`
+    function) but produced no image: the sign of a non-inline matplotlib backend (e.g. `matplotlib.use("Agg")`)
+    or a figure closed unseen."""
     bad = []
     for i, cell in enumerate(nb.cells):
         info = cell.metadata.get("rl_docs")
@@ -255,7 +413,7 @@ def missing_figures(nb) -> list[int]:
         if any(k in d for k in ("export", "exports")) or not _DRAWS.search(code):
             continue
         if not _has_image(cell):
-            bad.append(i)
+            bad.append(info.get("cell", i))
     return bad
 
 
@@ -588,7 +746,8 @@ def _build_page(ch: Chapter, nav_chapters, out: Path, mathjax, execute: bool, sl
     "Execute one chapter in a fresh kernel and write its page; (page, log line). Runs in a worker process too."
     import nbformat
     t0 = time.time()
-    nb = prepare_for_docs(nbformat.read(ch.path, as_version=4), slow=slow, api_cards=api_cards and execute)
+    nb = prepare_for_docs(nbformat.read(ch.path, as_version=4), slow=slow, api_cards=api_cards and execute,
+                          checks=execute)
     if execute:
         try:
             execute_notebook(nb, ch.path.parent, timeout=timeout, allow_errors=allow_errors)
@@ -599,6 +758,9 @@ def _build_page(ch: Chapter, nav_chapters, out: Path, mathjax, execute: bool, sl
         if blank:
             raise DocsBuildError(f"{ch.path.name}: cell{'s' if len(blank) > 1 else ''} {blank} draw a figure but "
                                  "produced no image (a non-inline matplotlib backend, or a figure closed unseen?)")
+        problems = page_problems(nb)
+        if problems:
+            raise DocsBuildError(f"{ch.path.name}: what a reader sees is broken:\n  " + "\n  ".join(problems))
     nb = finish_for_docs(nb)
     collapse_solutions(nb)
     nw = staticize_widgets(nb)

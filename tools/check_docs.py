@@ -19,6 +19,9 @@ For every page of the site it checks that:
   of the `## Solutions` part outside one), and a page with a `## Solutions` section has a solution for each item
   of its `## Exercises` list (`--require-solutions`: every page with exercises must). This check reads the page
   source and needs no browser: it runs, and can fail the pages, where Chromium is missing.
+- no output is an object's default repr (`<function f at 0x...>`) or an error object shown as a value (the error
+  shown twice, after `show_error` printed it). The build (tools/build_docs.py) fails these too, and figures with
+  an empty panel or overlapping titles, which only the kernel can see.
 
 Needs Debian's `chromium` and `chromium-driver` (`apt-get install chromium
 chromium-driver`) and the `selenium` package. Exits 0 when every page passes,
@@ -143,6 +146,11 @@ return {
       return getComputedStyle(e).whiteSpace !== 'pre'; }).length,
   overflowing: q('.rl-content pre, .rl-content table').filter(function (e) {   // wider than the page, and not scrolling
       var s = getComputedStyle(e); return e.scrollWidth > e.clientWidth + 1 && s.overflowX !== 'auto' && s.overflowX !== 'scroll'; }).length,
+  stray_reprs: q('.rl-content .jp-OutputArea-output pre').map(function (e) { return (e.textContent || '').trim(); })
+    .filter(function (t) {   // the same patterns as build_docs._DEFAULT_REPR and _ERROR_REPR
+      return /^<(?:function|bound method|built-in function|class|module) .*>$|^<[^<>\\n]* at 0x[0-9a-fA-F]+>$/.test(t)
+          || /^(?:[\\w.]+\\.)?[A-Z]\\w*(?:Error|Exception|Warning)\\((['"])[\\s\\S]*\\1\\)$/.test(t); })
+    .map(function (t) { return t.slice(0, 80); }),
   pager: q('nav.rl-pager a').map(function (a) { return a.getAttribute('href'); }),
   resources: performance.getEntriesByType('resource').map(function (r) { return r.name; })
 };
@@ -207,6 +215,8 @@ def check_page(drv, url: str, name: str, site_pages: set, base: str, screenshot:
         rep.problems.append(f"{info['wrapped_text']} printed outputs wrap their lines (text tables become unreadable)")
     if info["overflowing"]:
         rep.problems.append(f"{info['overflowing']} code blocks or tables run off the page without scrolling")
+    for text in info["stray_reprs"]:
+        rep.problems.append(f"an output shows an object's repr or an error as a value: {text}")
     if screenshot is not None:
         screenshot.parent.mkdir(parents=True, exist_ok=True)
         drv.save_screenshot(str(screenshot))

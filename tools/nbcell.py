@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 import uuid
 from pathlib import Path
@@ -60,6 +61,7 @@ def read_text(arg: str | None) -> str:
 
 
 def main(argv=None) -> int:
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)     # `... | head` ends quietly
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="cmd", required=True)
     for name in ("list", "find", "show", "replace", "insert", "delete"):

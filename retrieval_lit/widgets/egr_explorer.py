@@ -27,7 +27,7 @@ def _all_arrangements(n: int, persistence: float, paper: bool = False) -> tuple:
     ranks = {m: _tables.competition_ranks(v, _tables.HIGHER_IS_BETTER[m]) for m, v in values.items()}
     return arrs, values, ranks
 
-
+# %% ../../nbs/33_egr_explorer.ipynb #ca58fc9f
 def _parse_groups(text) -> tuple:
     if isinstance(text, str):
         parts = [t for t in text.replace("(", " ").replace(")", " ").replace(",", " ").split() if t]
@@ -39,7 +39,7 @@ def _parse_groups(text) -> tuple:
         vals = [int(v) for v in np.asarray(text).reshape(-1).tolist()]
     return tuple(sorted(vals, reverse=True))
 
-
+# %% ../../nbs/33_egr_explorer.ipynb #5fcaeba1
 class EGRExplorer(Lab):
     "EGR and the paper's other measures of the arrangement of relevant runs `groups` in a list of N."
 
