@@ -3,7 +3,7 @@
 usage: python benchmarks/bench_sharded_embeddings.py [Q N]
 bench_scores.py's workload (clustered 128-d float32 embeddings, cosine), Q queries x N gallery items; map@100 and
 map under ties="expected" and "index". One process, then a local cluster of 2 worker processes (1 thread each) on the
-same machine: the gallery is sent once per call in 2 shards. Each in a fresh process (its own peak RSS; the workers'
+same machine: the gallery is sent once per call in 2 shards (a small warm-up call first, for the workers' imports). Each in a fresh process (its own peak RSS; the workers'
 memory is their own). The values are compared: equal where the similarities are (see chapter 61 on BLAS shapes)."""
 import json
 import resource
@@ -28,6 +28,8 @@ def stage(where, nq, n):
         import distributed
         cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
         client = distributed.Client(cluster)
+    evaluate(query_embeddings=q[:2], gallery_embeddings=g[:1000], query_labels=ql[:2], gallery_labels=gl[:1000],
+             metrics=["map"], client=client, progress=False)          # a warm-up: the workers' imports, untimed
     out = {}
     for metric, ties in CASES:
         t0 = time.perf_counter()

@@ -72,13 +72,10 @@ def stage(name, qrels, run):
         code = main(argv, out=buf)
         out["seconds"], out["cpu"] = time.perf_counter() - t0, time.process_time() - c0
         assert code == 0
-        values = {}
-        for line in buf.getvalue().splitlines():
-            m, q, v = line.split("\t")
-            m = m.strip()
-            if q != "all" and m in ("map", "P_10", "ndcg_cut_10"):
-                values.setdefault(m, {})[q] = float(v)
-        out["values"] = values
+        if name == "three":                                        # the values at full precision (not timed)
+            from retrieval_lit.trec import evaluate_run, read_qrels, read_run
+            report = evaluate_run(read_qrels(qrels, table=True), read_run(run, table=True), MEASURES)
+            out["values"] = {m: dict(zip(report.qids, report.per_query[m].tolist())) for m in ("map", "P_10", "ndcg_cut_10")}
     out["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps(out))
 
@@ -111,14 +108,13 @@ def main(n_topics=2000, n_docs=1000, folder=None):
         print(f"  {label[name]:58s} {r['seconds']:6.2f} s wall {r['cpu']:6.2f} s CPU  peak RSS {r['peak_rss_mib']:5.0f} MiB")
     py, ours = res["pytrec_eval"], res["three"]
     worst = max(abs(ours["values"][m][q] - v) for m, per in py["values"].items() for q, v in per.items())
-    print(f"  largest |difference| from pytrec_eval over {len(py['values']['map'])} topics x 3 measures: {worst:.1e} "
-          f"(the printed 4 digits)")
+    print(f"  largest |difference| from pytrec_eval over {len(py['values']['map'])} topics x 3 measures: {worst:.1e}")
     goals = [("time: retrieval-lit <= pytrec_eval", ours["seconds"], py["seconds"]),
              ("peak RSS: retrieval-lit <= pytrec_eval", ours["peak_rss_mib"], py["peak_rss_mib"]),
              ("-m all_trec <= 2x -m map", res["all_trec"]["seconds"], 2 * res["map"]["seconds"])]
     for what, a, b in goals:
         print(f"  goal {what:42s} {a:8.2f} vs {b:8.2f}  {'met' if a <= b else 'NOT MET'}")
-    print(f"  agreement (4 printed digits): {'met' if worst <= 5e-5 else 'NOT MET'}")
+    print(f"  agreement with pytrec_eval to 1e-12: {'met' if worst <= 1e-12 else 'NOT MET'}")
 
 
 if __name__ == "__main__":

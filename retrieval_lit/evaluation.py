@@ -19,7 +19,7 @@ from .ranking import IndexSums, RankSummary, resolve_cutoff, summarize
 from .hamming import Progress, progress_wanted
 from .score_ranking import PRECISIONS, check_scores, similarity_rows, summarize_scores
 from .relevance import IgnoreSets, Relevance, make_ignore, make_relevance
-from .validate import check_bool, check_choice, check_int, check_numbers, check_same_nbits, fail
+from .validate import check_bool, check_choice, check_int, check_same_nbits, fail
 
 # %% auto #0
 __all__ = ['ENGINES', 'STREAMS_INDEX_SUMS', 'READS_IGNORE', 'ADVANCES_PROGRESS', 'SECONDS_PER_PAIR', 'FINISH_BYTES', 'Report',
@@ -254,7 +254,7 @@ class _Source:
     n_gallery: int
     nbits: int | None = None
     precision: str | None = None   # "float64" | "float32" for "scores": the float type scores are compared in
-    embeddings: tuple = ()     # (query, gallery) float64 embeddings, when the scores come from them (a cluster's)
+    embeddings: tuple = ()     # (query, gallery) embeddings as given (checked), when the scores come from them
     similarity: str = "cosine"  # how embeddings compare
     codes: tuple = ()          # (query PackedCodes, gallery PackedCodes) for "hamming"
     rows: Callable | None = None   # rows(start, stop) -> score rows, for "scores"
@@ -278,9 +278,8 @@ def _ranking_source(query_codes, gallery_codes, scores, query_embeddings, galler
             if x is None:
                 fail(name, "is required when the other embeddings are given")
         n_q, n_g, rows = similarity_rows(query_embeddings, gallery_embeddings, similarity, precision)
-        pair = tuple(check_numbers(x, name, 2, "items x dimensions").astype(np.float64) for x, name in
-                     ((query_embeddings, "query_embeddings"), (gallery_embeddings, "gallery_embeddings")))
-        return _Source("scores", n_q, n_g, precision=precision, rows=rows, embeddings=pair, similarity=similarity)
+        return _Source("scores", n_q, n_g, precision=precision, rows=rows, similarity=similarity,
+                       embeddings=(query_embeddings, gallery_embeddings))
     for name, x in (("query_codes", query_codes), ("gallery_codes", gallery_codes)):
         if x is None:
             fail(name, "is required when the other codes are given")

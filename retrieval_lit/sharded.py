@@ -14,7 +14,7 @@ from .hamming import PackedCodes, pack_codes
 from .ranking import RankSummary, check_ignore, group_starts, resolve_cutoff
 from .relevance import IgnoreSets, Relevance, make_ignore, relevance_from_labels, relevance_from_matrix
 from .score_ranking import similarity_rows, summarize_scores
-from .validate import check_int, fail
+from .validate import check_int, check_numbers, fail
 
 # %% auto #0
 __all__ = ['CONNECT_SECONDS', 'shard_offsets', 'merge_distinct', 'ShardedGallery', 'scatter_gallery', 'sharded_scan',
@@ -488,7 +488,8 @@ class ShardedEmbeddings:
                   cutoff: int | None = None,  # the last rank any metric reads (None: all); later groups merge
                   ) -> RankSummary:
         "`summarize_scores` of one block of queries against the sharded gallery: the single-process summary."
-        q = self.client.scatter(np.asarray(query_embeddings, dtype=np.float64), hash=False)
+        queries = check_numbers(query_embeddings, "query_embeddings", 2, "items x dimensions").astype(np.float64)
+        q = self.client.scatter(queries, hash=False)
         stop = start + len(query_embeddings)
         parts = self.client.gather([self.client.submit(_task_score_block, g, r, i, q, start, stop, self.similarity, cutoff)
                                     for g, r, i in zip(self.shards, self.relevance, self.ignore)])
@@ -507,8 +508,8 @@ def scatter_embeddings(gallery_embeddings,           # N x D real-valued descrip
     with its columns of the relevance and of the ignore sets. `evaluate(query_embeddings=..., client=...)` makes one
     per call."""
     client = _client(client)
-    g = np.asarray(gallery_embeddings, dtype=np.float64)
-    if g.ndim != 2 or len(g) != relevance.n_gallery:
+    g = check_numbers(gallery_embeddings, "gallery_embeddings", 2, "items x dimensions").astype(np.float64)
+    if len(g) != relevance.n_gallery:
         fail("gallery_embeddings", f"must be {relevance.n_gallery} x D (the relevance's gallery), got shape {g.shape}")
     n = check_int(shards, "shards", 1) if shards is not None else max(1, len(client.scheduler_info()["workers"]))
     cuts = np.linspace(0, len(g), min(n, len(g)) + 1).astype(int)
