@@ -235,7 +235,7 @@ def s2_stage(nq, n, out_dir):
     r = evaluate(query_embeddings=q, gallery_embeddings=g, query_labels=ql, gallery_labels=gl,
                  metrics=["map", "map@100"], precision="float32", progress=True)
     t = time.perf_counter() - t0
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024      # evaluate's peak (the floor's copies come after)
     qn, gn = normalised(q[:50], np.float32), normalised(g, np.float32)
     t1 = time.perf_counter()
     s = qn @ gn.T
