@@ -9,8 +9,9 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
-from .hamming import DEFAULT_BLOCK_BYTES, row_blocks
+from .hamming import DEFAULT_BLOCK_BYTES, block_rows, row_blocks
 from .ranking import IndexSums, RankSummary, group_hist, check_ignore, resolve_cutoff
 from .relevance import Relevance, make_ignore, relevance_from_matrix
 from .validate import (check_choice, check_count_matrix, check_grade_matrix, check_int, check_nonempty,
@@ -18,7 +19,7 @@ from .validate import (check_choice, check_count_matrix, check_grade_matrix, che
 
 # %% auto #0
 __all__ = ['MAX_EXACT_INT_SCORE', 'PRECISIONS', 'SUMMARY_METHODS', 'SIMILARITIES', 'check_scores', 'summarize_scores',
-           'summarize_lists', 'similarity_rows']
+           'compiled_pair_bytes', 'summarize_lists', 'similarity_rows']
 
 # %% ../nbs/09_score_ranking.ipynb #8a5fb80f
 MAX_EXACT_INT_SCORE = 2**53
@@ -73,7 +74,8 @@ def _tie_offsets(row: np.ndarray, cols: np.ndarray, equal: np.ndarray) -> np.nda
 def _row_groups(above: np.ndarray, equal: np.ndarray, grades, n_kept: int, n_grades: int) -> np.ndarray:
     """(G, n_grades) counts of one row's groups in rank order, from its relevant items in rank order (`above`
     non-decreasing): every tie group holding a relevant item, and between them the irrelevant items merged into one
-    group per gap (empty gaps dropped). `grades` None: binary relevance."""
+    group per gap (empty gaps dropped); consecutive tie groups holding only relevant items of one grade merged too.
+    `grades` None: binary relevance."""
     m = len(above)
     if m == 0:
         out = np.zeros((1, n_grades), dtype=np.int64)
@@ -99,7 +101,12 @@ def _row_groups(above: np.ndarray, equal: np.ndarray, grades, n_kept: int, n_gra
     out[2 * k, 0] = n_kept - end[-1]
     keep = np.ones(2 * k + 1, dtype=bool)
     keep[0::2] = out[0::2, 0] > 0
-    return out[keep]
+    out = out[keep]
+    size = out.sum(axis=1)                                       # a tie group of one grade only merges with such a
+    only = np.where(out[:, 1:].max(axis=1) == size, out[:, 1:].argmax(axis=1) + 1, -1)   # neighbour of that grade
+    first = np.ones(len(out), dtype=bool)
+    first[1:] = (only[1:] != only[:-1]) | (only[1:] < 1)
+    return out if first.all() else np.add.reduceat(out, np.flatnonzero(first), axis=0)
 
 
 def _score_block_counts(key: np.ndarray, grades: np.ndarray, kept, n_grades: int, t: int, index_sums: bool) -> tuple:
@@ -272,7 +279,8 @@ def _pad_groups(blocks: list) -> np.ndarray:
     return out
 
 
-SUMMARY_METHODS = ("counts", "sort")   # summarize_scores: counts above / tied per relevant item, or sort every row
+SUMMARY_METHODS = ("compiled", "counts", "sort")   # summarize_scores: chapter 58's linear passes | the sorted copy
+                                                  # and binary searches below | the stable argsort of every row
 
 
 def summarize_scores(scores,                      # Q x N scores (higher = nearer), or a function (start, stop) -> rows
@@ -282,14 +290,15 @@ def summarize_scores(scores,                      # Q x N scores (higher = neare
                      cutoff: int | None = None,   # the last rank any metric reads (None: all); later groups merge
                      max_block_bytes: int = DEFAULT_BLOCK_BYTES,  # memory bound of one query block
                      index_sums: bool = False,    # also the whole-ranking index-order sums (IndexSums) of AP, DCG, R-prec
-                     method: str = "counts",      # "counts": no row sorted by index | "sort": the stable argsort reference
-                     threads: int | None = None,  # "counts": threads sharing a block's rows; None: the machine's CPUs
+                     method: str = "compiled",    # "compiled" (chapter 58) | "counts" (numpy, readable) | "sort" (reference)
+                     threads: int | None = None,  # threads sharing the blocks (each computes its own block's
+                                                  # similarities, BLAS on one thread); None: the machine's CPUs
                      ) -> RankSummary:
     """The ranking summary of every query of a ranking by similarity scores (higher = nearer; `kind="scores"`).
     `scores` as a function (start, stop) -> the (stop-start, N) score rows of those queries is how embeddings are
-    compared block by block (`similarity_rows`); it is not checked. method="counts" (the default) merges the runs of
-    irrelevant items between the tie groups that hold relevant ones; method="sort" keeps every tie group (the
-    readable reference). Both give every metric the same value.
+    compared block by block (`similarity_rows`); it is not checked. method="compiled" (the default, chapter 58) and
+    "counts" (its numpy form, below) merge the runs of irrelevant items between the tie groups that hold relevant
+    ones; method="sort" keeps every tie group (the readable reference). All three give every metric the same value.
 
     >>> rel = relevance_from_matrix([[1, 1, 0, 0, 1]], 1, 5)
     >>> s = summarize_scores(np.array([[0.7, 0.9, 0.2, 0.7, 0.2]]), rel, top_columns=-1)
@@ -307,12 +316,17 @@ def summarize_scores(scores,                      # Q x N scores (higher = neare
         cutoff = check_int(cutoff, "cutoff", 1)
     t = resolve_cutoff(top_columns, n_g, "top_columns")
     n_grades = relevance.max_grade + 1
-    counts = method == "counts" and (cutoff is None or cutoff >= n_g or t > cutoff)
+    whole = cutoff is None or cutoff >= n_g or t > cutoff          # the whole ranking is summarised
+    counts, compiled = method == "counts" and whole, method == "compiled"
     n_threads = (os.cpu_count() or 1) if threads is None else check_int(threads, "threads", 1)
     hists, tops, sums = [], [], []
+    if compiled:
+        parts = _compiled_blocks(rows, relevance, ignore, n_grades, t, None if whole else cutoff, index_sums,
+                                 max_block_bytes, n_threads)
+        hists, tops, sums = (list(x) for x in zip(*parts))
     pair_bytes = 40 if counts else 80                            # scores, sorted copies, grades, masks per pair
     pool = ThreadPoolExecutor(n_threads) if counts and n_threads > 1 else None
-    for a, b in row_blocks(n_q, n_g, max_block_bytes, pair_bytes):
+    for a, b in [] if compiled else row_blocks(n_q, n_g, max_block_bytes, pair_bytes):
         kept = None if ignore is None else ~ignore.mask(a, b)
         s = rows(a, b)
         if counts:
@@ -333,6 +347,41 @@ def summarize_scores(scores,                      # Q x N scores (higher = neare
         index = IndexSums(*(np.concatenate([getattr(x, f) for x in sums])
                             for f in ("precision_sum", "discount_sum", "r_hits")))
     return RankSummary(hist, n_g, np.concatenate(tops) if t else None, index_sums=index, kind="scores")
+
+
+def compiled_pair_bytes(itemsize: int,   # bytes of one score: 4 (float32) or 8 (float64)
+                        whole: bool,     # the whole ranking is summarised (not only the top `cutoff`)
+                        ) -> int:
+    """Bytes a (query, item) pair holds while the compiled method summarises its block: the score, the grade, the
+    mask byte and, for the whole ranking, its share of the groups (two per relevant item: 8 bytes an item at 25%
+    relevant, binary grades). `evaluate` sizes its blocks of scores by the same count."""
+    return itemsize + 2 + (8 if whole else 0)
+
+
+def _compiled_blocks(rows, relevance: Relevance, ignore, n_grades: int, t: int, cutoff, index_sums: bool,
+                     max_block_bytes: int, n_threads: int) -> list:
+    """[(hist, top, IndexSums or None)] of every block of queries by chapter 58's kernels (through `cutoff` when
+    given, else whole). Each of `n_threads` threads takes whole blocks: it computes the block's similarities (BLAS
+    held to one thread, so that no core waits on another's product) and summarises them, without the GIL."""
+    from retrieval_lit.score_kernel import counts_block, top_block    # compiled (chapter 58); numba loads here
+    n_q, n_g = relevance.n_queries, relevance.n_gallery
+
+    def one(ab):
+        a, b = ab
+        kept = None if ignore is None else ~ignore.mask(a, b)
+        s, grades = rows(a, b), relevance.block(a, b)
+        if cutoff is None or index_sums:
+            return counts_block(s, grades, kept, n_grades, t, index_sums)
+        return (*top_block(s, grades, kept, n_grades, t, cutoff), None)
+
+    itemsize = rows(0, 1).dtype.itemsize                           # float32 or float64, as the rows come
+    pair_bytes = compiled_pair_bytes(itemsize, cutoff is None or index_sums)
+    step = min(block_rows(n_g, max_block_bytes // n_threads, pair_bytes), -(-n_q // n_threads))
+    blocks = [(a, min(a + step, n_q)) for a in range(0, n_q, step)]
+    if n_threads == 1 or len(blocks) == 1:
+        return [one(ab) for ab in blocks]
+    with threadpool_limits(1, user_api="blas"), ThreadPoolExecutor(n_threads) as pool:
+        return list(pool.map(one, blocks))
 
 
 def _counts_in_threads(pool, n_threads: int, s, grades, kept, n_grades: int, t: int, index_sums: bool) -> tuple:
@@ -432,9 +481,10 @@ def _embeddings(x, name: str, dim: int | None = None) -> np.ndarray:
     return a
 
 
-def _in_precision(a: np.ndarray, name: str, dtype, cosine: bool, rows: int = 1 << 16) -> np.ndarray:
+def _in_precision(a: np.ndarray, name: str, dtype, cosine: bool, rows: int = 1 << 12) -> np.ndarray:
     """`a` in `dtype` (no copy when it is already), rows normalised for cosine: norms in float64 in row blocks (no
-    float64 copy of a float32 gallery), the quotient rounded once to `dtype`."""
+    float64 copy of a float32 gallery; blocks of 4,096 rows keep the float64 temporaries in cache, and each row's sum is
+    the same whatever the block), the quotient rounded once to `dtype`."""
     if not cosine:
         with np.errstate(over="ignore"):
             out = a.astype(dtype, copy=False)

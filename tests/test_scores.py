@@ -302,17 +302,19 @@ def summary_problems(draw):
     return scores, grades, removed, conv
 
 
+@pytest.mark.parametrize("method", ["compiled", "counts"])
 @SETTINGS
 @given(summary_problems())
-def test_counts_summary_gives_every_metric_of_the_sorted_one_bit_for_bit(problem):
-    """The counts method merges irrelevant-only runs of tie groups: every metric, under every tie mode and
-    convention, and every bound, is the same float as from the reference that sorts every row."""
+def test_counts_summary_gives_every_metric_of_the_sorted_one_bit_for_bit(method, problem):
+    """The counts methods (chapter 58's compiled passes, chapter 09's numpy form) merge irrelevant-only runs of tie
+    groups: every metric, under every tie mode and convention, and every bound, is the same float as from the
+    reference that sorts every row."""
     scores, grades, removed, conv = problem
     nq, n = scores.shape
     rel = relevance_from_matrix(grades.astype(np.uint8), nq, n)
     ig = make_ignore(nq, n, ignore=removed)
     ref = summarize_scores(scores, rel, top_columns=-1, ignore=ig, method="sort")
-    got = summarize_scores(scores, rel, top_columns=-1, ignore=ig, threads=int(nq > 1) + 1)
+    got = summarize_scores(scores, rel, top_columns=-1, ignore=ig, threads=int(nq > 1) + 1, method=method)
     assert got.n_groups <= ref.n_groups
     for name in ALL_SCORE_METRICS:
         m = parse_metric(name)
@@ -322,10 +324,12 @@ def test_counts_summary_gives_every_metric_of_the_sorted_one_bit_for_bit(problem
                 np.testing.assert_array_equal(a, b, err_msg=f"bounds of {name} {conv}")
 
 
+@pytest.mark.parametrize("method", ["compiled", "counts"])
 @SETTINGS
 @given(summary_problems())
-def test_streamed_index_sums_equal_the_index_order_to_1e_12(problem):
-    """Whole-ranking map, ndcg and rprec under ties="index" from the streamed sums (added in extended precision)
+def test_streamed_index_sums_equal_the_index_order_to_1e_12(method, problem):
+    """Whole-ranking map, ndcg and rprec under ties="index" from the streamed sums (added in extended precision,
+    or with Neumaier's compensation by the compiled method)
     against the reference's ordered grades (added left to right): the sums' order differs, so 1e-12, not bits."""
     scores, grades, removed, conv = problem
     conv = conv.with_ties("index")
@@ -333,7 +337,7 @@ def test_streamed_index_sums_equal_the_index_order_to_1e_12(problem):
     rel = relevance_from_matrix(grades.astype(np.uint8), nq, n)
     ig = make_ignore(nq, n, ignore=removed)
     ref = summarize_scores(scores, rel, top_columns=-1, ignore=ig, method="sort")
-    got = summarize_scores(scores, rel, ignore=ig, index_sums=True)
+    got = summarize_scores(scores, rel, ignore=ig, index_sums=True, method=method)
     assert got.top_grades is None and got.index_sums is not None
     for name in ("map", "ndcg", "rprec"):
         if name == "map" and conv.ap_interpolation != "step":
