@@ -396,7 +396,9 @@ def _summarize_block(job: _Job, start: int, stop: int, cluster, bar: Progress) -
     if src.kind == "scores" and cluster is not None:
         summary = cluster.summarize(src.embeddings[0][start:stop], start, plan.top_columns, plan.cutoff)
     elif src.kind == "scores":
-        summary = summarize_scores(lambda a, b: src.rows(start + a, start + b), rel, top_columns=plan.top_columns,
+        rows = ((lambda a, b, items=None: src.rows(start + a, start + b, items)) if src.embeddings else
+                (lambda a, b: src.rows(start + a, start + b)))          # embeddings: also a tile of items at a time
+        summary = summarize_scores(rows, rel, top_columns=plan.top_columns,
                                    ignore=ig_rows, cutoff=plan.cutoff, max_block_bytes=job.max_block_bytes,
                                    index_sums=plan.index_sums)
     elif cluster is not None:

@@ -9,7 +9,7 @@ from numba import njit
 from .ranking import IndexSums
 
 # %% auto #0
-__all__ = ['counts_block', 'top_block']
+__all__ = ['counts_block', 'top_block', 'streamed_top_block']
 
 # %% ../nbs/58_score_kernel.ipynb #cf7321e9
 @njit(cache=True)
@@ -376,18 +376,12 @@ def _grade_totals(grades, kept, has_kept, out):
 
 
 @njit(cache=True)
-def _row_top(key, grades, kept, has_kept, k, t, low, groups, top_row):
-    """One row's summary through rank k: the items reaching `low` sorted (score descending, then index), the groups
-    down to the end of the k-th item's tie group, then one trailing group of everything else; returns its groups."""
+def _top_groups(neg, cols, grades, kept, has_kept, k, t, groups, top_row):
+    """The groups through rank k from a row's candidates (at least every kept item scoring as much as its k-th best:
+    negated scores `neg`, gallery indices `cols`, in index order): sorted by score descending, then index (a stable
+    merge sort), down to the end of the k-th item's tie group, then one trailing group of everything else."""
     groups[:, :] = 0
-    c = _reaching(key, kept, has_kept, low)
-    neg = np.empty(c, dtype=key.dtype)
-    cols = np.empty(c, dtype=np.int64)
-    i = 0
-    for j in range(key.shape[0]):
-        if key[j] >= low and (not has_kept or kept[j]):
-            neg[i], cols[i] = -key[j], j
-            i += 1
+    c = len(neg)
     order = np.argsort(neg, kind="mergesort")                    # stable: ties keep gallery index order
     n_in = c
     if c > k:
@@ -407,6 +401,20 @@ def _row_top(key, grades, kept, has_kept, k, t, low, groups, top_row):
     for p in range(n_in):
         groups[g, grades[cols[order[p]]]] -= 1
     return g + 1 if n_kept > n_in else g
+
+
+@njit(cache=True)
+def _row_top(key, grades, kept, has_kept, k, t, low, groups, top_row):
+    "One row's summary through rank k: its items reaching `low` are the candidates; returns its groups."
+    c = _reaching(key, kept, has_kept, low)
+    neg = np.empty(c, dtype=key.dtype)
+    cols = np.empty(c, dtype=np.int64)
+    i = 0
+    for j in range(key.shape[0]):
+        if key[j] >= low and (not has_kept or kept[j]):
+            neg[i], cols[i] = -key[j], j
+            i += 1
+    return _top_groups(neg, cols, grades, kept, has_kept, k, t, groups, top_row)
 
 
 @njit(nogil=True, cache=True)
@@ -434,4 +442,88 @@ def top_block(key: np.ndarray,     # (b, N) float32 or float64 scores, higher = 
     n_groups = np.zeros(b, dtype=np.int64)
     top = np.zeros((b, max(t, 1)), dtype=np.uint8)
     _block_top(key, grades, kept, has_kept, cutoff, t, low, hist, n_groups, top)
+    return hist[:, :max(int(n_groups.max(initial=0)), 1)], top[:, :t] if t else None
+
+# %% ../nbs/58_score_kernel.ipynb #2d2ca490
+@njit(cache=True)
+def _compact(vals, cols, count, k):
+    "Keep the candidates of a full buffer scoring at least its k-th largest; returns (their count, that score)."
+    floor = np.partition(vals[:count].copy(), count - k)[count - k]
+    c = 0
+    for i in range(count):
+        if vals[i] >= floor:
+            vals[c], cols[c] = vals[i], cols[i]
+            c += 1
+    return c, floor
+
+
+@njit(nogil=True, cache=True)
+def _stream_tile(s, start, kept, has_kept, k, floor, vals, cols, count, overflow):
+    """Add one tile of scores (rows x T, items start..start+T-1) to each row's candidates: the kept items scoring at
+    least the row's floor, in index order. A full buffer keeps its items reaching its k-th largest score, which
+    becomes the floor (a lower bound of the row's k-th best). A row whose ties at the floor fill half the buffer is
+    marked `overflow` and summarised again from its whole row."""
+    cap = vals.shape[1]
+    for i in range(s.shape[0]):
+        if overflow[i]:
+            continue
+        f, c = floor[i], count[i]
+        for j in range(s.shape[1]):
+            x = s[i, j]
+            if x >= f and (not has_kept or kept[i, start + j]):
+                if c == cap:
+                    c, f = _compact(vals[i], cols[i], c, k)
+                    if c > cap // 2:
+                        overflow[i] = True
+                        break
+                vals[i, c], cols[i, c] = x, start + j
+                c += 1
+        floor[i], count[i] = f, c
+
+
+@njit(nogil=True, cache=True)
+def _stream_finish(vals, cols, count, overflow, grades, kept, has_kept, k, t, hist, n_groups, top):
+    "`_top_groups` of every row's candidates (rows marked `overflow` are left for the caller)."
+    step = 1 if has_kept else 0
+    for i in range(len(count)):
+        if not overflow[i]:
+            n_groups[i] = _top_groups(-vals[i, :count[i]], cols[i, :count[i]], grades[i], kept[i * step], has_kept,
+                                      k, t, hist[i], top[i])
+
+
+def streamed_top_block(rows,               # rows(start, stop, items) -> scores of queries start..stop-1, items a..b-1
+                       start: int,         # the first query
+                       stop: int,          # one past the last query
+                       n_gallery: int,     # N
+                       grades: np.ndarray, # (stop-start, N) uint8 grades
+                       kept,               # (stop-start, N) bool, False = removed; or None
+                       n_grades: int,      # max grade + 1
+                       t: int,             # ranks kept in stable order as top grades (0 <= t <= cutoff)
+                       cutoff: int,        # the last rank any metric reads (1 <= cutoff < N)
+                       tile: int = 1024,   # gallery items per product: a tile of scores stays in cache
+                       ) -> tuple:
+    """`top_block` of queries start..stop-1 without their whole rows of scores: the similarities come a tile of items
+    at a time (computed in cache, as faiss does) and only the items that can still reach the top `cutoff` are kept."""
+    b = stop - start
+    kept_in, has_kept = (np.ones((1, 1), dtype=np.bool_), False) if kept is None else (
+        np.ascontiguousarray(kept, dtype=np.bool_), True)
+    cap = max(4 * cutoff, 64)
+    vals, cols = None, np.empty((b, cap), dtype=np.int64)
+    floor, count, overflow = np.full(b, -np.inf), np.zeros(b, dtype=np.int64), np.zeros(b, dtype=np.bool_)
+    for a in range(0, n_gallery, tile):
+        s = rows(start, stop, (a, min(a + tile, n_gallery)))
+        if vals is None:
+            vals = np.empty((b, cap), dtype=s.dtype)
+        _stream_tile(s, a, kept_in, has_kept, cutoff, floor, vals, cols, count, overflow)
+    redo = {int(i): top_block(rows(start + i, start + i + 1), grades[i:i + 1],
+                              None if kept is None else kept[i:i + 1], n_grades, t, cutoff)
+            for i in np.flatnonzero(overflow)}
+    width = max([int(count.max(initial=0)) + 1] + [h.shape[1] for h, _ in redo.values()])
+    hist = np.zeros((b, width, n_grades), dtype=np.int64)
+    n_groups, top = np.zeros(b, dtype=np.int64), np.zeros((b, max(t, 1)), dtype=np.uint8)
+    _stream_finish(vals, cols, count, overflow, grades, kept_in, has_kept, cutoff, t, hist, n_groups, top)
+    for i, (h, tp) in redo.items():
+        hist[i, :h.shape[1]], n_groups[i] = h[0], h.shape[1]
+        if t:
+            top[i] = tp[0]
     return hist[:, :max(int(n_groups.max(initial=0)), 1)], top[:, :t] if t else None

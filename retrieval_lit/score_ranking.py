@@ -5,6 +5,7 @@
 # %% ../nbs/09_score_ranking.ipynb #84d3f832
 from __future__ import annotations
 
+import inspect
 import os
 from concurrent.futures import ThreadPoolExecutor
 
@@ -296,7 +297,8 @@ def summarize_scores(scores,                      # Q x N scores (higher = neare
                      ) -> RankSummary:
     """The ranking summary of every query of a ranking by similarity scores (higher = nearer; `kind="scores"`).
     `scores` as a function (start, stop) -> the (stop-start, N) score rows of those queries is how embeddings are
-    compared block by block (`similarity_rows`); it is not checked. method="compiled" (the default, chapter 58) and
+    compared block by block (`similarity_rows`; one that also takes `items=(a, b)` is read a tile of items at a time
+    for a cutoff); it is not checked. method="compiled" (the default, chapter 58) and
     "counts" (its numpy form, below) merge the runs of irrelevant items between the tie groups that hold relevant
     ones; method="sort" keeps every tie group (the readable reference). All three give every metric the same value.
 
@@ -362,14 +364,19 @@ def _compiled_blocks(rows, relevance: Relevance, ignore, n_grades: int, t: int, 
                      max_block_bytes: int, n_threads: int) -> list:
     """[(hist, top, IndexSums or None)] of every block of queries by chapter 58's kernels (through `cutoff` when
     given, else whole). Each of `n_threads` threads takes whole blocks: it computes the block's similarities (BLAS
-    held to one thread, so that no core waits on another's product) and summarises them, without the GIL."""
-    from retrieval_lit.score_kernel import counts_block, top_block    # compiled (chapter 58); numba loads here
+    held to one thread, so that no core waits on another's product) and summarises them, without the GIL. Rows that
+    take an item range (`similarity_rows`) are computed a tile at a time for a cutoff (`streamed_top_block`)."""
+    from retrieval_lit.score_kernel import counts_block, streamed_top_block, top_block   # chapter 58; numba loads here
     n_q, n_g = relevance.n_queries, relevance.n_gallery
+    tiles = cutoff is not None and not index_sums and "items" in inspect.signature(rows).parameters
 
     def one(ab):
         a, b = ab
         kept = None if ignore is None else ~ignore.mask(a, b)
-        s, grades = rows(a, b), relevance.block(a, b)
+        grades = relevance.block(a, b)
+        if tiles:                                                     # a tile of similarities at a time, in cache
+            return (*streamed_top_block(rows, a, b, n_g, grades, kept, n_grades, t, cutoff), None)
+        s = rows(a, b)
         if cutoff is None or index_sums:
             return counts_block(s, grades, kept, n_grades, t, index_sums)
         return (*top_block(s, grades, kept, n_grades, t, cutoff), None)
@@ -514,8 +521,9 @@ def similarity_rows(query_embeddings,              # Q x D real-valued descripto
                     similarity: str = "cosine",    # "cosine" (zero vectors refused) | "dot" | "l2" (-squared distance)
                     precision: str = "float64",    # "float64" (the reference) | "float32" (what faiss and torch compute)
                     ):
-    """(n_queries, n_gallery, rows): rows(start, stop) -> the similarities of queries start..stop-1 to the gallery,
-    computed by BLAS in `precision` (float64 or float32 arrays), without a float64 copy of float32 inputs at float32.
+    """(n_queries, n_gallery, rows): rows(start, stop) -> the similarities of queries start..stop-1 to the gallery
+    (rows(start, stop, (a, b)): to gallery items a..b-1 only), computed by BLAS in `precision` (float64 or float32
+    arrays), without a float64 copy of float32 inputs at float32.
 
     >>> n_q, n_g, rows = similarity_rows([[1.0, 0.0]], [[2.0, 0.0], [1.0, 1.0]], "l2")
     >>> rows(0, 1).tolist()                          # -|q - g|^2 = -1 for both: a tie
@@ -537,13 +545,14 @@ def similarity_rows(query_embeddings,              # Q x D real-valued descripto
             big = max(np.sqrt(np.add.reduce(x.astype(np.float64) ** 2, axis=1)).max() for x in (q, g))
         guarded = not np.isfinite(big) or 4 * (2 * big) ** 2 >= np.finfo(dtype).max
 
-    def rows(start: int, stop: int) -> np.ndarray:
+    def rows(start: int, stop: int, items: tuple | None = None) -> np.ndarray:
+        a, b = (0, len(g)) if items is None else items
         with np.errstate(over="ignore", invalid="ignore"):
-            out = q[start:stop] @ g.T                                # BLAS in `precision`; g.T is a view
+            out = q[start:stop] @ g[a:b].T                           # BLAS in `precision`; the transpose is a view
             if similarity == "l2":                                   # -((|q|^2 - 2 q.g) + |g|^2), in place
                 out *= -2
                 out += q_sq[start:stop, None]
-                out += g_sq[None, :]
+                out += g_sq[None, a:b]
                 np.negative(out, out=out)
         if guarded and not np.isfinite(out).all():
             i = start + int(np.flatnonzero(~np.isfinite(out).all(axis=1))[0])
