@@ -440,12 +440,23 @@ class _Accumulator:
         for a in range(0, summary.n_queries, step):
             self._add(_summary_rows(summary, a, min(a + step, summary.n_queries)))
 
+    @staticmethod
+    def _read(summary: RankSummary, m, cut: dict) -> RankSummary:
+        "What metric `m` reads: a ranking by scores cut after the metric's cutoff (`RankSummary.through`, once each)."
+        if summary.kind != "scores" or m.cutoff <= 0:
+            return summary
+        if m.cutoff not in cut:
+            cut[m.cutoff] = summary.through(m.cutoff)
+        return cut[m.cutoff]
+
     def _add(self, summary: RankSummary):
+        cut = {}
+        read = lambda m: self._read(summary, m, cut)
         for mode, c in self.modes.items():
             for n, m in self.job.metrics.items():
-                self.out[mode][n].append(np.asarray(m.compute(summary, c), dtype=np.float64))
+                self.out[mode][n].append(np.asarray(m.compute(read(m), c), dtype=np.float64))
         for n in self.ranged:
-            for acc, v in zip(self.ranges[n], tie_range(self.job.metrics[n], summary, self.job.conv)):
+            for acc, v in zip(self.ranges[n], tie_range(self.job.metrics[n], read(self.job.metrics[n]), self.job.conv)):
                 acc.append(np.asarray(v, dtype=np.float64))
 
     def report(self) -> Report:

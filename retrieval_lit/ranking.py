@@ -5,7 +5,7 @@
 # %% ../nbs/03_ranking.ipynb #9ba07880
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -119,6 +119,28 @@ class RankSummary:
     def n_relevant(self) -> np.ndarray:
         "(Q,) relevant items (grade > 0) in the whole gallery, ranked or not (R)."
         return self.grade_totals[:, 1:].sum(-1)
+
+    def through(self, cutoff: int) -> "RankSummary":
+        """What a metric read to rank `cutoff` needs of a ranking by scores: each row's groups through the one holding
+        rank `cutoff` (the cut group whole), then every later group merged into one, as `summarize_scores(cutoff=)`
+        gives them. Every metric that reads no rank past `cutoff` has the same value from either, bit for bit; a
+        wide summary's metrics at a cutoff are finished on this narrow one."""
+        if self.kind != "scores":
+            fail("kind", f"is {self.kind!r}: only a ranking by scores is cut (Hamming groups are distances)")
+        cutoff = check_int(cutoff, "cutoff", 1)
+        if cutoff + 1 >= self.n_groups:
+            return self
+        ranked = self.grade_totals if self.unranked is None else self.grade_totals - self.unranked
+        reach = np.minimum(cutoff, ranked.sum(axis=1))                   # a row ranking fewer items: its last
+        ends = np.cumsum(self.hist[:, :cutoff].sum(axis=2), axis=1)      # rank `cutoff` lies in the first `cutoff`
+        if (ends[:, -1] < reach).any():                                  # groups unless a row has an empty group
+            ends = np.cumsum(self.group_sizes, axis=1)                   # before its last: then read them all
+        last = (ends < reach[:, None]).sum(axis=1)                       # the group holding rank `reach`
+        width = int(last.max(initial=0)) + 2                     # the groups kept, and one trailing group
+        head = self.hist[:, :width].copy()
+        head[np.arange(width)[None, :] > last[:, None]] = 0
+        head[np.arange(self.n_queries), last + 1] += ranked - head.sum(axis=1)
+        return replace(self, hist=head)
 
 # %% ../nbs/03_ranking.ipynb #51314b8e
 WHOLE_RANKING = -1   # a cutoff that reads every rank (Metric.cutoff, summarize's top_columns)

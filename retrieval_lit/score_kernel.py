@@ -133,29 +133,22 @@ def _place_items(key, grades, kept, has_kept, u, k, first, slot, lo, scale, nb):
 def _write_groups(groups, equal, between, per_grade, n_top, n_kept):
     """Write the row's groups in rank order into `groups` (zeros): the items above every relevant score, then per
     distinct relevant score (descending) its tie group and the irrelevant items down to the next one, then the rest;
-    empty gaps dropped, and a tie group holding only items of one grade merged into the one before it when that
-    holds only that grade too (as chapter 09's counts). Returns the number of groups."""
+    empty gaps dropped. Returns the number of groups."""
     k, n_grades = per_grade.shape
-    g, placed, last = 0, n_top, -1                                # last: the one grade of the last group, or -1
+    g, placed = 0, n_top
     if n_top > 0:
         groups[0, 0] = n_top
-        g, last = 1, 0
+        g = 1
     for p in range(k - 1, -1, -1):
-        relevant, only = 0, -1
+        relevant = 0
         for gg in range(1, n_grades):
+            groups[g, gg] = per_grade[p, gg]
             relevant += per_grade[p, gg]
-            if per_grade[p, gg] == equal[p]:
-                only = gg
-        if only > 0 and only == last:                             # same grade throughout: one group
-            groups[g - 1, only] += equal[p]
-        else:
-            for gg in range(1, n_grades):
-                groups[g, gg] = per_grade[p, gg]
-            groups[g, 0] = equal[p] - relevant
-            g, last = g + 1, only
+        groups[g, 0] = equal[p] - relevant
+        g += 1
         if between[p] > 0:
             groups[g, 0] = between[p]
-            g, last = g + 1, 0
+            g += 1
         placed += equal[p] + between[p]
     if n_kept > placed:
         groups[g, 0] = n_kept - placed

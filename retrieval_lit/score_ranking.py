@@ -75,8 +75,7 @@ def _tie_offsets(row: np.ndarray, cols: np.ndarray, equal: np.ndarray) -> np.nda
 def _row_groups(above: np.ndarray, equal: np.ndarray, grades, n_kept: int, n_grades: int) -> np.ndarray:
     """(G, n_grades) counts of one row's groups in rank order, from its relevant items in rank order (`above`
     non-decreasing): every tie group holding a relevant item, and between them the irrelevant items merged into one
-    group per gap (empty gaps dropped); consecutive tie groups holding only relevant items of one grade merged too.
-    `grades` None: binary relevance."""
+    group per gap (empty gaps dropped). `grades` None: binary relevance."""
     m = len(above)
     if m == 0:
         out = np.zeros((1, n_grades), dtype=np.int64)
@@ -102,12 +101,7 @@ def _row_groups(above: np.ndarray, equal: np.ndarray, grades, n_kept: int, n_gra
     out[2 * k, 0] = n_kept - end[-1]
     keep = np.ones(2 * k + 1, dtype=bool)
     keep[0::2] = out[0::2, 0] > 0
-    out = out[keep]
-    size = out.sum(axis=1)                                       # a tie group of one grade only merges with such a
-    only = np.where(out[:, 1:].max(axis=1) == size, out[:, 1:].argmax(axis=1) + 1, -1)   # neighbour of that grade
-    first = np.ones(len(out), dtype=bool)
-    first[1:] = (only[1:] != only[:-1]) | (only[1:] < 1)
-    return out if first.all() else np.add.reduceat(out, np.flatnonzero(first), axis=0)
+    return out[keep]
 
 
 def _score_block_counts(key: np.ndarray, grades: np.ndarray, kept, n_grades: int, t: int, index_sums: bool) -> tuple:
