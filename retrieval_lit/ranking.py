@@ -74,6 +74,17 @@ class IndexSums:
     r_hits: np.ndarray           # (Q,) int64: relevant items among the first R ranks (R-precision)
 
 # %% ../nbs/03_ranking.ipynb #4340ff81
+def _grade_sum(hist: np.ndarray, first: int) -> np.ndarray:
+    """hist[..., first:].sum(-1), the same integers: a few grades are added slice by slice (numpy's reduction over a
+    last axis of two or three is slow on the thousands of groups of a ranking by scores)."""
+    if hist.shape[-1] - first > 8:
+        return hist[..., first:].sum(-1)
+    out = hist[..., first].copy()
+    for g in range(first + 1, hist.shape[-1]):
+        out += hist[..., g]
+    return out
+
+
 @dataclass
 class RankSummary:
     """What the metrics need to know about each query's ranking: the one thing every metric reads.
@@ -105,11 +116,11 @@ class RankSummary:
     @property
     def group_sizes(self) -> np.ndarray:
         "(Q, n_groups) items in each tie group."
-        return self.hist.sum(-1)
+        return _grade_sum(self.hist, 0)
     @property
     def relevant_hist(self) -> np.ndarray:
         "(Q, n_groups) relevant items (grade > 0) in each tie group."
-        return self.hist[:, :, 1:].sum(-1)
+        return _grade_sum(self.hist, 1)
     @property
     def grade_totals(self) -> np.ndarray:
         "(Q, max_grade + 1) items of each grade a query's judgements hold: the ranked ones plus the unranked ones."

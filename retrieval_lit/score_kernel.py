@@ -93,7 +93,8 @@ def _distinct_sorted(key, cols, lo, scale, nb):
 # %% ../nbs/58_score_kernel.ipynb #cffc04df
 @njit(cache=True)
 def _place_items(key, grades, kept, has_kept, u, k, first, slot, lo, scale, nb):
-    """(equal, between, n_top): items tied with u[p], items strictly between u[p-1] and u[p], items above u[k-1].
+    """(equal, between, n_top, tied, n_tied): items tied with u[p], items strictly between u[p-1] and u[p], items
+    above u[k-1]; and the irrelevant items tied with a relevant score, (index, p) in index order (tied[:n_tied]).
     An item in a bucket without a relevant score is only counted there; the rest are compared."""
     equal = np.zeros(k, dtype=np.int64)
     between = np.zeros(k, dtype=np.int64)
@@ -101,7 +102,8 @@ def _place_items(key, grades, kept, has_kept, u, k, first, slot, lo, scale, nb):
     occupied = np.empty(nb + 2, dtype=np.bool_)
     for b in range(nb + 2):
         occupied[b] = first[b + 1] > first[b]
-    n_top = 0
+    n_top, n_tied = 0, 0
+    tied = np.empty((16, 2), dtype=np.int64)
     for j in range(key.shape[0]):
         if has_kept and not kept[j]:
             continue
@@ -114,6 +116,12 @@ def _place_items(key, grades, kept, has_kept, u, k, first, slot, lo, scale, nb):
                 p += 1
             if p < q and u[p] == x:
                 equal[p] += 1
+                if n_tied == len(tied):                           # rare for floats: grow by doubling
+                    more = np.empty((2 * n_tied, 2), dtype=np.int64)
+                    more[:n_tied] = tied
+                    tied = more
+                tied[n_tied, 0], tied[n_tied, 1] = j, p
+                n_tied += 1
             elif p < k:
                 between[p] += 1
             else:
@@ -126,7 +134,7 @@ def _place_items(key, grades, kept, has_kept, u, k, first, slot, lo, scale, nb):
                 n_top += count[b]
     for i in range(len(slot)):
         equal[slot[i]] += 1
-    return equal, between, n_top
+    return equal, between, n_top, tied, n_tied
 
 # %% ../nbs/58_score_kernel.ipynb #24901877
 @njit(cache=True)
@@ -155,28 +163,20 @@ def _write_groups(groups, equal, between, per_grade, n_top, n_kept):
         g += 1
     return g
 
-# %% ../nbs/58_score_kernel.ipynb #853b34b8
+# %% ../nbs/58_score_kernel.ipynb #15506007
 @njit(cache=True)
-def _tied_before(key, kept, has_kept, cols, u, k, first, slot, lo, scale, nb):
-    "before[i]: the items tied with relevant item i and of lower gallery index (index order inside a tie)."
+def _tied_before(cols, slot, tied, n_tied, k):
+    """before[i]: the items tied with relevant item i and of lower gallery index (index order inside a tie): the
+    relevant items (cols, in index order) and the tied irrelevant ones (`tied`, in index order) merged by index."""
     before = np.zeros(len(cols), dtype=np.int64)
     seen = np.zeros(k, dtype=np.int64)
-    i = 0
-    for j in range(key.shape[0]):
-        if has_kept and not kept[j]:
-            continue
-        if i < len(cols) and cols[i] == j:
-            before[i] = seen[slot[i]]
-            seen[slot[i]] += 1
-            i += 1
-            continue
-        x = key[j]
-        b = _bucket(np.float64(x), lo, scale, nb)
-        p, q = first[b], first[b + 1]
-        while p < q and u[p] < x:
-            p += 1
-        if p < q and u[p] == x:
-            seen[p] += 1
+    t = 0
+    for i in range(len(cols)):
+        while t < n_tied and tied[t, 0] < cols[i]:
+            seen[tied[t, 1]] += 1
+            t += 1
+        before[i] = seen[slot[i]]
+        seen[slot[i]] += 1
     return before
 
 
@@ -243,7 +243,7 @@ def _row_counts(key, grades, kept, has_kept, t, want_sums, groups, top_row, sums
     nb = 4 * m                                                    # buckets: about 5% of items compared (S1)
     scale = nb / (hi - lo) if hi > lo else 0.0
     u, k, first, slot = _distinct_sorted(key, cols, lo, scale, nb)
-    equal, between, n_top = _place_items(key, grades, kept, has_kept, u, k, first, slot, lo, scale, nb)
+    equal, between, n_top, tied, n_tied = _place_items(key, grades, kept, has_kept, u, k, first, slot, lo, scale, nb)
     per_grade = np.zeros((k, n_grades), dtype=np.int64)
     for i in range(m):
         per_grade[slot[i], grades[cols[i]]] += 1
@@ -255,9 +255,7 @@ def _row_counts(key, grades, kept, has_kept, t, want_sums, groups, top_row, sums
     for p in range(k - 1, -1, -1):
         above[p] = run
         run += equal[p] + between[p]
-    before = np.zeros(m, dtype=np.int64)
-    if equal.max() > 1:                                           # a relevant score is tied with another item
-        before = _tied_before(key, kept, has_kept, cols, u, k, first, slot, lo, scale, nb)
+    before = _tied_before(cols, slot, tied, n_tied, k)
     ranks, rank_grades = _index_ranks(cols, grades, slot, above, before, per_grade)
     for i in range(m):
         if ranks[i] < t:
