@@ -77,7 +77,7 @@ class IndexSums:
 def _grade_sum(hist: np.ndarray, first: int) -> np.ndarray:
     """hist[..., first:].sum(-1), the same integers: a few grades are added slice by slice (numpy's reduction over a
     last axis of two or three is slow on the thousands of groups of a ranking by scores)."""
-    if hist.shape[-1] - first > 8:
+    if hist.shape[-1] - first > 8 or hist.shape[-1] <= first:     # many grades, or none from `first` on
         return hist[..., first:].sum(-1)
     out = hist[..., first].copy()
     for g in range(first + 1, hist.shape[-1]):

@@ -15,10 +15,10 @@ nbdev_export
 
 nbs=$(printf '%s\n' $changed | grep -E '^nbs/.*\.ipynb$' || true)
 mods=$( { printf '%s\n' $changed | grep -E '^retrieval_lit/[a-z].*\.py$' || true;
-          for nb in $nbs; do grep -ho '"#| default_exp [a-z_.]*' "$nb" | awk '{print "retrieval_lit/" $3}' | tr . / | sed 's/$/.py/'; done; } \
+          for nb in $nbs; do { grep -ho '"#| default_exp [a-z_.]*' "$nb" || true; } | awk '{print "retrieval_lit/" $3}' | tr . / | sed 's/$/.py/'; done; } \
         | sed 's#retrieval_lit/retrieval_lit#retrieval_lit#' | sort -u)
 tests=$( { printf '%s\n' $changed | grep -E '^tests/test_.*\.py$' || true;
-           for m in $mods; do t="tests/test_$(basename "$m" .py).py"; [ -f "$t" ] && echo "$t"; done; } | sort -u)
+           for m in $mods; do t="tests/test_$(basename "$m" .py).py"; if [ -f "$t" ]; then echo "$t"; fi; done; } | sort -u)
 
 for nb in $nbs; do
   echo "== notebook $nb"
