@@ -79,7 +79,7 @@ class LabelRelevance(Relevance):
         "Grades of queries start..stop-1 against the gallery (or items a..b-1): a new (stop-start, n) uint8 array."
         gallery = self.gallery_labels if items is None else self.gallery_labels[items[0]:items[1]]
         if self.kind == "class":
-            return (self.query_labels[start:stop, None] == gallery[None, :]).astype(np.uint8)
+            return (self.query_labels[start:stop, None] == gallery[None, :]).view(np.uint8)   # bools as 0/1 bytes
         return shared_label_counts(self.query_labels[start:stop], gallery)
 
     def rows(self,

@@ -491,7 +491,7 @@ def streamed_top_block(rows,               # rows(start, stop, items) -> scores 
                        n_grades: int,      # max grade + 1
                        t: int,             # ranks kept in stable order as top grades (0 <= t <= cutoff)
                        cutoff: int,        # the last rank any metric reads (1 <= cutoff < N)
-                       tile: int = 1024,   # gallery items per product: a tile of scores stays in cache
+                       tile: int = 512,    # gallery items per product: a tile of scores stays in cache
                        ) -> tuple:
     """`top_block` of queries start..stop-1 without their whole rows of scores: the similarities come a tile of items
     at a time (computed in cache, as faiss does) and only the items that can still reach the top `cutoff` are kept."""

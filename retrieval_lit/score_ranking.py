@@ -345,13 +345,14 @@ def summarize_scores(scores,                      # Q x N scores (higher = neare
     return RankSummary(hist, n_g, np.concatenate(tops) if t else None, index_sums=index, kind="scores")
 
 
-def compiled_pair_bytes(itemsize: int,   # bytes of one score: 4 (float32) or 8 (float64)
-                        whole: bool,     # the whole ranking is summarised (not only the top `cutoff`)
+def compiled_pair_bytes(itemsize: int,        # bytes of one score: 4 (float32) or 8 (float64)
+                        whole: bool,          # the whole ranking is summarised (not only the top `cutoff`)
+                        tiles: bool = False,  # the scores come a tile of items at a time (a cutoff, embeddings)
                         ) -> int:
-    """Bytes a (query, item) pair holds while the compiled method summarises its block: the score, the grade, the
-    mask byte and, for the whole ranking, its share of the groups (two per relevant item: 8 bytes an item at 25%
-    relevant, binary grades). `evaluate` sizes its blocks of scores by the same count."""
-    return itemsize + 2 + (8 if whole else 0)
+    """Bytes a (query, item) pair holds while the compiled method summarises its block: the grade and the mask byte,
+    the score unless it comes a tile at a time, and, for the whole ranking, its share of the groups (two per relevant
+    item: 8 bytes an item at 25% relevant, binary grades). `evaluate` sizes its blocks of scores by the same count."""
+    return 2 + (8 if whole else 0) + (0 if tiles and not whole else itemsize)
 
 
 def _compiled_blocks(rows, relevance: Relevance, ignore, n_grades: int, t: int, cutoff, index_sums: bool,
@@ -375,8 +376,8 @@ def _compiled_blocks(rows, relevance: Relevance, ignore, n_grades: int, t: int, 
             return counts_block(s, grades, kept, n_grades, t, index_sums)
         return (*top_block(s, grades, kept, n_grades, t, cutoff), None)
 
-    itemsize = rows(0, 1).dtype.itemsize                           # float32 or float64, as the rows come
-    pair_bytes = compiled_pair_bytes(itemsize, cutoff is None or index_sums)
+    itemsize = rows(0, 1, (0, 1)).dtype.itemsize if tiles else rows(0, 1).dtype.itemsize   # float32 or float64
+    pair_bytes = compiled_pair_bytes(itemsize, cutoff is None or index_sums, tiles)
     step = min(block_rows(n_g, max_block_bytes // n_threads, pair_bytes), -(-n_q // n_threads))
     blocks = [(a, min(a + step, n_q)) for a in range(0, n_q, step)]
     if n_threads == 1 or len(blocks) == 1:
