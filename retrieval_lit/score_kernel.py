@@ -448,6 +448,15 @@ def _compact(vals, cols, count, k):
     return c, floor
 
 
+@njit(cache=True, fastmath=True)
+def _row_max(x):
+    "The largest of a tile row's scores (vectorised: the scores are finite)."
+    top = x[0]
+    for j in range(1, x.shape[0]):
+        top = max(top, x[j])
+    return top
+
+
 @njit(nogil=True, cache=True)
 def _stream_tile(s, start, kept, has_kept, k, floor, vals, cols, count, overflow):
     """Add one tile of scores (rows x T, items start..start+T-1) to each row's candidates: the kept items scoring at
@@ -456,7 +465,7 @@ def _stream_tile(s, start, kept, has_kept, k, floor, vals, cols, count, overflow
     marked `overflow` and summarised again from its whole row."""
     cap = vals.shape[1]
     for i in range(s.shape[0]):
-        if overflow[i]:
+        if overflow[i] or _row_max(s[i]) < floor[i]:              # most tiles hold no candidate once the floor rose
             continue
         f, c = floor[i], count[i]
         for j in range(s.shape[1]):

@@ -274,6 +274,11 @@ def _pad_groups(blocks: list) -> np.ndarray:
     return out
 
 
+def _usable_cpus() -> int:
+    "The CPUs this process may run on (a container's or taskset's share, not the host's count)."
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
 SUMMARY_METHODS = ("compiled", "counts", "sort")   # summarize_scores: chapter 58's linear passes | the sorted copy
                                                   # and binary searches below | the stable argsort of every row
 
@@ -287,7 +292,8 @@ def summarize_scores(scores,                      # Q x N scores (higher = neare
                      index_sums: bool = False,    # also the whole-ranking index-order sums (IndexSums) of AP, DCG, R-prec
                      method: str = "compiled",    # "compiled" (chapter 58) | "counts" (numpy, readable) | "sort" (reference)
                      threads: int | None = None,  # threads sharing the blocks (each computes its own block's
-                                                  # similarities, BLAS on one thread); None: the machine's CPUs
+                                                  # similarities, BLAS on one thread); None: the CPUs this
+                                                  # process may use
                      ) -> RankSummary:
     """The ranking summary of every query of a ranking by similarity scores (higher = nearer; `kind="scores"`).
     `scores` as a function (start, stop) -> the (stop-start, N) score rows of those queries is how embeddings are
@@ -314,7 +320,7 @@ def summarize_scores(scores,                      # Q x N scores (higher = neare
     n_grades = relevance.max_grade + 1
     whole = cutoff is None or cutoff >= n_g or t > cutoff          # the whole ranking is summarised
     counts, compiled = method == "counts" and whole, method == "compiled"
-    n_threads = (os.cpu_count() or 1) if threads is None else check_int(threads, "threads", 1)
+    n_threads = _usable_cpus() if threads is None else check_int(threads, "threads", 1)
     hists, tops, sums = [], [], []
     if compiled:
         parts = _compiled_blocks(rows, relevance, ignore, n_grades, t, None if whole else cutoff, index_sums,
