@@ -141,9 +141,11 @@ def _where_relevant(r, fn, *args) -> np.ndarray:
     """fn(*args) on the groups that hold a relevant item (r > 0), exact 0.0 elsewhere: a group without one adds
     q = 0 times its terms, so skipping it changes no sum (scores' summaries are half such groups)."""
     mask = np.asarray(r) > 0
-    out = np.zeros(mask.shape)
-    if mask.any():
-        out[mask] = fn(*(np.broadcast_to(a, mask.shape)[mask] for a in args))
+    at = np.flatnonzero(mask)                     # found once, then each argument is gathered by index (a boolean
+    out = np.zeros(mask.shape)                    # mask per argument was most of the finishing on wide summaries)
+    if len(at):
+        pick = lambda a: np.asarray(a) if np.ndim(a) == 0 else np.broadcast_to(a, mask.shape).reshape(-1)[at]
+        out.reshape(-1)[at] = fn(*(pick(a) for a in args))
     return out
 
 
