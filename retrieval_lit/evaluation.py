@@ -17,8 +17,8 @@ from .hamming import PackedCodes, n_words, pack_codes, row_blocks
 from .metrics import Conventions, metric_names, parse_metric, tie_range
 from .ranking import IndexSums, RankSummary, resolve_cutoff, summarize
 from .hamming import Progress, progress_wanted
-from .score_ranking import (PRECISIONS, check_scores, compiled_pair_bytes, similarity_rows,
-                                         summarize_scores)
+from .score_ranking import (PRECISIONS, check_scores, compiled_layout, compiled_pair_bytes,
+                                         similarity_rows, summarize_scores)
 from .relevance import IgnoreSets, Relevance, make_ignore, make_relevance
 from .validate import check_bool, check_choice, check_int, check_same_nbits, fail
 
@@ -383,8 +383,8 @@ def _plan_job(src, rel, ig, metrics, conv, bounds, engine, max_block_bytes) -> _
         query_bytes = (src.nbits + 1) * (rel.max_grade + 1 + plan.code_max + 16) * 8 + plan.read * 10
     else:   # scores: what the compiled summary holds per pair; the finishing is chunked (_Accumulator.add)
         itemsize = np.dtype(src.precision or "float64").itemsize
-        tiles = bool(src.embeddings) and plan.cutoff is not None and not plan.index_sums   # a tile at a time
-        query_bytes = n_g * compiled_pair_bytes(itemsize, plan.cutoff is None, tiles) + plan.read * 10
+        layout = compiled_layout(plan.cutoff, plan.index_sums, bool(src.embeddings))   # as summarize_scores decides
+        query_bytes = n_g * compiled_pair_bytes(itemsize, layout) + plan.read * 10
     rate = SECONDS_PER_PAIR.get(engine if src.kind == "hamming" else "numpy", SECONDS_PER_PAIR["numpy"])
     seconds = src.n_queries * n_g * (n_words(src.nbits) if src.nbits else 4) * rate * (1 + bool(plan.read))
     return _Job(src, rel, ig, metrics, conv, bounds, engine, plan, query_bytes, max_block_bytes, seconds)

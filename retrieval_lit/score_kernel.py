@@ -232,8 +232,7 @@ def _index_sums(ranks, rank_grades, n_grades, sums, discounts):
 # %% ../nbs/58_score_kernel.ipynb #7c23e2ce
 @njit(cache=True)
 def _row_counts(key, grades, kept, has_kept, t, want_sums, groups, top_row, sums, discounts):
-    "One row's whole-ranking summary by counts, written into `groups` (and `top_row`, `sums`); returns its groups."
-    groups[:, :] = 0
+    "One row's whole-ranking summary by counts, into `groups` (zeros), `top_row` and `sums`; returns its groups."
     n_grades = groups.shape[1]
     cols, n_kept, lo, hi = _relevant_columns(key, grades, kept, has_kept)
     m = len(cols)
@@ -273,13 +272,23 @@ def _block_counts(key, grades, kept, has_kept, t, want_sums, hist, n_groups, top
         n_groups[i] = _row_counts(key[i], grades[i], kept[i * step], has_kept, t, want_sums, hist[i], top[i],
                                   sums[i], discounts[i])
 
-# %% ../nbs/58_score_kernel.ipynb #cf9c0bbd
-def _kernel_inputs(key, kept) -> tuple:
-    "(key, kept, has_kept) as the kernels take them: C-ordered scores; a dummy row where nothing is removed."
-    key = np.ascontiguousarray(key)
+# %% ../nbs/58_score_kernel.ipynb #cc31be38
+def _kept_input(kept) -> tuple:
+    "(kept, has_kept) as the kernels take them: C-ordered bools; a dummy row where nothing is removed."
     if kept is None:
-        return key, np.ones((1, 1), dtype=np.bool_), False
-    return key, np.ascontiguousarray(kept, dtype=np.bool_), True
+        return np.ones((1, 1), dtype=np.bool_), False
+    return np.ascontiguousarray(kept, dtype=np.bool_), True
+
+
+def _outputs(b: int, width: int, n_grades: int, t: int) -> tuple:
+    "(hist, n_groups, top) for the kernels to fill: `width` groups a row (zeros), at least one top column."
+    return (np.zeros((b, width, n_grades), dtype=np.int64), np.zeros(b, dtype=np.int64),
+            np.zeros((b, max(t, 1)), dtype=np.uint8))
+
+
+def _trimmed(hist: np.ndarray, n_groups: np.ndarray, top: np.ndarray, t: int) -> tuple:
+    "(hist, top or None): the histogram cut to its widest row, the top grades to `t` columns."
+    return hist[:, :max(int(n_groups.max(initial=0)), 1)], top[:, :t] if t else None
 
 
 def counts_block(key: np.ndarray,     # (b, N) float32 or float64 scores, higher = nearer (finite)
@@ -291,16 +300,13 @@ def counts_block(key: np.ndarray,     # (b, N) float32 or float64 scores, higher
                  ) -> tuple:
     """(hist (b, G, n_grades), top (b, t) or None, IndexSums or None) of a block of score rows: every tie group that
     holds a relevant item, the irrelevant items between two of them merged into one group, as chapter 09's counts."""
-    key, kept, has_kept = _kernel_inputs(key, kept)
+    key, (kept, has_kept) = np.ascontiguousarray(key), _kept_input(kept)
     b = key.shape[0]
-    width = 2 * int(np.count_nonzero(grades, axis=1).max(initial=0)) + 2
-    hist = np.empty((b, width, n_grades), dtype=np.int64)
-    n_groups = np.zeros(b, dtype=np.int64)
-    top = np.zeros((b, max(t, 1)), dtype=np.uint8)
+    hist, n_groups, top = _outputs(b, 2 * int(np.count_nonzero(grades, axis=1).max(initial=0)) + 2, n_grades, t)
     sums, discounts = np.zeros((b, 2)), np.zeros((b, n_grades))
     _block_counts(key, grades, kept, has_kept, t, index_sums, hist, n_groups, top, sums, discounts)
     index = IndexSums(sums[:, 0].copy(), discounts, sums[:, 1].astype(np.int64)) if index_sums else None
-    return hist[:, :max(int(n_groups.max(initial=0)), 1)], top[:, :t] if t else None, index
+    return (*_trimmed(hist, n_groups, top, t), index)
 
 # %% ../nbs/58_score_kernel.ipynb #7f1825e3
 @njit(cache=True, fastmath=True)
@@ -370,8 +376,8 @@ def _grade_totals(grades, kept, has_kept, out):
 def _top_groups(neg, cols, grades, kept, has_kept, k, t, groups, top_row):
     """The groups through rank k from a row's candidates (at least every kept item scoring as much as its k-th best:
     negated scores `neg`, gallery indices `cols`, in index order): sorted by score descending, then index (a stable
-    merge sort), down to the end of the k-th item's tie group, then one trailing group of everything else."""
-    groups[:, :] = 0
+    merge sort), down to the end of the k-th item's tie group, then one trailing group of everything else, written
+    into `groups` (zeros)."""
     c = len(neg)
     order = np.argsort(neg, kind="mergesort")                    # stable: ties keep gallery index order
     n_in = c
@@ -425,15 +431,13 @@ def top_block(key: np.ndarray,     # (b, N) float32 or float64 scores, higher = 
               ) -> tuple:
     """(hist (b, G, n_grades), top (b, t) or None) of a block of score rows through rank `cutoff`: every tie group
     reaching into the top `cutoff` (the cut group whole), then one trailing group, as chapter 09's `_score_block_top`."""
-    key, kept, has_kept = _kernel_inputs(key, kept)
+    key, (kept, has_kept) = np.ascontiguousarray(key), _kept_input(kept)
     b = key.shape[0]
     low, count = np.empty(b), np.empty(b, dtype=np.int64)
     _block_floors(key, kept, has_kept, cutoff, low, count)
-    hist = np.empty((b, int(count.max(initial=0)) + 1, n_grades), dtype=np.int64)
-    n_groups = np.zeros(b, dtype=np.int64)
-    top = np.zeros((b, max(t, 1)), dtype=np.uint8)
+    hist, n_groups, top = _outputs(b, int(count.max(initial=0)) + 1, n_grades, t)
     _block_top(key, grades, kept, has_kept, cutoff, t, low, hist, n_groups, top)
-    return hist[:, :max(int(n_groups.max(initial=0)), 1)], top[:, :t] if t else None
+    return _trimmed(hist, n_groups, top, t)
 
 # %% ../nbs/58_score_kernel.ipynb #2d2ca490
 @njit(cache=True)
@@ -505,8 +509,7 @@ def streamed_top_block(rows,               # rows(start, stop, items) -> scores 
     """`top_block` of queries start..stop-1 without their whole rows of scores: the similarities come a tile of items
     at a time (computed in cache, as faiss does) and only the items that can still reach the top `cutoff` are kept."""
     b = stop - start
-    kept_in, has_kept = (np.ones((1, 1), dtype=np.bool_), False) if kept is None else (
-        np.ascontiguousarray(kept, dtype=np.bool_), True)
+    kept_in, has_kept = _kept_input(kept)
     cap = max(4 * cutoff, 64)
     vals, cols = None, np.empty((b, cap), dtype=np.int64)
     floor, count, overflow = np.full(b, -np.inf), np.zeros(b, dtype=np.int64), np.zeros(b, dtype=np.bool_)
@@ -519,11 +522,10 @@ def streamed_top_block(rows,               # rows(start, stop, items) -> scores 
                               None if kept is None else kept[i:i + 1], n_grades, t, cutoff)
             for i in np.flatnonzero(overflow)}
     width = max([int(count.max(initial=0)) + 1] + [h.shape[1] for h, _ in redo.values()])
-    hist = np.zeros((b, width, n_grades), dtype=np.int64)
-    n_groups, top = np.zeros(b, dtype=np.int64), np.zeros((b, max(t, 1)), dtype=np.uint8)
+    hist, n_groups, top = _outputs(b, width, n_grades, t)
     _stream_finish(vals, cols, count, overflow, grades, kept_in, has_kept, cutoff, t, hist, n_groups, top)
     for i, (h, tp) in redo.items():
         hist[i, :h.shape[1]], n_groups[i] = h[0], h.shape[1]
         if t:
             top[i] = tp[0]
-    return hist[:, :max(int(n_groups.max(initial=0)), 1)], top[:, :t] if t else None
+    return _trimmed(hist, n_groups, top, t)

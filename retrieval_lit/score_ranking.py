@@ -19,8 +19,8 @@ from .validate import (check_choice, check_count_matrix, check_grade_matrix, che
                                     check_numbers, fail, shown)
 
 # %% auto #0
-__all__ = ['MAX_EXACT_INT_SCORE', 'PRECISIONS', 'SUMMARY_METHODS', 'SIMILARITIES', 'check_scores', 'summarize_scores',
-           'compiled_pair_bytes', 'summarize_lists', 'similarity_rows']
+__all__ = ['MAX_EXACT_INT_SCORE', 'PRECISIONS', 'SUMMARY_METHODS', 'COMPILED_LAYOUTS', 'SIMILARITIES', 'check_scores',
+           'summarize_scores', 'compiled_layout', 'compiled_pair_bytes', 'summarize_lists', 'similarity_rows']
 
 # %% ../nbs/09_score_ranking.ipynb #8a5fb80f
 MAX_EXACT_INT_SCORE = 2**53
@@ -321,14 +321,30 @@ def summarize_scores(scores,                      # Q x N scores (higher = neare
     whole = cutoff is None or cutoff >= n_g or t > cutoff          # the whole ranking is summarised
     counts, compiled = method == "counts" and whole, method == "compiled"
     n_threads = _usable_cpus() if threads is None else check_int(threads, "threads", 1)
-    hists, tops, sums = [], [], []
     if compiled:
-        parts = _compiled_blocks(rows, relevance, ignore, n_grades, t, None if whole else cutoff, index_sums,
-                                 max_block_bytes, n_threads)
-        hists, tops, sums = (list(x) for x in zip(*parts))
+        layout = compiled_layout(None if whole else cutoff, index_sums, "items" in inspect.signature(rows).parameters)
+        hists, tops, sums = zip(*_compiled_blocks(rows, relevance, ignore, n_grades, t, cutoff, index_sums, layout,
+                                                  max_block_bytes, n_threads))
+        hist = _pad_groups(list(hists))
+    else:
+        hist, tops, sums = _numpy_blocks(rows, relevance, ignore, n_grades, t, cutoff, counts, index_sums,
+                                         max_block_bytes, n_threads)
+    index = None
+    if index_sums:
+        index = IndexSums(*(np.concatenate([getattr(x, f) for x in sums])
+                            for f in ("precision_sum", "discount_sum", "r_hits")))
+    return RankSummary(hist, n_g, np.concatenate(tops) if t else None, index_sums=index, kind="scores")
+
+
+def _numpy_blocks(rows, relevance: Relevance, ignore, n_grades: int, t: int, cutoff, counts: bool, index_sums: bool,
+                  max_block_bytes: int, n_threads: int) -> tuple:
+    """(hist, [top per block], [IndexSums or None per block]) by the numpy methods: chapter 09's counts (`counts`,
+    rows shared among threads) or the sorting reference, a bounded block of queries at a time."""
+    n_q, n_g = relevance.n_queries, relevance.n_gallery
+    hists, tops, sums = [], [], []
     pair_bytes = 40 if counts else 80                            # scores, sorted copies, grades, masks per pair
     pool = ThreadPoolExecutor(n_threads) if counts and n_threads > 1 else None
-    for a, b in [] if compiled else row_blocks(n_q, n_g, max_block_bytes, pair_bytes):
+    for a, b in row_blocks(n_q, n_g, max_block_bytes, pair_bytes):
         kept = None if ignore is None else ~ignore.mask(a, b)
         s = rows(a, b)
         if counts:
@@ -343,48 +359,56 @@ def summarize_scores(scores,                      # Q x N scores (higher = neare
         sums.append(sm)
     if pool is not None:
         pool.shutdown()
-    hist = _stack_rows(hists, n_grades) if counts else _pad_groups(hists)
-    index = None
-    if index_sums:
-        index = IndexSums(*(np.concatenate([getattr(x, f) for x in sums])
-                            for f in ("precision_sum", "discount_sum", "r_hits")))
-    return RankSummary(hist, n_g, np.concatenate(tops) if t else None, index_sums=index, kind="scores")
+    return _stack_rows(hists, n_grades) if counts else _pad_groups(hists), tops, sums
 
 
-def compiled_pair_bytes(itemsize: int,        # bytes of one score: 4 (float32) or 8 (float64)
-                        whole: bool,          # the whole ranking is summarised (not only the top `cutoff`)
-                        tiles: bool = False,  # the scores come a tile of items at a time (a cutoff, embeddings)
+COMPILED_LAYOUTS = ("whole", "top", "tiles")   # compiled_layout's answers
+
+
+def compiled_layout(cutoff,              # the last rank any metric reads; None: the whole ranking
+                    index_sums: bool,    # the whole-ranking index-order sums are wanted too
+                    takes_items: bool,   # the score rows can be had a tile of gallery items at a time (embeddings)
+                    ) -> str:
+    """How the compiled method summarises a block of queries: "whole" (every rank, by counts), "top" (through the
+    cutoff, from whole rows of scores) or "tiles" (through the cutoff, the scores a tile of items at a time). The one
+    decision `summarize_scores` acts on and `evaluate` sizes its blocks by."""
+    if cutoff is None or index_sums:
+        return "whole"
+    return "tiles" if takes_items else "top"
+
+
+def compiled_pair_bytes(itemsize: int,   # bytes of one score: 4 (float32) or 8 (float64)
+                        layout: str,     # compiled_layout's answer
                         ) -> int:
     """Bytes a (query, item) pair holds while the compiled method summarises its block: the grade and the mask byte,
     the score unless it comes a tile at a time, and, for the whole ranking, its share of the groups (two per relevant
     item: 8 bytes an item at 25% relevant, binary grades). `evaluate` sizes its blocks of scores by the same count."""
-    return 2 + (8 if whole else 0) + (0 if tiles and not whole else itemsize)
+    check_choice(layout, "layout", COMPILED_LAYOUTS)
+    return 2 + {"whole": itemsize + 8, "top": itemsize, "tiles": 0}[layout]
 
 
-def _compiled_blocks(rows, relevance: Relevance, ignore, n_grades: int, t: int, cutoff, index_sums: bool,
+def _compiled_blocks(rows, relevance: Relevance, ignore, n_grades: int, t: int, cutoff, index_sums: bool, layout: str,
                      max_block_bytes: int, n_threads: int) -> list:
-    """[(hist, top, IndexSums or None)] of every block of queries by chapter 58's kernels (through `cutoff` when
-    given, else whole). Each of `n_threads` threads takes whole blocks: it computes the block's similarities (BLAS
-    held to one thread, so that no core waits on another's product) and summarises them, without the GIL. Rows that
-    take an item range (`similarity_rows`) are computed a tile at a time for a cutoff (`streamed_top_block`)."""
+    """[(hist, top, IndexSums or None)] of every block of queries by chapter 58's kernels, in `layout`
+    (`compiled_layout`). Each of `n_threads` threads takes whole blocks: it computes the block's similarities (BLAS
+    held to one thread, so that no core waits on another's product) and summarises them, without the GIL."""
     from retrieval_lit.score_kernel import counts_block, streamed_top_block, top_block   # chapter 58; numba loads here
     n_q, n_g = relevance.n_queries, relevance.n_gallery
-    tiles = cutoff is not None and not index_sums and "items" in inspect.signature(rows).parameters
 
     def one(ab):
         a, b = ab
         kept = None if ignore is None else ~ignore.mask(a, b)
         grades = relevance.block(a, b)
-        if tiles:                                                     # a tile of similarities at a time, in cache
+        if layout == "tiles":                                         # a tile of similarities at a time, in cache
             return (*streamed_top_block(rows, a, b, n_g, grades, kept, n_grades, t, cutoff), None)
         s = rows(a, b)
-        if cutoff is None or index_sums:
+        if layout == "whole":
             return counts_block(s, grades, kept, n_grades, t, index_sums)
         return (*top_block(s, grades, kept, n_grades, t, cutoff), None)
 
-    itemsize = rows(0, 1, (0, 1)).dtype.itemsize if tiles else rows(0, 1).dtype.itemsize   # float32 or float64
-    pair_bytes = compiled_pair_bytes(itemsize, cutoff is None or index_sums, tiles)
-    step = min(block_rows(n_g, max_block_bytes // n_threads, pair_bytes), -(-n_q // n_threads))
+    itemsize = (rows(0, 1, (0, 1)) if layout == "tiles" else rows(0, 1)).dtype.itemsize   # float32 or float64
+    step = min(block_rows(n_g, max_block_bytes // n_threads, compiled_pair_bytes(itemsize, layout)),
+               -(-n_q // n_threads))
     blocks = [(a, min(a + step, n_q)) for a in range(0, n_q, step)]
     if n_threads == 1 or len(blocks) == 1:
         return [one(ab) for ab in blocks]
