@@ -3,13 +3,16 @@
 # %% ../nbs/58_score_kernel.ipynb #ffaea8cd
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
 from .ranking import IndexSums
 
 # %% auto #0
-__all__ = ['counts_block', 'top_block', 'streamed_top_block']
+__all__ = ['counts_block', 'RelevantPart', 'DistinctScores', 'PartCounts', 'relevant_part', 'join_relevant', 'distinct_relevant',
+           'part_counts', 'merge_counts', 'top_block', 'streamed_top_block']
 
 # %% ../nbs/58_score_kernel.ipynb #cf7321e9
 @njit(cache=True)
@@ -92,10 +95,11 @@ def _distinct_sorted(key, cols, lo, scale, nb):
 
 # %% ../nbs/58_score_kernel.ipynb #cffc04df
 @njit(cache=True)
-def _place_items(key, grades, kept, has_kept, u, k, first, slot, lo, scale, nb):
-    """(equal, between, n_top, tied, n_tied): items tied with u[p], items strictly between u[p-1] and u[p], items
-    above u[k-1]; and the irrelevant items tied with a relevant score, (index, p) in index order (tied[:n_tied]).
-    An item in a bucket without a relevant score is only counted there; the rest are compared."""
+def _place_items(key, grades, kept, has_kept, u, k, first, lo, scale, nb):
+    """(equal, between, n_top, tied, n_tied): the irrelevant items tied with u[p], strictly between u[p-1] and u[p],
+    above u[k-1]; and those tied with a relevant score, (index, p) in index order (tied[:n_tied]). An item in a
+    bucket without a relevant score is only counted there; the rest are compared. Relevant items (which always share
+    a bucket with their own score) are left to the caller."""
     equal = np.zeros(k, dtype=np.int64)
     between = np.zeros(k, dtype=np.int64)
     count = np.zeros(nb + 2, dtype=np.int64)
@@ -132,8 +136,6 @@ def _place_items(key, grades, kept, has_kept, u, k, first, slot, lo, scale, nb):
                 between[first[b]] += count[b]
             else:
                 n_top += count[b]
-    for i in range(len(slot)):
-        equal[slot[i]] += 1
     return equal, between, n_top, tied, n_tied
 
 # %% ../nbs/58_score_kernel.ipynb #24901877
@@ -181,9 +183,10 @@ def _tied_before(cols, slot, tied, n_tied, k):
 
 
 @njit(cache=True)
-def _index_ranks(cols, grades, slot, above, before, per_grade):
-    """(ranks, their grades): the relevant items' 0-based ranks in stable order (score, then gallery index), listed
-    in rank order: placed by score descending (a counting sort on `slot`), index order inside a score."""
+def _index_ranks(rel_grades, slot, above, before, per_grade):
+    """(ranks, their grades): the relevant items' (grades `rel_grades`, in index order) 0-based ranks in stable order
+    (score, then gallery index), listed in rank order: placed by score descending (a counting sort on `slot`), index
+    order inside a score."""
     k, n_grades = per_grade.shape
     at = np.empty(k, dtype=np.int64)
     s = 0
@@ -191,12 +194,12 @@ def _index_ranks(cols, grades, slot, above, before, per_grade):
         at[p] = s
         for gg in range(1, n_grades):
             s += per_grade[p, gg]
-    ranks = np.empty(len(cols), dtype=np.int64)
-    rank_grades = np.empty(len(cols), dtype=np.int64)
-    for i in range(len(cols)):
+    ranks = np.empty(len(rel_grades), dtype=np.int64)
+    rank_grades = np.empty(len(rel_grades), dtype=np.int64)
+    for i in range(len(rel_grades)):
         p = slot[i]
         ranks[at[p]] = above[p] + before[i]
-        rank_grades[at[p]] = grades[cols[i]]
+        rank_grades[at[p]] = rel_grades[i]
         at[p] += 1
     return ranks, rank_grades
 
@@ -231,21 +234,17 @@ def _index_sums(ranks, rank_grades, n_grades, sums, discounts):
 
 # %% ../nbs/58_score_kernel.ipynb #7c23e2ce
 @njit(cache=True)
-def _row_counts(key, grades, kept, has_kept, t, want_sums, groups, top_row, sums, discounts):
-    "One row's whole-ranking summary by counts, into `groups` (zeros), `top_row` and `sums`; returns its groups."
+def _finish_counts(cols, rel_grades, slot, k, equal, between, n_top, n_kept, tied, n_tied, t, want_sums,
+                   groups, top_row, sums, discounts):
+    """A row's summary from its counts: the relevant items (gallery indices `cols` and grades, in index order; `slot`
+    their score's place among the k distinct ones), the irrelevant items tied with / between / above them, the kept
+    items, and the tied irrelevant ones (index, place) in index order. Writes `groups` (zeros), `top_row` and `sums`;
+    returns the groups. `equal` is changed (the relevant items are added)."""
     n_grades = groups.shape[1]
-    cols, n_kept, lo, hi = _relevant_columns(key, grades, kept, has_kept)
-    m = len(cols)
-    if m == 0:
-        groups[0, 0] = n_kept
-        return 1 if n_kept else 0
-    nb = 4 * m                                                    # buckets: about 5% of items compared (S1)
-    scale = nb / (hi - lo) if hi > lo else 0.0
-    u, k, first, slot = _distinct_sorted(key, cols, lo, scale, nb)
-    equal, between, n_top, tied, n_tied = _place_items(key, grades, kept, has_kept, u, k, first, slot, lo, scale, nb)
     per_grade = np.zeros((k, n_grades), dtype=np.int64)
-    for i in range(m):
-        per_grade[slot[i], grades[cols[i]]] += 1
+    for i in range(len(cols)):
+        per_grade[slot[i], rel_grades[i]] += 1
+        equal[slot[i]] += 1
     n_groups = _write_groups(groups, equal, between, per_grade, n_top, n_kept)
     if t == 0 and not want_sums:
         return n_groups
@@ -255,13 +254,38 @@ def _row_counts(key, grades, kept, has_kept, t, want_sums, groups, top_row, sums
         above[p] = run
         run += equal[p] + between[p]
     before = _tied_before(cols, slot, tied, n_tied, k)
-    ranks, rank_grades = _index_ranks(cols, grades, slot, above, before, per_grade)
-    for i in range(m):
+    ranks, rank_grades = _index_ranks(rel_grades, slot, above, before, per_grade)
+    for i in range(len(cols)):
         if ranks[i] < t:
             top_row[ranks[i]] = rank_grades[i]
     if want_sums:
         _index_sums(ranks, rank_grades, n_grades, sums, discounts)
     return n_groups
+
+
+@njit(cache=True)
+def _bucket_scale(lo, hi, m):
+    "(nb, scale): 4m buckets over [lo, hi] (about 5% of items compared on the benchmark's rows), and their density."
+    nb = 4 * m
+    return nb, nb / (hi - lo) if hi > lo else 0.0
+
+
+@njit(cache=True)
+def _row_counts(key, grades, kept, has_kept, t, want_sums, groups, top_row, sums, discounts):
+    "One row's whole-ranking summary by counts, into `groups` (zeros), `top_row` and `sums`; returns its groups."
+    cols, n_kept, lo, hi = _relevant_columns(key, grades, kept, has_kept)
+    m = len(cols)
+    if m == 0:
+        groups[0, 0] = n_kept
+        return 1 if n_kept else 0
+    nb, scale = _bucket_scale(lo, hi, m)
+    u, k, first, slot = _distinct_sorted(key, cols, lo, scale, nb)
+    equal, between, n_top, tied, n_tied = _place_items(key, grades, kept, has_kept, u, k, first, lo, scale, nb)
+    rel_grades = np.empty(m, dtype=np.int64)
+    for i in range(m):
+        rel_grades[i] = grades[cols[i]]
+    return _finish_counts(cols, rel_grades, slot, k, equal, between, n_top, n_kept, tied, n_tied, t, want_sums,
+                          groups, top_row, sums, discounts)
 
 
 @njit(nogil=True, cache=True)
@@ -305,6 +329,162 @@ def counts_block(key: np.ndarray,     # (b, N) float32 or float64 scores, higher
     hist, n_groups, top = _outputs(b, 2 * int(np.count_nonzero(grades, axis=1).max(initial=0)) + 2, n_grades, t)
     sums, discounts = np.zeros((b, 2)), np.zeros((b, n_grades))
     _block_counts(key, grades, kept, has_kept, t, index_sums, hist, n_groups, top, sums, discounts)
+    index = IndexSums(sums[:, 0].copy(), discounts, sums[:, 1].astype(np.int64)) if index_sums else None
+    return (*_trimmed(hist, n_groups, top, t), index)
+
+# %% ../nbs/58_score_kernel.ipynb #2b62d447
+class RelevantPart(NamedTuple):
+    "A part of the gallery's kept relevant items, row by row (round 1), ragged: row i's are [ptr[i], ptr[i+1])."
+    ptr: np.ndarray      # (b + 1,) int64: where each row's items start
+    scores: np.ndarray   # (M,) their scores (the rows' float type)
+    grades: np.ndarray   # (M,) int64 their grades (>= 1)
+    index: np.ndarray    # (M,) int64 their gallery indices, increasing within a row
+    n_kept: np.ndarray   # (b,) int64: the part's kept items per row, relevant or not
+
+
+class DistinctScores(NamedTuple):
+    "Each row's distinct relevant scores, ascending: row i's are u[ptr[i] : ptr[i] + k[i]] (the RelevantPart's ptr)."
+    u: np.ndarray        # (M,) the distinct scores, at the rows' offsets
+    ptr: np.ndarray      # (b + 1,) int64: the rows' offsets
+    k: np.ndarray        # (b,) int64: distinct scores per row
+    slot: np.ndarray     # (M,) int64: each relevant item's place among its row's distinct scores
+
+
+class PartCounts(NamedTuple):
+    "A part's irrelevant items placed among the distinct relevant scores (round 2), at the DistinctScores' offsets."
+    equal: np.ndarray    # (M,) int64: tied with u[p]
+    between: np.ndarray  # (M,) int64: strictly between u[p-1] and u[p]
+    n_top: np.ndarray    # (b,) int64: above every relevant score
+    tied_ptr: np.ndarray # (b + 1,) int64: where each row's tied items start in `tied`
+    tied: np.ndarray     # (T, 2) int64: (gallery index, place p) of the tied irrelevant items, index order per row
+
+# %% ../nbs/58_score_kernel.ipynb #4cde3685
+def relevant_part(key: np.ndarray,     # (b, n) scores of a part: items offset..offset+n-1 (float32 or float64)
+                  grades: np.ndarray,  # (b, n) grades, 0 = irrelevant
+                  kept,                # (b, n) bool, False = removed; or None
+                  offset: int,         # the part's first gallery index
+                  ) -> RelevantPart:
+    "Round 1 on one part: its kept relevant items in index order, and its kept items, per row."
+    relevant = grades > 0 if kept is None else (grades > 0) & kept
+    rows, cols = np.nonzero(relevant)                            # row-major: index order within a row
+    ptr = np.zeros(len(key) + 1, dtype=np.int64)
+    np.cumsum(np.count_nonzero(relevant, axis=1), out=ptr[1:])
+    n_kept = (np.full(len(key), key.shape[1], dtype=np.int64) if kept is None
+              else np.count_nonzero(kept, axis=1).astype(np.int64))
+    return RelevantPart(ptr, key[rows, cols], grades[rows, cols].astype(np.int64), cols.astype(np.int64) + offset,
+                        n_kept)
+
+
+def _join_ragged(ptrs: list, columns: list) -> tuple:
+    """(ptr, joined columns) of ragged row-wise arrays given part by part (`ptrs[s]`, `columns[s]` a tuple of arrays):
+    each row's entries of part 0, then of part 1, ... (a stable sort of the rows' numbers)."""
+    rows = np.concatenate([np.repeat(np.arange(len(p) - 1), np.diff(p)) for p in ptrs])
+    order = np.argsort(rows, kind="stable")
+    return np.sum(ptrs, axis=0), tuple(np.concatenate(c)[order] for c in zip(*columns))
+
+
+def join_relevant(parts: list) -> RelevantPart:
+    "The RelevantParts of consecutive parts, in gallery order, joined: the whole rows' relevant items in index order."
+    ptr, (scores, grades, index) = _join_ragged([p.ptr for p in parts], [p[1:4] for p in parts])
+    return RelevantPart(ptr, scores, grades, index, np.sum([p.n_kept for p in parts], axis=0))
+
+
+@njit(cache=True)
+def _block_distinct(scores, ptr, u, k, slot):
+    "Each row's distinct relevant scores into u (at the row's offset) and k, each item's place into slot."
+    for i in range(len(ptr) - 1):
+        a, b = ptr[i], ptr[i + 1]
+        if b > a:
+            x = scores[a:b]
+            lo, hi = x.min(), x.max()
+            nb, scale = _bucket_scale(np.float64(lo), np.float64(hi), b - a)
+            v, kk, _, places = _distinct_sorted(x, np.arange(b - a), np.float64(lo), scale, nb)
+            k[i] = kk
+            u[a:a + kk] = v[:kk]
+            slot[a:b] = places
+
+
+def distinct_relevant(rel: RelevantPart) -> DistinctScores:
+    "Each row's distinct relevant scores, ascending (what round 2 sends every part), from the joined relevant items."
+    u, slot = np.empty_like(rel.scores), np.zeros(len(rel.scores), dtype=np.int64)
+    k = np.zeros(len(rel.ptr) - 1, dtype=np.int64)
+    _block_distinct(rel.scores, rel.ptr, u, k, slot)
+    return DistinctScores(u, rel.ptr, k, slot)
+
+# %% ../nbs/58_score_kernel.ipynb #7ed9ba25
+@njit(nogil=True, cache=True)
+def _block_part_counts(key, grades, kept, has_kept, u, ptr, k, offset, equal, between, n_top, tied_ptr):
+    "`_place_items` of every row of a part against the row's distinct relevant scores; returns the tied items."
+    step = 1 if has_kept else 0
+    out = np.empty((16, 2), dtype=np.int64)
+    n = 0
+    for i in range(key.shape[0]):
+        a, kk = ptr[i], k[i]
+        if kk > 0:
+            v = u[a:a + kk]
+            nb, scale = _bucket_scale(np.float64(v[0]), np.float64(v[kk - 1]), kk)
+            _, _, first, _ = _distinct_sorted(v, np.arange(kk), np.float64(v[0]), scale, nb)
+            e, bt, above, tied, n_tied = _place_items(key[i], grades[i], kept[i * step], has_kept, v, kk, first,
+                                                      np.float64(v[0]), scale, nb)
+            equal[a:a + kk] = e
+            between[a:a + kk] = bt
+            n_top[i] = above
+            if n + n_tied > len(out):
+                more = np.empty((2 * (n + n_tied), 2), dtype=np.int64)
+                more[:n] = out[:n]
+                out = more
+            for j in range(n_tied):
+                out[n + j, 0], out[n + j, 1] = tied[j, 0] + offset, tied[j, 1]
+            n += n_tied
+        tied_ptr[i + 1] = n
+    return out[:n].copy()
+
+
+def part_counts(key: np.ndarray,         # (b, n) scores of a part: items offset..offset+n-1
+                grades: np.ndarray,      # (b, n) grades, 0 = irrelevant
+                kept,                    # (b, n) bool, False = removed; or None
+                distinct: DistinctScores, # the whole rows' distinct relevant scores (round 1, joined)
+                offset: int,             # the part's first gallery index
+                ) -> PartCounts:
+    "Round 2 on one part: its irrelevant items placed among the whole rows' distinct relevant scores."
+    key, (kept, has_kept) = np.ascontiguousarray(key), _kept_input(kept)
+    b, m = len(key), len(distinct.u)
+    equal, between = np.zeros(m, dtype=np.int64), np.zeros(m, dtype=np.int64)
+    n_top, tied_ptr = np.zeros(b, dtype=np.int64), np.zeros(b + 1, dtype=np.int64)
+    tied = _block_part_counts(key, np.ascontiguousarray(grades), kept, has_kept, distinct.u.astype(key.dtype),
+                              distinct.ptr, distinct.k, offset, equal, between, n_top, tied_ptr)
+    return PartCounts(equal, between, n_top, tied_ptr, tied)
+
+# %% ../nbs/58_score_kernel.ipynb #e3e8dbf9
+@njit(nogil=True, cache=True)
+def _block_finish(index, grades, slot, ptr, k, equal, between, n_top, n_kept, tied, tied_ptr, t, want_sums,
+                  hist, n_groups, top, sums, discounts):
+    "`_finish_counts` of every row from the parts' counts, added and joined."
+    for i in range(len(n_kept)):
+        a, b, kk = ptr[i], ptr[i + 1], k[i]
+        ta, tb = tied_ptr[i], tied_ptr[i + 1]
+        n_groups[i] = _finish_counts(index[a:b], grades[a:b], slot[a:b], kk, equal[a:a + kk], between[a:a + kk],
+                                     n_top[i], n_kept[i], tied[ta:tb], tb - ta, t, want_sums, hist[i], top[i],
+                                     sums[i], discounts[i])
+
+
+def merge_counts(rel: RelevantPart,        # the parts' relevant items, joined (`join_relevant`)
+                 distinct: DistinctScores, # their distinct scores (`distinct_relevant`)
+                 counts: list,             # each part's PartCounts, in gallery order
+                 n_grades: int,            # max grade + 1
+                 t: int,                   # ranks kept in stable order as top grades (0: none)
+                 index_sums: bool,         # also the whole-ranking index-order sums
+                 ) -> tuple:
+    """(hist, top or None, IndexSums or None) of the whole rows from their parts: `counts_block`'s answer on the
+    joined rows, bit for bit."""
+    b = len(rel.n_kept)
+    equal, between = np.sum([c.equal for c in counts], axis=0), np.sum([c.between for c in counts], axis=0)
+    tied_ptr, (tied,) = _join_ragged([c.tied_ptr for c in counts], [(c.tied,) for c in counts])
+    hist, n_groups, top = _outputs(b, 2 * int(distinct.k.max(initial=0)) + 2, n_grades, t)
+    sums, discounts = np.zeros((b, 2)), np.zeros((b, n_grades))
+    _block_finish(rel.index, rel.grades, distinct.slot, rel.ptr, distinct.k, equal, between,
+                  np.sum([c.n_top for c in counts], axis=0), rel.n_kept, tied.reshape(-1, 2), tied_ptr, t,
+                  index_sums, hist, n_groups, top, sums, discounts)
     index = IndexSums(sums[:, 0].copy(), discounts, sums[:, 1].astype(np.int64)) if index_sums else None
     return (*_trimmed(hist, n_groups, top, t), index)
 
