@@ -370,9 +370,9 @@ class _Job:
 
 def _plan_job(src, rel, ig, metrics, conv, bounds, engine, max_block_bytes) -> _Job:
     "The summary plan (`plan_summary`) and a query's memory and time, from the metrics and the source."
-    # who streams the whole-ranking index-order sums: summarize_scores in this process, the compiled engine, the Dask
-    # run of codes (the Dask run of embeddings merges each query's (score, grade) pairs and keeps their order instead)
-    streams = ((src.kind == "scores" and engine != "dask"
+    # who streams the whole-ranking index-order sums: summarize_scores in this process and the Dask run of embeddings
+    # (chapter 58's counts, merged from the shards), the compiled engine and the Dask run of codes
+    streams = ((src.kind == "scores"
                 or src.kind == "hamming" and engine in STREAMS_INDEX_SUMS | {"dask"})
                and conv.ap_interpolation == "step")
     plan = plan_summary(metrics, conv, bounds, src.n_gallery, streams)
@@ -395,7 +395,8 @@ def _summarize_block(job: _Job, start: int, stop: int, cluster, bar: Progress) -
     src, plan = job.src, job.plan
     rel, ig_rows = job.rel.rows(start, stop), None if job.ig is None else job.ig.rows(start, stop)
     if src.kind == "scores" and cluster is not None:
-        summary = cluster.summarize(src.embeddings[0][start:stop], start, plan.top_columns, plan.cutoff)
+        summary = cluster.summarize(src.embeddings[0][start:stop], start, plan.top_columns, plan.cutoff,
+                                    plan.index_sums)
     elif src.kind == "scores":
         rows = ((lambda a, b, items=None: src.rows(start + a, start + b, items)) if src.embeddings else
                 (lambda a, b: src.rows(start + a, start + b)))          # embeddings: also a tile of items at a time

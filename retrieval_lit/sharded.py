@@ -13,6 +13,8 @@ from . import engine
 from .hamming import PackedCodes, pack_codes
 from .ranking import RankSummary, check_ignore, group_starts, resolve_cutoff
 from .relevance import IgnoreSets, Relevance, make_ignore, relevance_from_labels, relevance_from_matrix
+from .score_kernel import (DistinctScores, PartCounts, RelevantPart, distinct_relevant, join_relevant,
+                                        merge_counts, part_counts, relevant_part)
 from .score_ranking import similarity_rows, summarize_scores
 from .validate import check_int, check_numbers, fail
 
@@ -443,6 +445,25 @@ def _task_score_block(gallery, relevance, ignore, queries, start: int, stop: int
     return scores, np.take_along_axis(grades, order, axis=1) * sent, sent, totals
 
 
+def _task_score_state(gallery, relevance, ignore, queries, start: int, stop: int, similarity: str) -> tuple:
+    """One shard's (scores, grades, kept or None) for queries start..stop-1, as `similarity_rows` computes them in
+    one process: held on the worker between the two rounds of a whole ranking (chapter 58, a gallery in parts)."""
+    b = stop - start
+    s = similarity_rows(queries, gallery, similarity)[2](0, b)
+    kept = None if ignore is None else ~ignore.rows(start, stop).mask()
+    return s, relevance.rows(start, stop).block(0, b), kept
+
+
+def _task_relevant(state: tuple, offset: int) -> RelevantPart:
+    "Round 1 on a shard whose first item is `offset`: its kept relevant items per query (`relevant_part`)."
+    return relevant_part(*state, offset)
+
+
+def _task_counts(state: tuple, distinct: DistinctScores, offset: int) -> PartCounts:
+    "Round 2 on a shard: its irrelevant items placed among every query's distinct relevant scores (`part_counts`)."
+    return part_counts(*state, distinct, offset)
+
+
 def _merge_score_parts(parts: list, n_gallery: int, n_grades: int, top_columns: int, cutoff) -> RankSummary:
     """The RankSummary of one query block from the shards' parts (in gallery order), equal to the single-process one.
     Side by side in shard order, each tie's entries stand in gallery-index order (shards are consecutive, each sent
@@ -486,15 +507,35 @@ class ShardedEmbeddings:
                   start: int,                # the block's first query, in the relevance and ignore sets sent
                   top_columns: int = 0,      # ranks kept in stable order as top_grades: 0 none, -1 whole, t
                   cutoff: int | None = None,  # the last rank any metric reads (None: all); later groups merge
+                  index_sums: bool = False,  # also the whole-ranking index-order sums (IndexSums)
                   ) -> RankSummary:
         "`summarize_scores` of one block of queries against the sharded gallery: the single-process summary."
         queries = check_numbers(query_embeddings, "query_embeddings", 2, "items x dimensions").astype(np.float64)
         q = self.client.scatter(queries, hash=False)
-        stop = start + len(query_embeddings)
+        stop, n = start + len(query_embeddings), self.n_items
+        t = resolve_cutoff(top_columns, n, "top_columns")
+        if cutoff is None or cutoff >= n or t > cutoff or index_sums:       # the whole ranking, by counts
+            return self._whole(q, start, stop, t, index_sums)
         parts = self.client.gather([self.client.submit(_task_score_block, g, r, i, q, start, stop, self.similarity, cutoff)
                                     for g, r, i in zip(self.shards, self.relevance, self.ignore)])
-        return _merge_score_parts(parts, self.n_items, self.max_grade + 1, top_columns, cutoff)
+        return _merge_score_parts(parts, n, self.max_grade + 1, top_columns, cutoff)
 
+    def _whole(self, q, start: int, stop: int, t: int, index_sums: bool) -> RankSummary:
+        """The whole ranking's summary in chapter 58's two rounds: every shard computes its scores once and keeps
+        them; it sends its kept relevant items (score, grade, index), the client finds each query's distinct relevant
+        scores and sends them to every shard, each shard counts its items among them, and the client adds the
+        counts. Only the relevant items travel, never a query's N scores."""
+        c = self.client
+        offsets = np.concatenate([[0], np.cumsum(self.sizes)[:-1]]).tolist()
+        states = [c.submit(_task_score_state, g, r, i, q, start, stop, self.similarity)
+                  for g, r, i in zip(self.shards, self.relevance, self.ignore)]
+        rel = join_relevant(c.gather([c.submit(_task_relevant, st, o) for st, o in zip(states, offsets)]))
+        distinct = distinct_relevant(rel)
+        sent = c.scatter([distinct._replace(slot=distinct.slot[:0])], broadcast=True, hash=False)[0]
+        counts = c.gather([c.submit(_task_counts, st, sent, o) for st, o in zip(states, offsets)])
+        del states, sent                                        # the shards' scores are released
+        hist, top, sums = merge_counts(rel, distinct, counts, self.max_grade + 1, t, index_sums)
+        return RankSummary(hist, self.n_items, top, index_sums=sums, kind="scores")
 
 def scatter_embeddings(gallery_embeddings,           # N x D real-valued descriptors (checked, e.g. by similarity_rows)
                        relevance: Relevance,         # over all queries and the N items (labels, a matrix, sparse)

@@ -266,7 +266,7 @@ def embedding_case(rng, kind, similarity="dot"):
 @pytest.mark.parametrize("kind", ["class", "multihot", "matrix"])
 def test_evaluate_embeddings_on_a_cluster_equals_one_process(client, ties, kind):
     """evaluate(query_embeddings=..., client=...): every metric, tie mode, bound, junk set and self-exclusion, bit for
-    bit (ties="index": to 1e-12, see chapter 61: one process streams its index-order sums)."""
+    bit (the whole ranking by chapter 58's counts of a gallery in parts, index-order sums included)."""
     from retrieval_lit.evaluation import evaluate
     rng = np.random.default_rng(hash((ties, kind, "emb")) % 2**32)
     for similarity in ("cosine", "dot", "l2"):
@@ -278,12 +278,8 @@ def test_evaluate_embeddings_on_a_cluster_equals_one_process(client, ties, kind)
                     kw = dict(query_embeddings=q, gallery_embeddings=g, similarity=similarity, metrics=metrics,
                               ties=ties, bounds=bounds, max_block_bytes=1 << 12, **rel, **extra)
                     a, b = evaluate(**kw), evaluate(**kw, client=client)
-                    for n in a:
-                        if ties == "index":      # one process streams the index-order sums, the cluster ranks: the
-                            np.testing.assert_allclose(a.per_query[n], b.per_query[n], rtol=0, atol=1e-12,
-                                                       err_msg=f"{n} {similarity}")   # same terms, other grouping
-                        else:
-                            np.testing.assert_array_equal(a.per_query[n], b.per_query[n], err_msg=f"{n} {similarity}")
+                    for n in a:          # the index-order sums too: the same counts reach the same kernel
+                        np.testing.assert_array_equal(a.per_query[n], b.per_query[n], err_msg=f"{n} {similarity}")
                     assert a.bounds == b.bounds and a.orders == b.orders
 
 
@@ -296,19 +292,29 @@ def test_embeddings_in_several_shards_and_by_address(client):
     a = evaluate(query_embeddings=q, gallery_embeddings=g, metrics=["map", "map@10"], ties="index", **rel)
     b = evaluate(query_embeddings=q, gallery_embeddings=g, metrics=["map", "map@10"], ties="index",
                  client=client.scheduler.address, **rel)
-    assert a["map@10"] == b["map@10"] and a["map"] == pytest.approx(b["map"], rel=0, abs=1e-12)   # streamed sums
-    r = relevance_from_labels(rel["query_labels"], rel["gallery_labels"], len(q), len(g))
-    ig = make_ignore(len(q), len(g), rng.random((len(q), len(g))) < 0.3)
-    one = evaluate(query_embeddings=q, gallery_embeddings=g, metrics=["map"], ties="index", ignore=ig.mask(), **rel)
-    for shards in (1, 3, 7):                                        # more shards than workers
+    assert a["map@10"] == b["map@10"] and a["map"] == b["map"]
+    from retrieval_lit.score_ranking import similarity_rows, summarize_scores
+    ql = rel["query_labels"].copy()
+    ql[0] = 9                                        # a query with no relevant item anywhere: no distinct score
+    r = relevance_from_labels(ql, rel["gallery_labels"], len(q), len(g))
+    mask = rng.random((len(q), len(g))) < 0.3
+    if len(q) > 1:
+        mask[1] |= rel["gallery_labels"] == ql[1]    # a query whose relevant items are all removed
+    ig = make_ignore(len(q), len(g), mask)
+    ref = summarize_scores(similarity_rows(q, g, "cosine")[2], r, top_columns=-1, ignore=ig, index_sums=True)
+    for shards in (1, 3, 7, len(g)):                 # more shards than workers; one item a shard
         sg = scatter_embeddings(g, r, ig, "cosine", shards=shards, client=client)
-        s = sg.summarize(q, 0, top_columns=-1)
-        from retrieval_lit.score_ranking import similarity_rows, summarize_scores
-        ref = summarize_scores(similarity_rows(q, g, "cosine")[2], r, top_columns=-1, ignore=ig)
+        s = sg.summarize(q, 0, top_columns=-1, index_sums=True)
         width = max(s.hist.shape[1], ref.hist.shape[1])
         pad = lambda h: np.pad(h, ((0, 0), (0, width - h.shape[1]), (0, 0)))
-        assert (pad(s.hist) == pad(ref.hist)).all() and (s.top_grades == ref.top_grades).all()
-    assert one["map"] >= 0
+        assert (pad(s.hist) == pad(ref.hist)).all() and (s.top_grades == ref.top_grades).all(), shards
+        for f in ("precision_sum", "discount_sum", "r_hits"):
+            np.testing.assert_array_equal(getattr(s.index_sums, f), getattr(ref.index_sums, f), err_msg=f)
+    kw = dict(query_embeddings=q, gallery_embeddings=g, metrics=["map", "ndcg", "rprec"], ties="index",
+              ignore=mask, query_labels=ql, gallery_labels=rel["gallery_labels"])
+    one, two = evaluate(**kw), evaluate(**kw, client=client)
+    for n in one:
+        np.testing.assert_array_equal(one.per_query[n], two.per_query[n], err_msg=n)
 
 
 def test_a_client_that_cannot_be_reached_is_one_clear_error(monkeypatch):
