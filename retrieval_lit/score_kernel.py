@@ -12,7 +12,7 @@ from .ranking import IndexSums
 
 # %% auto #0
 __all__ = ['counts_block', 'RelevantPart', 'DistinctScores', 'PartCounts', 'relevant_part', 'join_relevant', 'distinct_relevant',
-           'part_counts', 'merge_counts', 'top_block', 'streamed_top_block']
+           'part_counts', 'merge_counts', 'kth_floors', 'top_block', 'streamed_top_block']
 
 # %% ../nbs/58_score_kernel.ipynb #cf7321e9
 @njit(cache=True)
@@ -525,6 +525,19 @@ def _block_floors(key, kept, has_kept, k, low, count):
         low[i] = _chunk_floor(key[i], kept[i * step], has_kept, k)
         count[i] = _reaching(key[i], kept[i * step], has_kept, low[i])
 
+
+def kth_floors(key: np.ndarray,  # (b, N) float32 or float64 scores, higher = nearer (finite)
+               kept,             # (b, N) bool, False = removed from the ranking; or None
+               k: int,           # the rank bounded (1 <= k <= N)
+               ) -> tuple:
+    """(low (b,), count (b,)): a lower bound of each row's k-th largest kept score (-inf where the chunks are too
+    short), and the kept items reaching it, at least k when there are k. Every kept item of a row's top k, and every
+    one tied with its k-th, scores at least `low`."""
+    key, (kept, has_kept) = np.ascontiguousarray(key), _kept_input(kept)
+    low, count = np.empty(len(key)), np.empty(len(key), dtype=np.int64)
+    _block_floors(key, kept, has_kept, k, low, count)
+    return low, count
+
 # %% ../nbs/58_score_kernel.ipynb #adbaed57
 @njit(cache=True)
 def _grade_totals(grades, kept, has_kept, out):
@@ -611,11 +624,9 @@ def top_block(key: np.ndarray,     # (b, N) float32 or float64 scores, higher = 
               ) -> tuple:
     """(hist (b, G, n_grades), top (b, t) or None) of a block of score rows through rank `cutoff`: every tie group
     reaching into the top `cutoff` (the cut group whole), then one trailing group, as chapter 09's `_score_block_top`."""
+    low, count = kth_floors(key, kept, cutoff)
     key, (kept, has_kept) = np.ascontiguousarray(key), _kept_input(kept)
-    b = key.shape[0]
-    low, count = np.empty(b), np.empty(b, dtype=np.int64)
-    _block_floors(key, kept, has_kept, cutoff, low, count)
-    hist, n_groups, top = _outputs(b, int(count.max(initial=0)) + 1, n_grades, t)
+    hist, n_groups, top = _outputs(key.shape[0], int(count.max(initial=0)) + 1, n_grades, t)
     _block_top(key, grades, kept, has_kept, cutoff, t, low, hist, n_groups, top)
     return _trimmed(hist, n_groups, top, t)
 

@@ -14,7 +14,7 @@ from .hamming import PackedCodes, pack_codes
 from .ranking import RankSummary, check_ignore, group_starts, resolve_cutoff
 from .relevance import IgnoreSets, Relevance, make_ignore, relevance_from_labels, relevance_from_matrix
 from .score_kernel import (DistinctScores, PartCounts, RelevantPart, distinct_relevant, join_relevant,
-                                        merge_counts, part_counts, relevant_part)
+                                        kth_floors, merge_counts, part_counts, relevant_part)
 from .score_ranking import similarity_rows, summarize_scores
 from .validate import check_int, check_numbers, fail
 
@@ -423,27 +423,30 @@ def sharded_summarize(query_codes,             # Q x K: an array, PackedCodes, a
 def _task_score_block(gallery, relevance, ignore, queries, start: int, stop: int, similarity: str, cutoff):
     """One shard's part of queries start..stop-1: its similarities (as `similarity_rows` computes them in one
     process), and per query its kept items' (score, grade) best first, ties in index order; with a cutoff c, only
-    the items scoring at least the shard's c-th best (a superset of its share of the global top c, ties whole).
-    Returns (scores, grades, sent, totals): (b, m) each, `sent` marking real entries, and (b, G) kept items of each
-    grade (the ones not sent are counted there)."""
+    the items reaching a lower bound of the shard's c-th best (`kth_floors`: a superset of its share of the global
+    top c, ties whole). Returns (scores, grades, sent, totals): (b, m) each, `sent` marking real entries, and (b, G)
+    kept items of each grade (the ones not sent are counted there)."""
     b = stop - start
     _, n, rows = similarity_rows(queries, gallery, similarity)
     s = rows(0, b)
     grades = relevance.rows(start, stop).block(0, b)
-    kept = np.ones((b, n), dtype=bool) if ignore is None else ~ignore.rows(start, stop).mask()
+    kept = None if ignore is None else ~ignore.rows(start, stop).mask()
     n_grades = relevance.max_grade + 1
     flat = grades.astype(np.int64) + (np.arange(b, dtype=np.int64) * n_grades)[:, None]
-    totals = np.bincount(flat[kept], minlength=b * n_grades).reshape(b, n_grades)
-    key = np.where(kept, s, -np.inf)
-    sent = kept
+    totals = np.bincount(flat.ravel() if kept is None else flat[kept], minlength=b * n_grades).reshape(b, n_grades)
+    sent = np.ones((b, n), dtype=bool) if kept is None else kept
     if cutoff is not None and cutoff < n:
-        threshold = -np.partition(-key, cutoff - 1, axis=1)[:, cutoff - 1]   # -inf when fewer are kept: all sent
-        sent = kept & (key >= threshold[:, None])
-    order = np.argsort(np.where(sent, -key, np.inf), axis=1, kind="stable")[:, :max(int(sent.sum(1).max(initial=0)), 1)]
-    sent = np.take_along_axis(sent, order, axis=1)
-    scores = np.where(sent, np.take_along_axis(s, order, axis=1), 0.0)
-    return scores, np.take_along_axis(grades, order, axis=1) * sent, sent, totals
-
+        sent = sent & (s >= kth_floors(s, kept, cutoff)[0][:, None])
+    r, c = np.nonzero(sent)                                      # row-major: index order within a query
+    order = np.lexsort((c, -s[r, c], r))                         # by query, score descending, then index
+    r, c = r[order], c[order]
+    per_row = np.bincount(r, minlength=b)
+    at = np.arange(len(r)) - np.repeat(np.cumsum(per_row) - per_row, per_row)   # the entry's place in its row
+    width = max(int(per_row.max(initial=0)), 1)
+    scores, out_grades, out_sent = (np.zeros((b, width)), np.zeros((b, width), dtype=grades.dtype),
+                                    np.zeros((b, width), dtype=bool))
+    scores[r, at], out_grades[r, at], out_sent[r, at] = s[r, c], grades[r, c], True
+    return scores, out_grades, out_sent, totals
 
 def _task_score_state(gallery, relevance, ignore, queries, start: int, stop: int, similarity: str) -> tuple:
     """One shard's (scores, grades, kept or None) for queries start..stop-1, as `similarity_rows` computes them in
