@@ -381,6 +381,8 @@ def _plan_job(src, rel, ig, metrics, conv, bounds, engine, max_block_bytes) -> _
         # a query block holds its histogram (groups x grades, int64), code_max, ~10 bytes per ordered position, and
         # the finishers' float temporaries over its groups (about 16 per group)
         query_bytes = (src.nbits + 1) * (rel.max_grade + 1 + plan.code_max + 16) * 8 + plan.read * 10
+    elif engine == "dask":  # scores on a cluster: the workers hold each pair's float64 score, grade and kept flag
+        query_bytes = n_g * 10 + plan.read * 10      # between the two rounds (chapter 61); the client, relevant items
     else:   # scores: what the compiled summary holds per pair; the finishing is chunked (_Accumulator.add)
         itemsize = np.dtype(src.precision or "float64").itemsize
         layout = compiled_layout(plan.cutoff, plan.index_sums, bool(src.embeddings))   # as summarize_scores decides

@@ -337,7 +337,7 @@ class RelevantPart(NamedTuple):
     "A part of the gallery's kept relevant items, row by row (round 1), ragged: row i's are [ptr[i], ptr[i+1])."
     ptr: np.ndarray      # (b + 1,) int64: where each row's items start
     scores: np.ndarray   # (M,) their scores (the rows' float type)
-    grades: np.ndarray   # (M,) int64 their grades (>= 1)
+    grades: np.ndarray   # (M,) their grades (>= 1), in the grades' integer type
     index: np.ndarray    # (M,) int64 their gallery indices, increasing within a row
     n_kept: np.ndarray   # (b,) int64: the part's kept items per row, relevant or not
 
@@ -352,8 +352,8 @@ class DistinctScores(NamedTuple):
 
 class PartCounts(NamedTuple):
     "A part's irrelevant items placed among the distinct relevant scores (round 2), at the DistinctScores' offsets."
-    equal: np.ndarray    # (M,) int64: tied with u[p]
-    between: np.ndarray  # (M,) int64: strictly between u[p-1] and u[p]
+    equal: np.ndarray    # (M,) int32 (int64 past 2^31 items): tied with u[p]
+    between: np.ndarray  # (M,) the same type: strictly between u[p-1] and u[p]
     n_top: np.ndarray    # (b,) int64: above every relevant score
     tied_ptr: np.ndarray # (b + 1,) int64: where each row's tied items start in `tied`
     tied: np.ndarray     # (T, 2) int64: (gallery index, place p) of the tied irrelevant items, index order per row
@@ -371,8 +371,7 @@ def relevant_part(key: np.ndarray,     # (b, n) scores of a part: items offset..
     np.cumsum(np.count_nonzero(relevant, axis=1), out=ptr[1:])
     n_kept = (np.full(len(key), key.shape[1], dtype=np.int64) if kept is None
               else np.count_nonzero(kept, axis=1).astype(np.int64))
-    return RelevantPart(ptr, key[rows, cols], grades[rows, cols].astype(np.int64), cols.astype(np.int64) + offset,
-                        n_kept)
+    return RelevantPart(ptr, key[rows, cols], grades[rows, cols], cols.astype(np.int64) + offset, n_kept)
 
 
 def _join_ragged(ptrs: list, columns: list) -> tuple:
@@ -449,7 +448,8 @@ def part_counts(key: np.ndarray,         # (b, n) scores of a part: items offset
     "Round 2 on one part: its irrelevant items placed among the whole rows' distinct relevant scores."
     key, (kept, has_kept) = np.ascontiguousarray(key), _kept_input(kept)
     b, m = len(key), len(distinct.u)
-    equal, between = np.zeros(m, dtype=np.int64), np.zeros(m, dtype=np.int64)
+    count = np.int32 if key.shape[1] < 2**31 else np.int64        # half the bytes sent back, where they suffice
+    equal, between = np.zeros(m, dtype=count), np.zeros(m, dtype=count)
     n_top, tied_ptr = np.zeros(b, dtype=np.int64), np.zeros(b + 1, dtype=np.int64)
     tied = _block_part_counts(key, np.ascontiguousarray(grades), kept, has_kept, distinct.u.astype(key.dtype),
                               distinct.ptr, distinct.k, offset, equal, between, n_top, tied_ptr)
@@ -478,7 +478,8 @@ def merge_counts(rel: RelevantPart,        # the parts' relevant items, joined (
     """(hist, top or None, IndexSums or None) of the whole rows from their parts: `counts_block`'s answer on the
     joined rows, bit for bit."""
     b = len(rel.n_kept)
-    equal, between = np.sum([c.equal for c in counts], axis=0), np.sum([c.between for c in counts], axis=0)
+    equal = np.sum([c.equal for c in counts], axis=0, dtype=np.int64)
+    between = np.sum([c.between for c in counts], axis=0, dtype=np.int64)
     tied_ptr, (tied,) = _join_ragged([c.tied_ptr for c in counts], [(c.tied,) for c in counts])
     hist, n_groups, top = _outputs(b, 2 * int(distinct.k.max(initial=0)) + 2, n_grades, t)
     sums, discounts = np.zeros((b, 2)), np.zeros((b, n_grades))

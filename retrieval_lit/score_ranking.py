@@ -20,7 +20,8 @@ from .validate import (check_choice, check_count_matrix, check_grade_matrix, che
 
 # %% auto #0
 __all__ = ['MAX_EXACT_INT_SCORE', 'PRECISIONS', 'SUMMARY_METHODS', 'COMPILED_LAYOUTS', 'SIMILARITIES', 'check_scores',
-           'summarize_scores', 'compiled_layout', 'compiled_pair_bytes', 'summarize_lists', 'similarity_rows']
+           'summarize_scores', 'compiled_layout', 'compiled_pair_bytes', 'summarize_lists', 'prepare_embeddings',
+           'similarities', 'similarity_rows']
 
 # %% ../nbs/09_score_ranking.ipynb #8a5fb80f
 MAX_EXACT_INT_SCORE = 2**53
@@ -541,6 +542,41 @@ def _in_precision(a: np.ndarray, name: str, dtype, cosine: bool, rows: int = 1 <
     return out
 
 
+def prepare_embeddings(x: np.ndarray,    # (n, D) embeddings, checked (`_embeddings`)
+                       name: str,        # the argument's name, for errors
+                       similarity: str,  # "cosine" | "dot" | "l2"
+                       dtype,            # the precision: np.float64 or np.float32
+                       ) -> tuple:
+    """(x in `dtype`, rows normalised for cosine; its rows' squared norms for l2, else None): what `similarities`
+    multiplies. Row by row: the rows of a part (a shard) come out as they do in the whole array."""
+    x = _in_precision(x, name, dtype, similarity == "cosine")
+    if similarity != "l2":
+        return x, None
+    with np.errstate(over="ignore"):
+        return x, np.add.reduce(x * x, axis=1)
+
+
+def similarities(q: np.ndarray, q_sq,     # prepared query rows and their squared norms (l2) or None
+                 g: np.ndarray, g_sq,     # prepared gallery rows and theirs
+                 similarity: str,         # "cosine" | "dot" | "l2"
+                 guarded: bool,           # check the result for overflow (dot, l2 near the float's range)
+                 first: int = 0,          # the first query row's number, for the error
+                 ) -> np.ndarray:
+    "The (len(q), len(g)) similarities of prepared rows (`prepare_embeddings`): one BLAS product in their dtype."
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = q @ g.T                                                # the transpose is a view
+        if similarity == "l2":                                       # -((|q|^2 - 2 q.g) + |g|^2), in place
+            out *= -2
+            out += q_sq[:, None]
+            out += g_sq[None, :]
+            np.negative(out, out=out)
+    if guarded and not np.isfinite(out).all():
+        i = first + int(np.flatnonzero(~np.isfinite(out).all(axis=1))[0])
+        fail("query_embeddings", f"row {i}: its {similarity} similarities overflow {out.dtype.name}; rescale the "
+                                 "embeddings or use precision='float64'")
+    return out
+
+
 def similarity_rows(query_embeddings,              # Q x D real-valued descriptors
                     gallery_embeddings,            # N x D descriptors (the same D)
                     similarity: str = "cosine",    # "cosine" (zero vectors refused) | "dot" | "l2" (-squared distance)
@@ -558,30 +594,18 @@ def similarity_rows(query_embeddings,              # Q x D real-valued descripto
     dtype = np.dtype(check_choice(precision, "precision", PRECISIONS))
     q = _embeddings(query_embeddings, "query_embeddings")
     g = _embeddings(gallery_embeddings, "gallery_embeddings", q.shape[1])
-    cosine = similarity == "cosine"
-    q, g = _in_precision(q, "query_embeddings", dtype, cosine), _in_precision(g, "gallery_embeddings", dtype, cosine)
-    with np.errstate(over="ignore"):
-        g_sq = None if similarity != "l2" else np.add.reduce(g * g, axis=1)
-        q_sq = None if similarity != "l2" else np.add.reduce(q * q, axis=1)
-    if cosine:
+    (q, q_sq), (g, g_sq) = (prepare_embeddings(q, "query_embeddings", similarity, dtype),
+                            prepare_embeddings(g, "gallery_embeddings", similarity, dtype))
+    if similarity == "cosine":
         guarded = False                                              # |cosine| <= 1 (up to rounding): no overflow
     else:                                                            # |q.g| <= |q||g|: overflow only near the range
         with np.errstate(over="ignore"):
             big = max(np.sqrt(np.add.reduce(x.astype(np.float64) ** 2, axis=1)).max() for x in (q, g))
         guarded = not np.isfinite(big) or 4 * (2 * big) ** 2 >= np.finfo(dtype).max
+    part = lambda sq, a, b: None if sq is None else sq[a:b]
 
     def rows(start: int, stop: int, items: tuple | None = None) -> np.ndarray:
         a, b = (0, len(g)) if items is None else items
-        with np.errstate(over="ignore", invalid="ignore"):
-            out = q[start:stop] @ g[a:b].T                           # BLAS in `precision`; the transpose is a view
-            if similarity == "l2":                                   # -((|q|^2 - 2 q.g) + |g|^2), in place
-                out *= -2
-                out += q_sq[start:stop, None]
-                out += g_sq[None, a:b]
-                np.negative(out, out=out)
-        if guarded and not np.isfinite(out).all():
-            i = start + int(np.flatnonzero(~np.isfinite(out).all(axis=1))[0])
-            fail("query_embeddings", f"row {i}: its {similarity} similarities overflow {dtype.name}; rescale the "
-                                     "embeddings or use precision='float64'")
-        return out
+        return similarities(q[start:stop], part(q_sq, start, stop), g[a:b], part(g_sq, a, b), similarity, guarded,
+                            start)
     return len(q), len(g), rows

@@ -15,7 +15,7 @@ from .ranking import RankSummary, check_ignore, group_starts, resolve_cutoff
 from .relevance import IgnoreSets, Relevance, make_ignore, relevance_from_labels, relevance_from_matrix
 from .score_kernel import (DistinctScores, PartCounts, RelevantPart, distinct_relevant, join_relevant,
                                         kth_floors, merge_counts, part_counts, relevant_part)
-from .score_ranking import similarity_rows, summarize_scores
+from .score_ranking import prepare_embeddings, similarities, similarity_rows, summarize_scores
 from .validate import check_int, check_numbers, fail
 
 # %% auto #0
@@ -420,15 +420,20 @@ def sharded_summarize(query_codes,             # Q x K: an array, PackedCodes, a
                         top_columns=top_columns, code_max=code_max, ignore=ignore, self_index=self_index, client=client).summary
 
 # %% ../nbs/61_sharded.ipynb #61e00002
+def _shard_scores(gallery: tuple, queries: tuple, similarity: str, start: int) -> np.ndarray:
+    """A shard's similarities to a block of queries whose first is `start`, both prepared (`prepare_embeddings`, the
+    gallery once on its worker): the arithmetic of `similarity_rows`, row for row (overflow checked but for cosine)."""
+    return similarities(*queries, *gallery, similarity, similarity != "cosine", start)
+
+
 def _task_score_block(gallery, relevance, ignore, queries, start: int, stop: int, similarity: str, cutoff):
     """One shard's part of queries start..stop-1: its similarities (as `similarity_rows` computes them in one
     process), and per query its kept items' (score, grade) best first, ties in index order; with a cutoff c, only
     the items reaching a lower bound of the shard's c-th best (`kth_floors`: a superset of its share of the global
     top c, ties whole). Returns (scores, grades, sent, totals): (b, m) each, `sent` marking real entries, and (b, G)
     kept items of each grade (the ones not sent are counted there)."""
-    b = stop - start
-    _, n, rows = similarity_rows(queries, gallery, similarity)
-    s = rows(0, b)
+    b, n = stop - start, len(gallery[0])
+    s = _shard_scores(gallery, queries, similarity, start)
     grades = relevance.rows(start, stop).block(0, b)
     kept = None if ignore is None else ~ignore.rows(start, stop).mask()
     n_grades = relevance.max_grade + 1
@@ -452,7 +457,7 @@ def _task_score_state(gallery, relevance, ignore, queries, start: int, stop: int
     """One shard's (scores, grades, kept or None) for queries start..stop-1, as `similarity_rows` computes them in
     one process: held on the worker between the two rounds of a whole ranking (chapter 58, a gallery in parts)."""
     b = stop - start
-    s = similarity_rows(queries, gallery, similarity)[2](0, b)
+    s = _shard_scores(gallery, queries, similarity, start)
     kept = None if ignore is None else ~ignore.rows(start, stop).mask()
     return s, relevance.rows(start, stop).block(0, b), kept
 
@@ -494,7 +499,7 @@ class ShardedEmbeddings:
     """Gallery embeddings split into consecutive shards on a Dask cluster, each with its part of the relevance and of
     the ignore sets: sent once per `evaluate` call, then met by every block of queries (`summarize`)."""
     client: object           # the dask.distributed.Client the futures belong to
-    shards: list             # futures of each shard's (n_s, D) float64 embeddings, in gallery order
+    shards: list             # futures of each shard's prepared float64 embeddings (`prepare_embeddings`), in order
     relevance: list          # futures of each shard's Relevance (`relevance.columns`: every query, its items)
     ignore: list             # futures of each shard's IgnoreSets (`columns`), or None per shard
     sizes: list              # items per shard
@@ -514,7 +519,8 @@ class ShardedEmbeddings:
                   ) -> RankSummary:
         "`summarize_scores` of one block of queries against the sharded gallery: the single-process summary."
         queries = check_numbers(query_embeddings, "query_embeddings", 2, "items x dimensions").astype(np.float64)
-        q = self.client.scatter(queries, hash=False)
+        q = self.client.scatter([prepare_embeddings(queries, "query_embeddings", self.similarity, np.float64)],
+                                hash=False)[0]
         stop, n = start + len(query_embeddings), self.n_items
         t = resolve_cutoff(top_columns, n, "top_columns")
         if cutoff is None or cutoff >= n or t > cutoff or index_sums:       # the whole ranking, by counts
@@ -559,7 +565,9 @@ def scatter_embeddings(gallery_embeddings,           # N x D real-valued descrip
     cuts = np.linspace(0, len(g), min(n, len(g)) + 1).astype(int)
     bounds = list(zip(cuts[:-1].tolist(), cuts[1:].tolist()))
     scatter = lambda xs: client.scatter(xs, hash=False)
-    return ShardedEmbeddings(client, scatter([g[a:b] for a, b in bounds]),
+    prepared = [client.submit(prepare_embeddings, shard, "gallery_embeddings", similarity, np.float64)
+                for shard in scatter([g[a:b] for a, b in bounds])]          # normalised once, where it stays
+    return ShardedEmbeddings(client, prepared,
                              scatter([relevance.columns(a, b) for a, b in bounds]),
                              [None] * len(bounds) if ignore is None else scatter([ignore.columns(a, b) for a, b in bounds]),
                              [b - a for a, b in bounds], similarity, int(relevance.max_grade))
