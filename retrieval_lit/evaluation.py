@@ -297,7 +297,7 @@ def _gallery_on(client, src: _Source, rel, ig):
     except ImportError:
         fail("client", "needs dask.distributed, which is not installed: pip install 'retrieval_lit[dask]'")
     if src.kind == "scores":
-        return scatter_embeddings(src.embeddings[1], rel, ig, src.similarity, client=client)
+        return scatter_embeddings(src.embeddings[1], rel, ig, src.similarity, src.precision, client=client)
     return scatter_gallery(src.codes[1], None if rel.per_pair else rel.gallery_labels, client=client)
 
 # %% ../nbs/50_evaluation.ipynb #87127d10
@@ -345,9 +345,6 @@ def _choose_engine(engine: str,   # as given: "auto" or a registered engine's na
         if src.kind != "hamming" and not src.embeddings:
             fail("client", "shards a ranking of codes or of embeddings; a `scores` matrix is ranked in this "
                            "process: leave client=None (or give query_embeddings and gallery_embeddings)")
-        if src.kind != "hamming" and src.precision != "float64":
-            fail("precision", "is float64 on a Dask cluster (the shards compute float64 similarities); "
-                              "evaluate float32 similarities in this process: leave client=None")
         engine = "dask"
     return engine
 

@@ -15,8 +15,8 @@ from .ranking import RankSummary, check_ignore, group_starts, resolve_cutoff
 from .relevance import IgnoreSets, Relevance, make_ignore, relevance_from_labels, relevance_from_matrix
 from .score_kernel import (DistinctScores, PartCounts, RelevantPart, distinct_relevant, join_relevant,
                                         kth_floors, merge_counts, part_counts, relevant_part)
-from .score_ranking import prepare_embeddings, similarities, similarity_rows, summarize_scores
-from .validate import check_int, check_numbers, fail
+from .score_ranking import PRECISIONS, prepare_embeddings, similarities, similarity_rows, summarize_scores
+from .validate import check_choice, check_int, check_numbers, fail
 
 # %% auto #0
 __all__ = ['CONNECT_SECONDS', 'shard_offsets', 'merge_distinct', 'ShardedGallery', 'scatter_gallery', 'sharded_scan',
@@ -448,7 +448,7 @@ def _task_score_block(gallery, relevance, ignore, queries, start: int, stop: int
     per_row = np.bincount(r, minlength=b)
     at = np.arange(len(r)) - np.repeat(np.cumsum(per_row) - per_row, per_row)   # the entry's place in its row
     width = max(int(per_row.max(initial=0)), 1)
-    scores, out_grades, out_sent = (np.zeros((b, width)), np.zeros((b, width), dtype=grades.dtype),
+    scores, out_grades, out_sent = (np.zeros((b, width), dtype=s.dtype), np.zeros((b, width), dtype=grades.dtype),
                                     np.zeros((b, width), dtype=bool))
     scores[r, at], out_grades[r, at], out_sent[r, at] = s[r, c], grades[r, c], True
     return scores, out_grades, out_sent, totals
@@ -499,12 +499,13 @@ class ShardedEmbeddings:
     """Gallery embeddings split into consecutive shards on a Dask cluster, each with its part of the relevance and of
     the ignore sets: sent once per `evaluate` call, then met by every block of queries (`summarize`)."""
     client: object           # the dask.distributed.Client the futures belong to
-    shards: list             # futures of each shard's prepared float64 embeddings (`prepare_embeddings`), in order
+    shards: list             # futures of each shard's prepared embeddings (`prepare_embeddings`), in gallery order
     relevance: list          # futures of each shard's Relevance (`relevance.columns`: every query, its items)
     ignore: list             # futures of each shard's IgnoreSets (`columns`), or None per shard
     sizes: list              # items per shard
     similarity: str          # "cosine" | "dot" | "l2", as `similarity_rows` computes it
     max_grade: int           # the relevance's largest grade
+    precision: str = "float64"  # "float64" | "float32": the float type similarities are computed and compared in
 
     @property
     def n_items(self) -> int:
@@ -518,9 +519,9 @@ class ShardedEmbeddings:
                   index_sums: bool = False,  # also the whole-ranking index-order sums (IndexSums)
                   ) -> RankSummary:
         "`summarize_scores` of one block of queries against the sharded gallery: the single-process summary."
-        queries = check_numbers(query_embeddings, "query_embeddings", 2, "items x dimensions").astype(np.float64)
-        q = self.client.scatter([prepare_embeddings(queries, "query_embeddings", self.similarity, np.float64)],
-                                hash=False)[0]
+        queries = check_numbers(query_embeddings, "query_embeddings", 2, "items x dimensions")
+        q = self.client.scatter([prepare_embeddings(queries, "query_embeddings", self.similarity,
+                                                    np.dtype(self.precision))], hash=False)[0]
         stop, n = start + len(query_embeddings), self.n_items
         t = resolve_cutoff(top_columns, n, "top_columns")
         if cutoff is None or cutoff >= n or t > cutoff or index_sums:       # the whole ranking, by counts
@@ -550,6 +551,7 @@ def scatter_embeddings(gallery_embeddings,           # N x D real-valued descrip
                        relevance: Relevance,         # over all queries and the N items (labels, a matrix, sparse)
                        ignore: IgnoreSets | None = None,   # items removed from each query's ranking; None: none
                        similarity: str = "cosine",   # "cosine" | "dot" | "l2", as in similarity_rows
+                       precision: str = "float64",   # "float64" | "float32": similarities computed in, as in one process
                        *,
                        shards: int | None = None,    # pieces the gallery is cut into; None: one per worker
                        client=None,                  # a dask.distributed.Client, a scheduler address, or None: the default
@@ -558,16 +560,17 @@ def scatter_embeddings(gallery_embeddings,           # N x D real-valued descrip
     with its columns of the relevance and of the ignore sets. `evaluate(query_embeddings=..., client=...)` makes one
     per call."""
     client = _client(client)
-    g = check_numbers(gallery_embeddings, "gallery_embeddings", 2, "items x dimensions").astype(np.float64)
+    dtype = np.dtype(check_choice(precision, "precision", PRECISIONS))
+    g = check_numbers(gallery_embeddings, "gallery_embeddings", 2, "items x dimensions")   # converted by each shard
     if len(g) != relevance.n_gallery:
         fail("gallery_embeddings", f"must be {relevance.n_gallery} x D (the relevance's gallery), got shape {g.shape}")
     n = check_int(shards, "shards", 1) if shards is not None else max(1, len(client.scheduler_info()["workers"]))
     cuts = np.linspace(0, len(g), min(n, len(g)) + 1).astype(int)
     bounds = list(zip(cuts[:-1].tolist(), cuts[1:].tolist()))
     scatter = lambda xs: client.scatter(xs, hash=False)
-    prepared = [client.submit(prepare_embeddings, shard, "gallery_embeddings", similarity, np.float64)
+    prepared = [client.submit(prepare_embeddings, shard, "gallery_embeddings", similarity, dtype)
                 for shard in scatter([g[a:b] for a, b in bounds])]          # normalised once, where it stays
     return ShardedEmbeddings(client, prepared,
                              scatter([relevance.columns(a, b) for a, b in bounds]),
                              [None] * len(bounds) if ignore is None else scatter([ignore.columns(a, b) for a, b in bounds]),
-                             [b - a for a, b in bounds], similarity, int(relevance.max_grade))
+                             [b - a for a, b in bounds], similarity, int(relevance.max_grade), dtype.name)

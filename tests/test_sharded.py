@@ -283,6 +283,25 @@ def test_evaluate_embeddings_on_a_cluster_equals_one_process(client, ties, kind)
                     assert a.bounds == b.bounds and a.orders == b.orders
 
 
+@pytest.mark.parametrize("kind", ["class", "multihot", "matrix"])
+def test_float32_embeddings_on_a_cluster_equal_one_process(client, kind):
+    """precision="float32" on a cluster: the shards compute float32 similarities, as one process does (the ties of
+    that precision), and every value equals one process's bit for bit."""
+    from retrieval_lit.evaluation import evaluate
+    rng = np.random.default_rng(hash((kind, "f32")) % 2**32)
+    for similarity in ("cosine", "dot", "l2"):
+        q, g, rel = embedding_case(rng, kind, similarity)
+        extra = dict(ignore=rng.random((len(q), len(g))) < 0.15, self_index=rng.integers(-1, len(g), len(q)))
+        for ties in ("expected", "index"):
+            for metrics in (_score_names(), ["map@5", "p@3", "ndcg@10"]):
+                kw = dict(query_embeddings=q, gallery_embeddings=g, similarity=similarity, metrics=metrics, ties=ties,
+                          precision="float32", max_block_bytes=1 << 12, **rel, **extra)
+                a, b = evaluate(**kw), evaluate(**kw, client=client)
+                assert b.precision == "float32"
+                for n in a:
+                    np.testing.assert_array_equal(a.per_query[n], b.per_query[n], err_msg=f"{n} {similarity} {ties}")
+
+
 def test_embeddings_in_several_shards_and_by_address(client):
     from retrieval_lit.evaluation import evaluate
     from retrieval_lit.relevance import make_ignore, relevance_from_labels
