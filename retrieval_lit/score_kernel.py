@@ -382,7 +382,8 @@ def _join_ragged(ptrs: list, columns: list) -> tuple:
     return np.sum(ptrs, axis=0), tuple(np.concatenate(c)[order] for c in zip(*columns))
 
 
-def join_relevant(parts: list) -> RelevantPart:
+def join_relevant(parts: list,  # RelevantParts of consecutive parts of the gallery, in gallery order
+                  ) -> RelevantPart:
     "The RelevantParts of consecutive parts, in gallery order, joined: the whole rows' relevant items in index order."
     ptr, (scores, grades, index) = _join_ragged([p.ptr for p in parts], [p[1:4] for p in parts])
     return RelevantPart(ptr, scores, grades, index, np.sum([p.n_kept for p in parts], axis=0))
@@ -403,7 +404,8 @@ def _block_distinct(scores, ptr, u, k, slot):
             slot[a:b] = places
 
 
-def distinct_relevant(rel: RelevantPart) -> DistinctScores:
+def distinct_relevant(rel: RelevantPart,  # the whole rows' relevant items (`join_relevant`)
+                      ) -> DistinctScores:
     "Each row's distinct relevant scores, ascending (what round 2 sends every part), from the joined relevant items."
     u, slot = np.empty_like(rel.scores), np.zeros(len(rel.scores), dtype=np.int64)
     k = np.zeros(len(rel.ptr) - 1, dtype=np.int64)

@@ -556,8 +556,10 @@ def prepare_embeddings(x: np.ndarray,    # (n, D) embeddings, checked (`_embeddi
         return x, np.add.reduce(x * x, axis=1)
 
 
-def similarities(q: np.ndarray, q_sq,     # prepared query rows and their squared norms (l2) or None
-                 g: np.ndarray, g_sq,     # prepared gallery rows and theirs
+def similarities(q: np.ndarray,           # (b, D) prepared query rows (`prepare_embeddings`)
+                 q_sq,                    # (b,) their squared norms for l2, else None
+                 g: np.ndarray,           # (n, D) prepared gallery rows
+                 g_sq,                    # (n,) theirs for l2, else None
                  similarity: str,         # "cosine" | "dot" | "l2"
                  guarded: bool,           # check the result for overflow (dot, l2 near the float's range)
                  first: int = 0,          # the first query row's number, for the error

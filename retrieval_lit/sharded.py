@@ -13,8 +13,8 @@ from . import engine
 from .hamming import PackedCodes, pack_codes
 from .ranking import RankSummary, check_ignore, group_starts, resolve_cutoff
 from .relevance import IgnoreSets, Relevance, make_ignore, relevance_from_labels, relevance_from_matrix
-from .score_kernel import (DistinctScores, PartCounts, RelevantPart, distinct_relevant, join_relevant,
-                                        kth_floors, merge_counts, part_counts, relevant_part)
+from .score_kernel import DistinctScores, PartCounts, RelevantPart, kth_floors
+from .score_kernel import distinct_relevant, join_relevant, merge_counts, part_counts, relevant_part
 from .score_ranking import PRECISIONS, prepare_embeddings, similarities, similarity_rows, summarize_scores
 from .validate import check_choice, check_int, check_numbers, fail
 
@@ -452,6 +452,7 @@ def _task_score_block(gallery, relevance, ignore, queries, start: int, stop: int
                                     np.zeros((b, width), dtype=bool))
     scores[r, at], out_grades[r, at], out_sent[r, at] = s[r, c], grades[r, c], True
     return scores, out_grades, out_sent, totals
+
 
 def _task_score_state(gallery, relevance, ignore, queries, start: int, stop: int, similarity: str) -> tuple:
     """One shard's (scores, grades, kept or None) for queries start..stop-1, as `similarity_rows` computes them in
