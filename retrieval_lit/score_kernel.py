@@ -315,6 +315,11 @@ def _trimmed(hist: np.ndarray, n_groups: np.ndarray, top: np.ndarray, t: int) ->
     return hist[:, :max(int(n_groups.max(initial=0)), 1)], top[:, :t] if t else None
 
 
+def _index_output(sums: np.ndarray, discounts: np.ndarray, wanted: bool):
+    "The kernels' index-order sums ((b, 2) and (b, G) floats) as IndexSums, or None where they were not asked."
+    return IndexSums(sums[:, 0].copy(), discounts, sums[:, 1].astype(np.int64)) if wanted else None
+
+
 def counts_block(key: np.ndarray,     # (b, N) float32 or float64 scores, higher = nearer (finite)
                  grades: np.ndarray,  # (b, N) uint8 grades, 0 = irrelevant
                  kept,                # (b, N) bool, False = removed from the ranking (junk, the query); or None
@@ -329,8 +334,7 @@ def counts_block(key: np.ndarray,     # (b, N) float32 or float64 scores, higher
     hist, n_groups, top = _outputs(b, 2 * int(np.count_nonzero(grades, axis=1).max(initial=0)) + 2, n_grades, t)
     sums, discounts = np.zeros((b, 2)), np.zeros((b, n_grades))
     _block_counts(key, grades, kept, has_kept, t, index_sums, hist, n_groups, top, sums, discounts)
-    index = IndexSums(sums[:, 0].copy(), discounts, sums[:, 1].astype(np.int64)) if index_sums else None
-    return (*_trimmed(hist, n_groups, top, t), index)
+    return (*_trimmed(hist, n_groups, top, t), _index_output(sums, discounts, index_sums))
 
 # %% ../nbs/58_score_kernel.ipynb #2b62d447
 class RelevantPart(NamedTuple):
@@ -488,8 +492,7 @@ def merge_counts(rel: RelevantPart,        # the parts' relevant items, joined (
     _block_finish(rel.index, rel.grades, distinct.slot, rel.ptr, distinct.k, equal, between,
                   np.sum([c.n_top for c in counts], axis=0), rel.n_kept, tied.reshape(-1, 2), tied_ptr, t,
                   index_sums, hist, n_groups, top, sums, discounts)
-    index = IndexSums(sums[:, 0].copy(), discounts, sums[:, 1].astype(np.int64)) if index_sums else None
-    return (*_trimmed(hist, n_groups, top, t), index)
+    return (*_trimmed(hist, n_groups, top, t), _index_output(sums, discounts, index_sums))
 
 # %% ../nbs/58_score_kernel.ipynb #7f1825e3
 @njit(cache=True, fastmath=True)

@@ -20,8 +20,8 @@ from .validate import (check_choice, check_count_matrix, check_grade_matrix, che
 
 # %% auto #0
 __all__ = ['MAX_EXACT_INT_SCORE', 'PRECISIONS', 'SUMMARY_METHODS', 'COMPILED_LAYOUTS', 'SIMILARITIES', 'check_scores',
-           'summarize_scores', 'compiled_layout', 'compiled_pair_bytes', 'summarize_lists', 'prepare_embeddings',
-           'similarities', 'similarity_rows']
+           'summarize_scores', 'summarizes_whole', 'compiled_layout', 'compiled_pair_bytes', 'summarize_lists',
+           'prepare_embeddings', 'similarities', 'similarity_rows']
 
 # %% ../nbs/09_score_ranking.ipynb #8a5fb80f
 MAX_EXACT_INT_SCORE = 2**53
@@ -319,7 +319,7 @@ def summarize_scores(scores,                      # Q x N scores (higher = neare
         cutoff = check_int(cutoff, "cutoff", 1)
     t = resolve_cutoff(top_columns, n_g, "top_columns")
     n_grades = relevance.max_grade + 1
-    whole = cutoff is None or cutoff >= n_g or t > cutoff          # the whole ranking is summarised
+    whole = summarizes_whole(cutoff, n_g, t)
     counts, compiled = method == "counts" and whole, method == "compiled"
     n_threads = _usable_cpus() if threads is None else check_int(threads, "threads", 1)
     if compiled:
@@ -364,6 +364,14 @@ def _numpy_blocks(rows, relevance: Relevance, ignore, n_grades: int, t: int, cut
 
 
 COMPILED_LAYOUTS = ("whole", "top", "tiles")   # compiled_layout's answers
+
+
+def summarizes_whole(cutoff,        # the last rank any metric reads; None: the whole ranking
+                     n_gallery: int, # N
+                     t: int,         # ranks kept in stable order as top grades
+                     ) -> bool:
+    "Whether a summary by scores covers the whole ranking: no cutoff, a cutoff at N or beyond, or top grades past it."
+    return cutoff is None or cutoff >= n_gallery or t > cutoff
 
 
 def compiled_layout(cutoff,              # the last rank any metric reads; None: the whole ranking

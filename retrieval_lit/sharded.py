@@ -15,7 +15,8 @@ from .ranking import RankSummary, check_ignore, group_starts, resolve_cutoff
 from .relevance import IgnoreSets, Relevance, make_ignore, relevance_from_labels, relevance_from_matrix
 from .score_kernel import DistinctScores, PartCounts, RelevantPart, kth_floors
 from .score_kernel import distinct_relevant, join_relevant, merge_counts, part_counts, relevant_part
-from .score_ranking import PRECISIONS, prepare_embeddings, similarities, similarity_rows, summarize_scores
+from .score_ranking import (PRECISIONS, prepare_embeddings, similarities, similarity_rows,
+                                         summarize_scores, summarizes_whole)
 from .validate import check_choice, check_int, check_numbers, fail
 
 # %% auto #0
@@ -525,7 +526,7 @@ class ShardedEmbeddings:
                                                     np.dtype(self.precision))], hash=False)[0]
         stop, n = start + len(query_embeddings), self.n_items
         t = resolve_cutoff(top_columns, n, "top_columns")
-        if cutoff is None or cutoff >= n or t > cutoff or index_sums:       # the whole ranking, by counts
+        if summarizes_whole(cutoff, n, t) or index_sums:                # the whole ranking, by counts
             return self._whole(q, start, stop, t, index_sums)
         parts = self.client.gather([self.client.submit(_task_score_block, g, r, i, q, start, stop, self.similarity, cutoff)
                                     for g, r, i in zip(self.shards, self.relevance, self.ignore)])
