@@ -7,18 +7,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Callable
 
 import numpy as np
 
 from .hamming import PackedCodes, n_words, pack_codes, row_blocks
 from .metrics import Conventions, metric_names, parse_metric, tie_range
-from .ranking import IndexSums, RankSummary, resolve_cutoff, summarize
+from .ranking import FrozenSummary, IndexSums, RankSummary, resolve_cutoff, summarize
 from .hamming import Progress, progress_wanted
-from .score_ranking import (PRECISIONS, check_scores, compiled_layout, compiled_pair_bytes,
-                                         similarity_rows, summarize_scores)
+from .score_ranking import (PRECISIONS, ScoreBuffers, _usable_cpus, check_scores, compiled_layout,
+                                         compiled_pair_bytes, similarity_rows, summarize_scores)
 from .relevance import IgnoreSets, Relevance, make_ignore, make_relevance
 from .validate import check_bool, check_choice, check_int, check_same_nbits, fail
 
@@ -389,19 +389,20 @@ def _plan_job(src, rel, ig, metrics, conv, bounds, engine, max_block_bytes) -> _
     return _Job(src, rel, ig, metrics, conv, bounds, engine, plan, query_bytes, max_block_bytes, seconds)
 
 # %% ../nbs/50_evaluation.ipynb #0e74451a
-def _summarize_block(job: _Job, start: int, stop: int, cluster, bar: Progress) -> RankSummary:
-    "The ranking summary of queries start..stop-1, by the job's source and engine; advances the bar."
+def _summarize_block(job: _Job, start: int, stop: int, cluster, bar: Progress, buffers: ScoreBuffers) -> RankSummary:
+    """The ranking summary of queries start..stop-1, by the job's source and engine (similarities written into
+    `buffers`, reused from block to block); advances the bar."""
     src, plan = job.src, job.plan
     rel, ig_rows = job.rel.rows(start, stop), None if job.ig is None else job.ig.rows(start, stop)
     if src.kind == "scores" and cluster is not None:
         summary = cluster.summarize(src.embeddings[0][start:stop], start, plan.top_columns, plan.cutoff,
                                     plan.index_sums)
     elif src.kind == "scores":
-        rows = ((lambda a, b, items=None: src.rows(start + a, start + b, items)) if src.embeddings else
-                (lambda a, b: src.rows(start + a, start + b)))          # embeddings: also a tile of items at a time
+        rows = ((lambda a, b, items=None, out=None: src.rows(start + a, start + b, items, out)) if src.embeddings else
+                (lambda a, b: src.rows(start + a, start + b)))     # embeddings: a tile of items, or into a buffer
         summary = summarize_scores(rows, rel, top_columns=plan.top_columns,
                                    ignore=ig_rows, cutoff=plan.cutoff, max_block_bytes=job.max_block_bytes,
-                                   index_sums=plan.index_sums)
+                                   index_sums=plan.index_sums, buffers=buffers)
     elif cluster is not None:
         summary = cluster.scan(src.codes[0][start:stop], rel, top_columns=plan.top_columns, code_max=plan.code_max,
                                index_sums=plan.index_sums, ignore=ig_rows).summary
@@ -435,11 +436,25 @@ class _Accumulator:
         self.ranges = {n: ([], []) for n in self.ranged}
 
     def add(self, summary: RankSummary):
-        "Finish every metric on one block's summary, in runs of queries whose finishing fits `max_block_bytes`."
+        """Finish every metric on one block's summary, in runs of queries whose finishing fits `max_block_bytes`; the
+        runs are finished side by side on the usable CPUs (numpy releases the GIL) and kept in query order."""
         per_query = summary.n_groups * (summary.max_grade + 1 + 16) * 8 + summary.n_ranks * (self.job.plan.read > 0) * 10
         step = max(1, min(self.job.max_block_bytes, FINISH_BYTES) // max(per_query, 1))
-        for a in range(0, summary.n_queries, step):
-            self._add(_summary_rows(summary, a, min(a + step, summary.n_queries)))
+        runs = [(a, min(a + step, summary.n_queries)) for a in range(0, summary.n_queries, step)]
+        finish = lambda ab: self._values(_summary_rows(summary, *ab))
+        n_threads = min(_usable_cpus(), len(runs))
+        if n_threads > 1:
+            with ThreadPoolExecutor(n_threads) as pool:
+                parts = list(pool.map(finish, runs))
+        else:
+            parts = [finish(ab) for ab in runs]
+        for values, ranges in parts:
+            for mode, by_metric in values.items():
+                for n, v in by_metric.items():
+                    self.out[mode][n].append(v)
+            for n, ends in ranges.items():
+                for acc, v in zip(self.ranges[n], ends):
+                    acc.append(v)
 
     @staticmethod
     def _read(summary: RankSummary, m, cut: dict) -> RankSummary:
@@ -450,15 +465,16 @@ class _Accumulator:
             cut[m.cutoff] = summary.through(m.cutoff)
         return cut[m.cutoff]
 
-    def _add(self, summary: RankSummary):
+    def _values(self, summary: RankSummary) -> tuple:
+        "({mode: {metric: per-query values}}, {metric: (tie range's lower ends, upper ends)}) of one run of queries."
         cut = {}
         read = lambda m: self._read(summary, m, cut)
-        for mode, c in self.modes.items():
-            for n, m in self.job.metrics.items():
-                self.out[mode][n].append(np.asarray(m.compute(read(m), c), dtype=np.float64))
-        for n in self.ranged:
-            for acc, v in zip(self.ranges[n], tie_range(self.job.metrics[n], read(self.job.metrics[n]), self.job.conv)):
-                acc.append(np.asarray(v, dtype=np.float64))
+        values = {mode: {n: np.asarray(m.compute(read(m), c), dtype=np.float64) for n, m in self.job.metrics.items()}
+                  for mode, c in self.modes.items()}
+        ranges = {n: tuple(np.asarray(v, dtype=np.float64)
+                           for v in tie_range(self.job.metrics[n], read(self.job.metrics[n]), self.job.conv))
+                  for n in self.ranged}
+        return values, ranges
 
     def report(self) -> Report:
         "The Report of every block added."
@@ -475,39 +491,13 @@ class _Accumulator:
                       lower, orders, per_query_bounds, job.src.precision)
 
 
-class _SharedSums(RankSummary):
-    """A run of queries' summary as the finishers read it: its sums over groups and grades computed once for every
-    metric (read-only, so that no finisher can change them for the next)."""
-
-    @staticmethod
-    def _fixed(a: np.ndarray) -> np.ndarray:
-        a.setflags(write=False)
-        return a
-
-    @cached_property
-    def group_sizes(self) -> np.ndarray:
-        return self._fixed(super().group_sizes)
-
-    @cached_property
-    def relevant_hist(self) -> np.ndarray:
-        return self._fixed(super().relevant_hist)
-
-    @cached_property
-    def grade_totals(self) -> np.ndarray:
-        return self._fixed(super().grade_totals)
-
-    @cached_property
-    def n_relevant(self) -> np.ndarray:
-        return self._fixed(super().n_relevant)
-
-
 def _summary_rows(summary: RankSummary, a: int, b: int) -> RankSummary:
     "Queries a..b-1 of a summary (views): a metric's value for a query never depends on the other rows."
     pick = lambda x: None if x is None else x[a:b]
     sums = summary.index_sums
     if sums is not None:
         sums = IndexSums(sums.precision_sum[a:b], sums.discount_sum[a:b], sums.r_hits[a:b])
-    return _SharedSums(summary.hist[a:b], summary.n_ranks, pick(summary.top_grades), pick(summary.code_max), sums,
+    return FrozenSummary(summary.hist[a:b], summary.n_ranks, pick(summary.top_grades), pick(summary.code_max), sums,
                        summary.kind, pick(summary.unranked))
 
 # %% ../nbs/50_evaluation.ipynb #d4fe5352
@@ -572,10 +562,10 @@ def evaluate(query_codes=None,              # Q x K codes, {0,1} or {-1,+1} (ite
     bar = Progress(src.n_queries, progress_wanted(check_bool(progress, "progress", allow_none=True), job.seconds),
                    "evaluate")
     cluster = _gallery_on(client, src, rel, ig) if client is not None else None
-    values = _Accumulator(job)
+    values, buffers = _Accumulator(job), ScoreBuffers()
     try:
         for start, stop in row_blocks(src.n_queries, job.query_bytes, max_block_bytes, 1):
-            values.add(_summarize_block(job, start, stop, cluster, bar))
+            values.add(_summarize_block(job, start, stop, cluster, bar, buffers))
     finally:
         if cluster is not None and isinstance(client, str):
             cluster.client.close()                 # a client evaluate opened itself, for an address

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 import numpy as np
 
@@ -16,9 +17,9 @@ from .validate import (check_choice, check_int, check_nonempty, check_same_nbits
 
 # %% auto #0
 __all__ = ['WHOLE_RANKING', 'TIE_MODES', 'counting_sort_order', 'stable_order', 'tie_group_sizes', 'IndexSums', 'RankSummary',
-           'resolve_cutoff', 'group_hist', 'gallery_code_counts', 'code_max_by_distance', 'check_ignore', 'summarize',
-           'ordered_top', 'group_starts', 'tie_order_runs', 'list_summary', 'hypergeometric_weights', 'row_sums',
-           'over_relevant']
+           'FrozenSummary', 'resolve_cutoff', 'group_hist', 'gallery_code_counts', 'code_max_by_distance',
+           'check_ignore', 'summarize', 'ordered_top', 'group_starts', 'tie_order_runs', 'list_summary',
+           'hypergeometric_weights', 'row_sums', 'over_relevant']
 
 # %% ../nbs/03_ranking.ipynb #5259d31c
 def counting_sort_order(distances: np.ndarray,   # (N,) one query's whole-number distances 0..nbits: the sort keys
@@ -85,6 +86,17 @@ def _grade_sum(hist: np.ndarray, first: int) -> np.ndarray:
     return out
 
 
+def _group_sum(hist: np.ndarray) -> np.ndarray:
+    """hist.sum(1), the same integers: a few grades are summed grade by grade (numpy's reduction over the middle axis
+    of a (Q, groups, 2) array is 8x slower: an inner loop of two elements per group)."""
+    if hist.shape[-1] > 8:
+        return hist.sum(1)
+    out = np.empty((hist.shape[0], hist.shape[-1]), dtype=hist.dtype)
+    for g in range(hist.shape[-1]):
+        out[:, g] = hist[:, :, g].sum(axis=1)
+    return out
+
+
 @dataclass
 class RankSummary:
     """What the metrics need to know about each query's ranking: the one thing every metric reads.
@@ -124,7 +136,7 @@ class RankSummary:
     @property
     def grade_totals(self) -> np.ndarray:
         "(Q, max_grade + 1) items of each grade a query's judgements hold: the ranked ones plus the unranked ones."
-        ranked = self.hist.sum(1)
+        ranked = _group_sum(self.hist)
         return ranked if self.unranked is None else ranked + self.unranked
     @property
     def n_relevant(self) -> np.ndarray:
@@ -152,6 +164,32 @@ class RankSummary:
         head[np.arange(width)[None, :] > last[:, None]] = 0
         head[np.arange(self.n_queries), last + 1] += ranked - head.sum(axis=1)
         return replace(self, hist=head)
+
+# %% ../nbs/03_ranking.ipynb #fd54451f
+class FrozenSummary(RankSummary):
+    """A RankSummary that is never changed after it is built, as the metrics read it: its sums over groups and grades
+    (`group_sizes`, `relevant_hist`, `grade_totals`, `n_relevant`) computed once and read-only."""
+
+    @staticmethod
+    def _fixed(a: np.ndarray) -> np.ndarray:
+        a.setflags(write=False)
+        return a
+
+    @cached_property
+    def group_sizes(self) -> np.ndarray:
+        return self._fixed(super().group_sizes)
+
+    @cached_property
+    def relevant_hist(self) -> np.ndarray:
+        return self._fixed(super().relevant_hist)
+
+    @cached_property
+    def grade_totals(self) -> np.ndarray:
+        return self._fixed(super().grade_totals)
+
+    @cached_property
+    def n_relevant(self) -> np.ndarray:
+        return self._fixed(super().n_relevant)
 
 # %% ../nbs/03_ranking.ipynb #51314b8e
 WHOLE_RANKING = -1   # a cutoff that reads every rank (Metric.cutoff, summarize's top_columns)

@@ -649,11 +649,14 @@ def _compact(vals, cols, count, k):
     return c, floor
 
 
+_CHUNK = 32   # items per chunk of a tile row: its maximum is one vectorised pass
+
+
 @njit(cache=True, fastmath=True)
-def _row_max(x):
-    "The largest of a tile row's scores (vectorised: the scores are finite)."
-    top = x[0]
-    for j in range(1, x.shape[0]):
+def _chunk_max(x, a, b):
+    "The largest of scores x[a..b-1] (vectorised: the scores are finite; b > a)."
+    top = x[a]
+    for j in range(a + 1, b):
         top = max(top, x[j])
     return top
 
@@ -661,24 +664,28 @@ def _row_max(x):
 @njit(nogil=True, cache=True)
 def _stream_tile(s, start, kept, has_kept, k, floor, vals, cols, count, overflow):
     """Add one tile of scores (rows x T, items start..start+T-1) to each row's candidates: the kept items scoring at
-    least the row's floor, in index order. A full buffer keeps its items reaching its k-th largest score, which
-    becomes the floor (a lower bound of the row's k-th best). A row whose ties at the floor fill half the buffer is
-    marked `overflow` and summarised again from its whole row."""
-    cap = vals.shape[1]
+    least the row's floor, in index order. A chunk of `_CHUNK` items whose largest score is below the floor is skipped
+    whole (the floor only rises, so none of its items would have been kept). A buffer without room for the next chunk
+    keeps its items reaching its k-th largest score, which becomes the floor (a lower bound of the row's k-th best).
+    A row whose ties at the floor fill half the buffer is marked `overflow` and summarised again from its whole row."""
+    cap, n = vals.shape[1], s.shape[1]
     for i in range(s.shape[0]):
-        if overflow[i] or _row_max(s[i]) < floor[i]:              # most tiles hold no candidate once the floor rose
+        if overflow[i]:
             continue
         f, c = floor[i], count[i]
-        for j in range(s.shape[1]):
-            x = s[i, j]
-            if x >= f and (not has_kept or kept[i, start + j]):
-                if c == cap:
-                    c, f = _compact(vals[i], cols[i], c, k)
-                    if c > cap // 2:
-                        overflow[i] = True
-                        break
+        for a in range(0, n, _CHUNK):                             # most chunks hold no candidate once the floor rose
+            b = min(a + _CHUNK, n)
+            if _chunk_max(s[i], a, b) < f:
+                continue
+            if c + (b - a) > cap:                                 # room for the whole chunk first
+                c, f = _compact(vals[i], cols[i], c, k)
+                if c > cap // 2:
+                    overflow[i] = True
+                    break
+            for j in range(a, b):                                 # written always, kept by the count (no branch)
+                x = s[i, j]
                 vals[i, c], cols[i, c] = x, start + j
-                c += 1
+                c += (x >= f) & (not has_kept or kept[i, start + j])
         floor[i], count[i] = f, c
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -20,8 +21,8 @@ from .validate import (check_choice, check_count_matrix, check_grade_matrix, che
 
 # %% auto #0
 __all__ = ['MAX_EXACT_INT_SCORE', 'PRECISIONS', 'SUMMARY_METHODS', 'COMPILED_LAYOUTS', 'SIMILARITIES', 'check_scores',
-           'summarize_scores', 'summarizes_whole', 'compiled_layout', 'compiled_pair_bytes', 'summarize_lists',
-           'prepare_embeddings', 'similarities', 'similarity_rows']
+           'ScoreBuffers', 'summarize_scores', 'summarizes_whole', 'compiled_layout', 'compiled_pair_bytes',
+           'summarize_lists', 'prepare_embeddings', 'similarities', 'similarity_rows']
 
 # %% ../nbs/09_score_ranking.ipynb #8a5fb80f
 MAX_EXACT_INT_SCORE = 2**53
@@ -280,6 +281,29 @@ def _usable_cpus() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
+class ScoreBuffers:
+    """Blocks of scores kept for reuse while a caller's query blocks are summarised (`summarize_scores(buffers=)`):
+    similarities written into memory already mapped take half the time of a fresh array, which above glibc's 32 MB
+    threshold is mapped, faulted in page by page and unmapped every time. Thread-safe: a thread takes a buffer for its
+    block and gives it back; whatever is kept is freed with this object."""
+
+    def __init__(self):
+        self._free, self._lock = [], threading.Lock()
+
+    def take(self, b: int, n: int, dtype) -> np.ndarray:
+        "A (b, n) array of `dtype` (contents undefined): a kept buffer's first b rows if one fits, else a new one."
+        with self._lock:
+            for i, buf in enumerate(self._free):
+                if buf.dtype == dtype and buf.shape[1] == n and buf.shape[0] >= b:
+                    return self._free.pop(i)[:b]
+        return np.empty((b, n), dtype=dtype)
+
+    def give(self, a: np.ndarray):
+        "Keep `a` (an array from `take`) for the next block."
+        with self._lock:
+            self._free.append(a if a.base is None else a.base)
+
+
 SUMMARY_METHODS = ("compiled", "counts", "sort")   # summarize_scores: chapter 58's linear passes | the sorted copy
                                                   # and binary searches below | the stable argsort of every row
 
@@ -295,6 +319,8 @@ def summarize_scores(scores,                      # Q x N scores (higher = neare
                      threads: int | None = None,  # threads sharing the blocks (each computes its own block's
                                                   # similarities, BLAS on one thread); None: the CPUs this
                                                   # process may use
+                     buffers: ScoreBuffers | None = None,  # blocks of scores reused across calls (a function
+                                                  # that takes `out=` writes into them); None: this call's own
                      ) -> RankSummary:
     """The ranking summary of every query of a ranking by similarity scores (higher = nearer; `kind="scores"`).
     `scores` as a function (start, stop) -> the (stop-start, N) score rows of those queries is how embeddings are
@@ -323,9 +349,11 @@ def summarize_scores(scores,                      # Q x N scores (higher = neare
     counts, compiled = method == "counts" and whole, method == "compiled"
     n_threads = _usable_cpus() if threads is None else check_int(threads, "threads", 1)
     if compiled:
-        layout = compiled_layout(None if whole else cutoff, index_sums, "items" in inspect.signature(rows).parameters)
+        takes = inspect.signature(rows).parameters
+        layout = compiled_layout(None if whole else cutoff, index_sums, "items" in takes)
+        reuse = (buffers or ScoreBuffers()) if "out" in takes else None
         hists, tops, sums = zip(*_compiled_blocks(rows, relevance, ignore, n_grades, t, cutoff, index_sums, layout,
-                                                  max_block_bytes, n_threads))
+                                                  max_block_bytes, n_threads, reuse))
         hist = _pad_groups(list(hists))
     else:
         hist, tops, sums = _numpy_blocks(rows, relevance, ignore, n_grades, t, cutoff, counts, index_sums,
@@ -397,10 +425,11 @@ def compiled_pair_bytes(itemsize: int,   # bytes of one score: 4 (float32) or 8 
 
 
 def _compiled_blocks(rows, relevance: Relevance, ignore, n_grades: int, t: int, cutoff, index_sums: bool, layout: str,
-                     max_block_bytes: int, n_threads: int) -> list:
+                     max_block_bytes: int, n_threads: int, buffers: ScoreBuffers | None = None) -> list:
     """[(hist, top, IndexSums or None)] of every block of queries by chapter 58's kernels, in `layout`
     (`compiled_layout`). Each of `n_threads` threads takes whole blocks: it computes the block's similarities (BLAS
-    held to one thread, so that no core waits on another's product) and summarises them, without the GIL."""
+    held to one thread, so that no core waits on another's product) and summarises them, without the GIL. With
+    `buffers`, `rows` takes `out=` and writes each block's scores into a buffer reused from block to block."""
     from retrieval_lit.score_kernel import counts_block, streamed_top_block, top_block   # chapter 58; numba loads here
     n_q, n_g = relevance.n_queries, relevance.n_gallery
 
@@ -410,12 +439,17 @@ def _compiled_blocks(rows, relevance: Relevance, ignore, n_grades: int, t: int, 
         grades = relevance.block(a, b)
         if layout == "tiles":                                         # a tile of similarities at a time, in cache
             return (*streamed_top_block(rows, a, b, n_g, grades, kept, n_grades, t, cutoff), None)
-        s = rows(a, b)
-        if layout == "whole":
-            return counts_block(s, grades, kept, n_grades, t, index_sums)
-        return (*top_block(s, grades, kept, n_grades, t, cutoff), None)
+        s = rows(a, b) if buffers is None else rows(a, b, out=buffers.take(b - a, n_g, dtype))
+        try:
+            if layout == "whole":
+                return counts_block(s, grades, kept, n_grades, t, index_sums)
+            return (*top_block(s, grades, kept, n_grades, t, cutoff), None)
+        finally:
+            if buffers is not None:
+                buffers.give(s)
 
-    itemsize = (rows(0, 1, (0, 1)) if layout == "tiles" else rows(0, 1)).dtype.itemsize   # float32 or float64
+    dtype = (rows(0, 1, (0, 1)) if layout == "tiles" else rows(0, 1)).dtype    # float32 or float64
+    itemsize = dtype.itemsize
     step = min(block_rows(n_g, max_block_bytes // n_threads, compiled_pair_bytes(itemsize, layout)),
                -(-n_q // n_threads))
     blocks = [(a, min(a + step, n_q)) for a in range(0, n_q, step)]
@@ -571,10 +605,11 @@ def similarities(q: np.ndarray,           # (b, D) prepared query rows (`prepare
                  similarity: str,         # "cosine" | "dot" | "l2"
                  guarded: bool,           # check the result for overflow (dot, l2 near the float's range)
                  first: int = 0,          # the first query row's number, for the error
+                 out: np.ndarray | None = None,  # a C-ordered (len(q), len(g)) array of their dtype to write into
                  ) -> np.ndarray:
     "The (len(q), len(g)) similarities of prepared rows (`prepare_embeddings`): one BLAS product in their dtype."
     with np.errstate(over="ignore", invalid="ignore"):
-        out = q @ g.T                                                # the transpose is a view
+        out = np.matmul(q, g.T, out=out)                             # the transpose is a view
         if similarity == "l2":                                       # -((|q|^2 - 2 q.g) + |g|^2), in place
             out *= -2
             out += q_sq[:, None]
@@ -593,8 +628,8 @@ def similarity_rows(query_embeddings,              # Q x D real-valued descripto
                     precision: str = "float64",    # "float64" (the reference) | "float32" (what faiss and torch compute)
                     ):
     """(n_queries, n_gallery, rows): rows(start, stop) -> the similarities of queries start..stop-1 to the gallery
-    (rows(start, stop, (a, b)): to gallery items a..b-1 only), computed by BLAS in `precision` (float64 or float32
-    arrays), without a float64 copy of float32 inputs at float32.
+    (rows(start, stop, (a, b)): to gallery items a..b-1 only; rows(..., out=buffer): written into that array),
+    computed by BLAS in `precision` (float64 or float32 arrays), without a float64 copy of float32 inputs at float32.
 
     >>> n_q, n_g, rows = similarity_rows([[1.0, 0.0]], [[2.0, 0.0], [1.0, 1.0]], "l2")
     >>> rows(0, 1).tolist()                          # -|q - g|^2 = -1 for both: a tie
@@ -614,8 +649,8 @@ def similarity_rows(query_embeddings,              # Q x D real-valued descripto
         guarded = not np.isfinite(big) or 4 * (2 * big) ** 2 >= np.finfo(dtype).max
     part = lambda sq, a, b: None if sq is None else sq[a:b]
 
-    def rows(start: int, stop: int, items: tuple | None = None) -> np.ndarray:
+    def rows(start: int, stop: int, items: tuple | None = None, out: np.ndarray | None = None) -> np.ndarray:
         a, b = (0, len(g)) if items is None else items
         return similarities(q[start:stop], part(q_sq, start, stop), g[a:b], part(g_sq, a, b), similarity, guarded,
-                            start)
+                            start, out)
     return len(q), len(g), rows

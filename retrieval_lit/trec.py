@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import difflib
-import functools
 import math
 import os
 import re
@@ -16,7 +15,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from .metrics import Conventions, parse_metric, tie_range
-from .ranking import RankSummary, row_sums
+from .ranking import FrozenSummary, RankSummary, row_sums
 from .score_ranking import summarize_lists
 from .names import IR_FAMILIES, at_relevance_level, read_name, trec_spec
 from .validate import RetrievalInputError, check_bool, check_choice, fail, shown
@@ -470,28 +469,6 @@ def _join(qrels: TrecTable, run: TrecTable, qids: list) -> np.ndarray:
     return match
 
 
-class _KeptSummary(RankSummary):
-    """A RankSummary whose sums over `hist` are computed once: a TrecRanking's summary is never changed after it is
-    built, and trec_eval's ~60 measures read the same sums (all_trec would otherwise add up hist for each)."""
-
-    @functools.cached_property
-    def group_sizes(self) -> np.ndarray:
-        return self.hist.sum(-1)
-
-    @functools.cached_property
-    def relevant_hist(self) -> np.ndarray:
-        return self.hist[:, :, 1:].sum(-1)
-
-    @functools.cached_property
-    def grade_totals(self) -> np.ndarray:
-        ranked = self.hist.sum(1)
-        return ranked if self.unranked is None else ranked + self.unranked
-
-    @functools.cached_property
-    def n_relevant(self) -> np.ndarray:
-        return self.grade_totals[:, 1:].sum(-1)
-
-
 def _summarize_topics(scores: list, judged: list, unranked: np.ndarray,
                       block_rows: int = 1 << 18) -> RankSummary:
     """`summarize_lists` of the topics' lists in trec_eval's order (whole ranking kept as `top_grades`), a block of
@@ -513,7 +490,7 @@ def _summarize_topics(scores: list, judged: list, unranked: np.ndarray,
                            for p in parts])
     top = np.concatenate([np.pad(p.top_grades, ((0, 0), (0, width - p.top_grades.shape[1]))) for p in parts])
     unr = np.concatenate([np.pad(p.unranked, ((0, 0), (0, grades - p.unranked.shape[1]))) for p in parts])
-    return _KeptSummary(hist, width, top, kind="scores", unranked=unr)
+    return FrozenSummary(hist, width, top, kind="scores", unranked=unr)
 
 
 def rank_run(qrels,                     # {qid: {docid: rel}} or a TrecTable: rel >= 1 relevant, 0 non-relevant, < 0 unjudged
