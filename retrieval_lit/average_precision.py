@@ -15,11 +15,11 @@ from .hamming import row_blocks
 from .metrics import Conventions, Metric, apply_empty_policy, parse_cutoff, register_metric
 from .ranking import (group_starts, hypergeometric_weights, list_summary, ordered_top, over_relevant, RankSummary, resolve_cutoff,
                                    row_sums)
-from .validate import check_int
+from .validate import check_int, fail
 
 # %% auto #0
-__all__ = ['APParts', 'ap_ordered', 'ap_expected', 'ap_from_sums', 'ap_from_summary', 'map_at_r_from_summary',
-           'average_precision', 'ap_bounds']
+__all__ = ['APParts', 'ap_ordered', 'whole_expected_sums', 'ap_expected', 'ap_from_sums', 'ap_from_summary',
+           'map_at_r_from_summary', 'average_precision', 'ap_bounds']
 
 # %% ../nbs/11_average_precision.ipynb #56fb3622
 class APParts(NamedTuple):
@@ -153,6 +153,79 @@ def _safe_div(a, b):
     a, b = np.broadcast_arrays(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64))
     return np.divide(a, b, out=np.zeros(a.shape), where=b != 0)
 
+# %% ../nbs/11_average_precision.ipynb #17b6701a
+def _gap_log_args(n, r, small):
+    """The arguments j/x of `harmonic_gap`'s logarithm, log1p(j/x), for every group holding a relevant item, row by
+    row and group by group (0.0 where the gap is the table's alone). Plain Python, compiled on first use."""
+    m = 0
+    for i in range(n.shape[0]):
+        for g in range(n.shape[1]):
+            m += r[i, g] > 0
+    args = np.zeros(m)
+    c = 0
+    for i in range(n.shape[0]):
+        before = 0
+        for g in range(n.shape[1]):
+            if r[i, g] > 0:
+                x, y = float(max(before, small)), float(max(before + n[i, g], small))
+                if y > x:
+                    args[c] = (y - x) / x
+                c += 1
+            before += n[i, g]
+    return args
+
+
+def _whole_group_sums(n, r, logs, table):
+    """Each row's sum of (*) over its groups holding a relevant item, all slots inside, left to right: what
+    `row_sums(_where_relevant(r, terms, ...))` computes, operation for operation (`logs`: log1p of `_gap_log_args`).
+    Plain Python, compiled on first use."""
+    small = table.shape[0] - 1
+    out = np.zeros(n.shape[0])
+    c = 0
+    for i in range(n.shape[0]):
+        items_before, rel_before, s = 0, 0, 0.0
+        for g in range(n.shape[1]):
+            ng, rg = n[i, g], r[i, g]
+            if rg > 0:
+                end = items_before + ng
+                gap = table[min(items_before, small), min(end, small)]
+                x, y = float(max(items_before, small)), float(max(end, small))
+                if y > x:                                          # harmonic_gap's Euler-Maclaurin part
+                    j, u, v = y - x, 1.0 / x, 1.0 / y
+                    uu, vv = u * u, v * v
+                    tail = j * u * v * (-0.5 + (u + v) / 12 * (1 - (uu + vv) / 10 + (uu * uu + uu * vv + vv * vv) / 21))
+                    gap += logs[c] + tail
+                q = rg / ng
+                slope = (rg - 1) / (ng - 1) if ng != 1 else 0.0
+                s += q * (slope * float(ng) + (float(rel_before) + 1 - slope * float(1 + items_before)) * gap)
+                c += 1
+            items_before += ng
+            rel_before += rg
+        out[i] = s
+    return out
+
+
+@lru_cache(maxsize=1)
+def _compiled_whole_passes() -> tuple:
+    """The two passes compiled by numba (imported here, on first use: this chapter's module does not load it), without
+    the GIL: `evaluate` finishes runs of queries on threads side by side."""
+    from numba import njit
+    return njit(cache=True, nogil=True)(_gap_log_args), njit(cache=True, nogil=True)(_whole_group_sums)
+
+# %% ../nbs/11_average_precision.ipynb #3482d408
+def whole_expected_sums(n,   # (Q, G) items per tie group, nearest group first (whole numbers)
+                        r,   # (Q, G) relevant items per tie group
+                        ) -> np.ndarray:
+    """(Q,) each row's sum of the expected precision-at-relevant terms (*) over all its groups, every slot inside
+    (the whole ranking, step interpolation): the numerator of the expected AP. Compiled; the same bits as the numpy
+    form in `ap_expected`."""
+    n, r = np.ascontiguousarray(n, dtype=np.int64), np.ascontiguousarray(r, dtype=np.int64)
+    if n.ndim != 2 or r.shape != n.shape:
+        fail("n", f"must be a (Q, G) array of the shape of r {r.shape}, got {n.shape}")
+    log_args, group_sums = _compiled_whole_passes()
+    table = _small_gap_table()
+    return group_sums(n, r, np.log1p(log_args(n, r, table.shape[0] - 1)), table)
+
 # %% ../nbs/11_average_precision.ipynb #a1eb9540
 def ap_expected(n,                              # (Q, G) items per tie group, nearest group first
                 r,                              # (Q, G) relevant items per tie group
@@ -166,8 +239,11 @@ def ap_expected(n,                              # (Q, G) items per tie group, ne
     total: (Q,) relevant items R of each query (None: those the groups hold; more when some are never ranked)."""
     n, r = np.asarray(n, dtype=np.int64), np.asarray(r, dtype=np.int64)
     t = np.asarray(t, dtype=np.int64)
-    items_before, rel_before = group_starts(n), group_starts(r)
     total = r.sum(axis=1) if total is None else np.asarray(total, dtype=np.int64)
+    if interpolation == "step" and np.all(t >= n.sum(axis=1)):     # every slot inside: one compiled pass, same bits
+        den = _ap_denominator(r.sum(axis=1), total, np.minimum(t, n.sum(axis=1)), denominator)
+        return APParts(_safe_div(whole_expected_sums(n, r), den), (den > 0).astype(np.float64), den == 0)
+    items_before, rel_before = group_starts(n), group_starts(r)
     inside = np.clip((t[:, None] if t.ndim else t) - items_before, 0, n)   # slots of each group inside the top t
     # each group's terms, with q = r/n and slope = (r-1)/(n-1), computed only where a group holds a relevant item
     terms = lambda rb, nb, slots, rr, nn: expected_term_sum(rb, nb, slots, _safe_div(rr, nn), _safe_div(rr - 1, nn - 1),
