@@ -97,39 +97,47 @@ def _distinct_sorted(key, cols, lo, scale, nb):
 @njit(cache=True)
 def _place_items(key, grades, kept, has_kept, u, k, first, lo, scale, nb):
     """(equal, between, n_top, tied, n_tied): the irrelevant items tied with u[p], strictly between u[p-1] and u[p],
-    above u[k-1]; and those tied with a relevant score, (index, p) in index order (tied[:n_tied]). An item in a
-    bucket without a relevant score is only counted there; the rest are compared. Relevant items (which always share
-    a bucket with their own score) are left to the caller."""
-    equal = np.zeros(k, dtype=np.int64)
-    between = np.zeros(k, dtype=np.int64)
+    above u[k-1]; and those tied with a relevant score, (index, p) in index order (tied[:n_tied]). Two passes: every
+    kept item is counted in its bucket, and the irrelevant ones in a bucket that holds a relevant score are listed
+    (without a branch: the list's end moves by 0 or 1); then only those are compared with the scores there. A bucket
+    without a relevant score hands its count to the gap it lies in. Relevant items (which always share a bucket with
+    their own score) are left to the caller."""
     count = np.zeros(nb + 2, dtype=np.int64)
     occupied = np.empty(nb + 2, dtype=np.bool_)
     for b in range(nb + 2):
         occupied[b] = first[b + 1] > first[b]
-    n_top, n_tied = 0, 0
-    tied = np.empty((16, 2), dtype=np.int64)
+    listed = np.empty(key.shape[0], dtype=np.int64)
+    c = 0
     for j in range(key.shape[0]):
         if has_kept and not kept[j]:
             continue
+        b = _bucket(np.float64(key[j]), lo, scale, nb)
+        count[b] += 1
+        listed[c] = j
+        c += occupied[b] & (grades[j] == 0)                       # beside relevant scores: compared below
+    equal = np.zeros(k, dtype=np.int64)
+    between = np.zeros(k, dtype=np.int64)
+    n_top, n_tied = 0, 0
+    tied = np.empty((16, 2), dtype=np.int64)
+    for i in range(c):
+        j = listed[i]
         x = key[j]
         b = _bucket(np.float64(x), lo, scale, nb)
-        count[b] += 1
-        if occupied[b] and grades[j] == 0:                        # beside relevant scores: compare
-            p, q = first[b], first[b + 1]
-            while p < q and u[p] < x:
-                p += 1
-            if p < q and u[p] == x:
-                equal[p] += 1
-                if n_tied == len(tied):                           # rare for floats: grow by doubling
-                    more = np.empty((2 * n_tied, 2), dtype=np.int64)
-                    more[:n_tied] = tied
-                    tied = more
-                tied[n_tied, 0], tied[n_tied, 1] = j, p
-                n_tied += 1
-            elif p < k:
-                between[p] += 1
-            else:
-                n_top += 1
+        p, q = first[b], first[b + 1]
+        while p < q and u[p] < x:
+            p += 1
+        if p < q and u[p] == x:
+            equal[p] += 1
+            if n_tied == len(tied):                               # rare for floats: grow by doubling
+                more = np.empty((2 * n_tied, 2), dtype=np.int64)
+                more[:n_tied] = tied
+                tied = more
+            tied[n_tied, 0], tied[n_tied, 1] = j, p
+            n_tied += 1
+        elif p < k:
+            between[p] += 1
+        else:
+            n_top += 1
     for b in range(1, nb + 2):                                    # whole buckets: between two relevant scores
         if count[b] > 0 and not occupied[b]:
             if first[b] < k:
