@@ -30,8 +30,9 @@ class Relevance:
     items as a new dense uint8 array; `rows(start, stop)` and `columns(start, stop)`, the same source narrowed to a
     run of queries or of gallery items; and it says whether its grades are held per pair (`per_pair`: True for
     matrices) or computed from labels (False: the compiled engine then compares the labels itself, `kind` telling
-    how). The grade scale is `max_grade`. A new source is one subclass here: the ranking, the engine, the sharded run
-    and `evaluate` ask nothing else."""
+    how). The grade scale is `max_grade`. Two more, `grades_at` (the grades of listed pairs) and `grade_counts`
+    (each query's items per grade), are answered from `block` unless a source knows a shorter way. A new source is
+    one subclass here: the ranking, the engine, the sharded run and `evaluate` ask nothing else."""
     n_queries: int                            # Q, the queries covered
     n_gallery: int                            # N, the gallery items covered
     max_grade: int                            # grades are 0..max_grade: 1 class, L multi-hot, 2 types, matrix's max
@@ -45,6 +46,23 @@ class Relevance:
               ) -> np.ndarray:
         "Grades of queries start..stop-1 against the gallery (or items a..b-1): a new (stop-start, n) uint8 array."
         raise NotImplementedError
+
+    def grades_at(self,
+                  start: int,        # the first query
+                  stop: int,         # one past the last query
+                  cols: np.ndarray,  # (stop-start, c) gallery indices: row i lists items of query start+i
+                  ) -> np.ndarray:
+        "The grades of query start+i against gallery items cols[i]: a new (stop-start, c) uint8 array."
+        return np.take_along_axis(self.block(start, stop), cols, axis=1)
+
+    def grade_counts(self,
+                     start: int,   # the first query
+                     stop: int,    # one past the last query
+                     ) -> np.ndarray:
+        "How many gallery items each query start..stop-1 has of each grade: a (stop-start, max_grade + 1) int64 array."
+        grades, width = self.block(start, stop), self.max_grade + 1
+        keys = grades + np.arange(len(grades))[:, None] * width        # one bincount for all rows: row i at i * width
+        return np.bincount(keys.ravel(), minlength=len(grades) * width).reshape(len(grades), width)
 
     def rows(self,
              start: int,   # the first query
@@ -81,6 +99,31 @@ class LabelRelevance(Relevance):
         if self.kind == "class":
             return (self.query_labels[start:stop, None] == gallery[None, :]).view(np.uint8)   # bools as 0/1 bytes
         return shared_label_counts(self.query_labels[start:stop], gallery)
+
+    def grades_at(self,
+                  start: int,        # the first query
+                  stop: int,         # one past the last query
+                  cols: np.ndarray,  # (stop-start, c) gallery indices: row i lists items of query start+i
+                  ) -> np.ndarray:
+        "The grades of query start+i against gallery items cols[i]: a new (stop-start, c) uint8 array."
+        if self.kind != "class":
+            return super().grades_at(start, stop, cols)
+        return (self.query_labels[start:stop, None] == self.gallery_labels[cols]).view(np.uint8)
+
+    def grade_counts(self,
+                     start: int,   # the first query
+                     stop: int,    # one past the last query
+                     ) -> np.ndarray:
+        """How many gallery items each query start..stop-1 has of each grade: a (stop-start, max_grade + 1) int64
+        array. Class ids: each query's class size in the gallery, from the gallery's class histogram (no block)."""
+        if self.kind != "class":
+            return super().grade_counts(start, stop)
+        classes, sizes = np.unique(self.gallery_labels, return_counts=True)
+        q, same = self.query_labels[start:stop], np.zeros(stop - start, dtype=np.int64)
+        if len(classes):
+            at = np.minimum(np.searchsorted(classes, q), len(classes) - 1)
+            same = np.where(classes[at] == q, sizes[at], 0)
+        return np.stack([self.n_gallery - same, same], axis=1).astype(np.int64)
 
     def rows(self,
              start: int,   # the first query

@@ -9,6 +9,7 @@ import numpy as np
 from numba import njit
 
 from .ranking import IndexSums
+from .relevance import Relevance
 
 # %% auto #0
 __all__ = ['counts_block', 'RelevantPart', 'DistinctScores', 'PartCounts', 'relevant_part', 'join_relevant', 'distinct_relevant',
@@ -580,11 +581,11 @@ def _grade_totals(grades, kept, has_kept, out):
 
 
 @njit(cache=True)
-def _top_groups(neg, cols, grades, kept, has_kept, k, t, groups, top_row):
+def _top_groups(neg, cand, totals, n_kept, k, t, groups, top_row):
     """The groups through rank k from a row's candidates (at least every kept item scoring as much as its k-th best:
-    negated scores `neg`, gallery indices `cols`, in index order): sorted by score descending, then index (a stable
-    merge sort), down to the end of the k-th item's tie group, then one trailing group of everything else, written
-    into `groups` (zeros)."""
+    negated scores `neg` and grades `cand`, in index order): sorted by score descending, then index (a stable merge
+    sort), down to the end of the k-th item's tie group, then one trailing group of everything else (the row's
+    `n_kept` kept items, `totals[g]` of grade g, less the sorted part), written into `groups` (zeros)."""
     c = len(neg)
     order = np.argsort(neg, kind="mergesort")                    # stable: ties keep gallery index order
     n_in = c
@@ -596,14 +597,15 @@ def _top_groups(neg, cols, grades, kept, has_kept, k, t, groups, top_row):
     for p in range(n_in):
         if p == 0 or neg[order[p]] != neg[order[p - 1]]:
             g += 1
-        grade = grades[cols[order[p]]]
+        grade = cand[order[p]]
         groups[g, grade] += 1
         if p < t:
             top_row[p] = grade
     g += 1
-    n_kept = _grade_totals(grades, kept, has_kept, groups[g])      # the trailing group: what the sorted part left
+    for gg in range(len(totals)):                                 # the trailing group: what the sorted part left
+        groups[g, gg] = totals[gg]
     for p in range(n_in):
-        groups[g, grades[cols[order[p]]]] -= 1
+        groups[g, cand[order[p]]] -= 1
     return g + 1 if n_kept > n_in else g
 
 
@@ -612,13 +614,15 @@ def _row_top(key, grades, kept, has_kept, k, t, low, groups, top_row):
     "One row's summary through rank k: its items reaching `low` are the candidates; returns its groups."
     c = _reaching(key, kept, has_kept, low)
     neg = np.empty(c, dtype=key.dtype)
-    cols = np.empty(c, dtype=np.int64)
+    cand = np.empty(c, dtype=grades.dtype)
     i = 0
     for j in range(key.shape[0]):
         if key[j] >= low and (not has_kept or kept[j]):
-            neg[i], cols[i] = -key[j], j
+            neg[i], cand[i] = -key[j], grades[j]
             i += 1
-    return _top_groups(neg, cols, grades, kept, has_kept, k, t, groups, top_row)
+    totals = np.zeros(groups.shape[1], dtype=np.int64)
+    n_kept = _grade_totals(grades, kept, has_kept, totals)
+    return _top_groups(neg, cand, totals, n_kept, k, t, groups, top_row)
 
 
 @njit(nogil=True, cache=True)
@@ -657,13 +661,17 @@ def _compact(vals, cols, count, k):
     return c, floor
 
 
-_CHUNK = 32   # items per chunk of a tile row: its maximum is one vectorised pass
+_CHUNK = 16   # items per chunk of a tile row: its maximum is one vectorised pass of a fixed length
 
 
 @njit(cache=True, fastmath=True)
 def _chunk_max(x, a, b):
-    "The largest of scores x[a..b-1] (vectorised: the scores are finite; b > a)."
+    "The largest of scores x[a..b-1] (vectorised: the scores are finite; b > a); a whole chunk unrolled."
     top = x[a]
+    if b - a == _CHUNK:
+        for j in range(1, _CHUNK):
+            top = max(top, x[a + j])
+        return top
     for j in range(a + 1, b):
         top = max(top, x[j])
     return top
@@ -681,46 +689,60 @@ def _stream_tile(s, start, kept, has_kept, k, floor, vals, cols, count, overflow
         if overflow[i]:
             continue
         f, c = floor[i], count[i]
+        row, row_vals, row_cols = s[i], vals[i], cols[i]          # views made once a row, not once a chunk
         for a in range(0, n, _CHUNK):                             # most chunks hold no candidate once the floor rose
             b = min(a + _CHUNK, n)
-            if _chunk_max(s[i], a, b) < f:
+            if _chunk_max(row, a, b) < f:
                 continue
             if c + (b - a) > cap:                                 # room for the whole chunk first
-                c, f = _compact(vals[i], cols[i], c, k)
+                c, f = _compact(row_vals, row_cols, c, k)
                 if c > cap // 2:
                     overflow[i] = True
                     break
             for j in range(a, b):                                 # written always, kept by the count (no branch)
-                x = s[i, j]
-                vals[i, c], cols[i, c] = x, start + j
+                x = row[j]
+                row_vals[c], row_cols[c] = x, start + j
                 c += (x >= f) & (not has_kept or kept[i, start + j])
         floor[i], count[i] = f, c
 
 
 @njit(nogil=True, cache=True)
-def _stream_finish(vals, cols, count, overflow, grades, kept, has_kept, k, t, hist, n_groups, top):
+def _stream_finish(vals, cand, count, overflow, totals, n_kept, k, t, hist, n_groups, top):
     "`_top_groups` of every row's candidates (rows marked `overflow` are left for the caller)."
-    step = 1 if has_kept else 0
     for i in range(len(count)):
         if not overflow[i]:
-            n_groups[i] = _top_groups(-vals[i, :count[i]], cols[i, :count[i]], grades[i], kept[i * step], has_kept,
-                                      k, t, hist[i], top[i])
+            n_groups[i] = _top_groups(-vals[i, :count[i]], cand[i, :count[i]], totals[i], n_kept[i], k, t, hist[i],
+                                      top[i])
+
+
+def _candidate_grades(relevance: Relevance, start: int, stop: int, kept, cols: np.ndarray, count: np.ndarray) -> tuple:
+    """(each row's candidates' grades (b, cap), its kept items per grade (b, G), its kept items (b,)): asked of
+    `relevance` for the candidates alone (`grades_at`, `grade_counts`); with removed items, from the rows' block."""
+    listed = np.where(np.arange(cols.shape[1]) < count[:, None], cols, 0)   # unused slots read item 0
+    if kept is None:
+        totals = relevance.grade_counts(start, stop)
+        return relevance.grades_at(start, stop, listed), totals, np.full(stop - start, relevance.n_gallery)
+    grades, width = relevance.block(start, stop), relevance.max_grade + 1
+    keys = (grades + np.arange(stop - start)[:, None] * width)[kept]          # one bincount: row i at i * width
+    totals = np.bincount(keys, minlength=(stop - start) * width).reshape(stop - start, width)
+    return np.take_along_axis(grades, listed, axis=1), totals, kept.sum(axis=1)
 
 
 def streamed_top_block(rows,               # rows(start, stop, items) -> scores of queries start..stop-1, items a..b-1
                        start: int,         # the first query
                        stop: int,          # one past the last query
                        n_gallery: int,     # N
-                       grades: np.ndarray, # (stop-start, N) uint8 grades
+                       relevance: Relevance,  # the grades (queries numbered as `rows` numbers them): asked for the
+                                              # candidates' grades and the grade counts only
                        kept,               # (stop-start, N) bool, False = removed; or None
-                       n_grades: int,      # max grade + 1
                        t: int,             # ranks kept in stable order as top grades (0 <= t <= cutoff)
                        cutoff: int,        # the last rank any metric reads (1 <= cutoff < N)
                        tile: int = 512,    # gallery items per product: a tile of scores stays in cache
                        ) -> tuple:
-    """`top_block` of queries start..stop-1 without their whole rows of scores: the similarities come a tile of items
-    at a time (computed in cache, as faiss does) and only the items that can still reach the top `cutoff` are kept."""
-    b = stop - start
+    """`top_block` of queries start..stop-1 without their whole rows of scores or of grades: the similarities come a
+    tile of items at a time (computed in cache, as faiss does), only the items that can still reach the top `cutoff`
+    are kept, and only theirs are graded (with the grade counts of the whole rows: `relevance.grade_counts`)."""
+    b, n_grades = stop - start, relevance.max_grade + 1
     kept_in, has_kept = _kept_input(kept)
     cap = max(4 * cutoff, 64)
     vals, cols = None, np.empty((b, cap), dtype=np.int64)
@@ -730,12 +752,13 @@ def streamed_top_block(rows,               # rows(start, stop, items) -> scores 
         if vals is None:
             vals = np.empty((b, cap), dtype=s.dtype)
         _stream_tile(s, a, kept_in, has_kept, cutoff, floor, vals, cols, count, overflow)
-    redo = {int(i): top_block(rows(start + i, start + i + 1), grades[i:i + 1],
+    redo = {int(i): top_block(rows(start + i, start + i + 1), relevance.block(start + i, start + i + 1),
                               None if kept is None else kept[i:i + 1], n_grades, t, cutoff)
             for i in np.flatnonzero(overflow)}
     width = max([int(count.max(initial=0)) + 1] + [h.shape[1] for h, _ in redo.values()])
     hist, n_groups, top = _outputs(b, width, n_grades, t)
-    _stream_finish(vals, cols, count, overflow, grades, kept_in, has_kept, cutoff, t, hist, n_groups, top)
+    cand, totals, n_kept = _candidate_grades(relevance, start, stop, kept, cols, count)
+    _stream_finish(vals, cand, count, overflow, totals, n_kept, cutoff, t, hist, n_groups, top)
     for i, (h, tp) in redo.items():
         hist[i, :h.shape[1]], n_groups[i] = h[0], h.shape[1]
         if t:

@@ -436,9 +436,9 @@ def _compiled_blocks(rows, relevance: Relevance, ignore, n_grades: int, t: int, 
     def one(ab):
         a, b = ab
         kept = None if ignore is None else ~ignore.mask(a, b)
-        grades = relevance.block(a, b)
         if layout == "tiles":                                         # a tile of similarities at a time, in cache
-            return (*streamed_top_block(rows, a, b, n_g, grades, kept, n_grades, t, cutoff), None)
+            return (*streamed_top_block(rows, a, b, n_g, relevance, kept, t, cutoff), None)   # the candidates graded
+        grades = relevance.block(a, b)
         s = rows(a, b) if buffers is None else rows(a, b, out=buffers.take(b - a, n_g, dtype))
         try:
             if layout == "whole":
@@ -559,7 +559,8 @@ def _embeddings(x, name: str, dim: int | None = None) -> np.ndarray:
 def _in_precision(a: np.ndarray, name: str, dtype, cosine: bool, rows: int = 1 << 12) -> np.ndarray:
     """`a` in `dtype` (no copy when it is already), rows normalised for cosine: norms in float64 in row blocks (no
     float64 copy of a float32 gallery; blocks of 4,096 rows keep the float64 temporaries in cache, and each row's sum is
-    the same whatever the block), the quotient rounded once to `dtype`."""
+    the same whatever the block), the quotient rounded once to `dtype`. The blocks are shared among the usable CPUs
+    (numpy releases the GIL; each block writes its own rows)."""
     if not cosine:
         with np.errstate(over="ignore"):
             out = a.astype(dtype, copy=False)
@@ -568,7 +569,8 @@ def _in_precision(a: np.ndarray, name: str, dtype, cosine: bool, rows: int = 1 <
                        "precision='float64'")
         return out
     out = np.empty(a.shape, dtype=dtype)
-    for start in range(0, len(a), rows):
+
+    def normalise(start: int):
         x = a[start:start + rows].astype(np.float64)
         with np.errstate(over="ignore", under="ignore"):
             norms = np.sqrt(np.add.reduce(x * x, axis=1))
@@ -581,6 +583,14 @@ def _in_precision(a: np.ndarray, name: str, dtype, cosine: bool, rows: int = 1 <
             y = x[odd] / scale[:, None]
             x[odd], norms[odd] = y, np.sqrt(np.add.reduce(y * y, axis=1))
         out[start:start + rows] = x / norms[:, None]
+
+    starts = range(0, len(a), rows)
+    if len(starts) < 2 or _usable_cpus() < 2:
+        for start in starts:
+            normalise(start)
+    else:
+        with ThreadPoolExecutor(_usable_cpus()) as pool:
+            list(pool.map(normalise, starts))                      # in order: the first bad row is the one named
     return out
 
 
