@@ -17,8 +17,8 @@ from .hamming import PackedCodes, n_words, pack_codes, row_blocks
 from .metrics import Conventions, metric_names, parse_metric, tie_range
 from .ranking import FrozenSummary, IndexSums, RankSummary, resolve_cutoff, summarize
 from .hamming import Progress, progress_wanted
-from .score_ranking import (PRECISIONS, ScoreBuffers, _usable_cpus, check_scores, compiled_layout,
-                                         compiled_pair_bytes, similarity_rows, summarize_scores)
+from .score_ranking import (PRECISIONS, ScoreBuffers, _score_summaries, _usable_cpus, check_scores,
+                                         compiled_layout, compiled_pair_bytes, similarity_rows)
 from .relevance import IgnoreSets, Relevance, make_ignore, make_relevance
 from .validate import check_bool, check_choice, check_int, check_same_nbits, fail
 
@@ -389,9 +389,10 @@ def _plan_job(src, rel, ig, metrics, conv, bounds, engine, max_block_bytes) -> _
     return _Job(src, rel, ig, metrics, conv, bounds, engine, plan, query_bytes, max_block_bytes, seconds)
 
 # %% ../nbs/50_evaluation.ipynb #0e74451a
-def _summarize_block(job: _Job, start: int, stop: int, cluster, bar: Progress, buffers: ScoreBuffers) -> RankSummary:
-    """The ranking summary of queries start..stop-1, by the job's source and engine (similarities written into
-    `buffers`, reused from block to block); advances the bar."""
+def _summarize_block(job: _Job, start: int, stop: int, cluster, bar: Progress, buffers: ScoreBuffers) -> list:
+    """The ranking summaries of queries start..stop-1, by the job's source and engine, in query order: one, or the
+    compiled scores method's blocks as they come (similarities written into `buffers`, reused from block to block);
+    advances the bar."""
     src, plan = job.src, job.plan
     rel, ig_rows = job.rel.rows(start, stop), None if job.ig is None else job.ig.rows(start, stop)
     if src.kind == "scores" and cluster is not None:
@@ -400,9 +401,10 @@ def _summarize_block(job: _Job, start: int, stop: int, cluster, bar: Progress, b
     elif src.kind == "scores":
         rows = ((lambda a, b, items=None, out=None: src.rows(start + a, start + b, items, out)) if src.embeddings else
                 (lambda a, b: src.rows(start + a, start + b)))     # embeddings: a tile of items, or into a buffer
-        summary = summarize_scores(rows, rel, top_columns=plan.top_columns,
-                                   ignore=ig_rows, cutoff=plan.cutoff, max_block_bytes=job.max_block_bytes,
-                                   index_sums=plan.index_sums, buffers=buffers)
+        summaries = _score_summaries(rows, rel, plan.top_columns, ig_rows, plan.cutoff, job.max_block_bytes,
+                                     plan.index_sums, "compiled", None, buffers)    # unpadded: finished one by one
+        bar.update(stop - start)
+        return summaries
     elif cluster is not None:
         summary = cluster.scan(src.codes[0][start:stop], rel, top_columns=plan.top_columns, code_max=plan.code_max,
                                index_sums=plan.index_sums, ignore=ig_rows).summary
@@ -414,9 +416,9 @@ def _summarize_block(job: _Job, start: int, stop: int, cluster, bar: Progress, b
         summary = ENGINES[job.engine](src.codes[0][start:stop], src.codes[1], rel, top_columns=plan.top_columns,
                                       code_max=plan.code_max, progress=bar if advances else False, **extra)
         if advances:
-            return summary
+            return [summary]
     bar.update(stop - start)
-    return summary
+    return [summary]
 
 # %% ../nbs/50_evaluation.ipynb #04981389
 FINISH_BYTES = 1 << 25   # the finishers' temporaries of one run of queries: a few MB stay in cache (6x faster on wide
@@ -565,7 +567,8 @@ def evaluate(query_codes=None,              # Q x K codes, {0,1} or {-1,+1} (ite
     values, buffers = _Accumulator(job), ScoreBuffers()
     try:
         for start, stop in row_blocks(src.n_queries, job.query_bytes, max_block_bytes, 1):
-            values.add(_summarize_block(job, start, stop, cluster, bar, buffers))
+            for summary in _summarize_block(job, start, stop, cluster, bar, buffers):
+                values.add(summary)
     finally:
         if cluster is not None and isinstance(client, str):
             cluster.client.close()                 # a client evaluate opened itself, for an address

@@ -334,6 +334,14 @@ def summarize_scores(scores,                      # Q x N scores (higher = neare
     >>> s.group_sizes.tolist(), s.top_grades.tolist()   # groups 0.9 | 0.7 0.7 | 0.2 0.2; stable: items 1, 0, 3, 2, 4
     ([[1, 2, 2]], [[1, 1, 0, 0, 1]])
     """
+    return _joined(_score_summaries(scores, relevance, top_columns, ignore, cutoff, max_block_bytes, index_sums, method,
+                                    threads, buffers))
+
+
+def _score_summaries(scores, relevance: Relevance, top_columns: int, ignore, cutoff, max_block_bytes: int,
+                     index_sums: bool, method: str, threads, buffers) -> list:
+    """`summarize_scores`' work: its arguments checked, then the RankSummary of each block of queries, in order (the
+    compiled method's blocks apart: `evaluate` finishes them one by one, with no padded copy of them all)."""
     n_q, n_g = relevance.n_queries, relevance.n_gallery
     check_choice(method, "method", SUMMARY_METHODS)
     rows = scores if callable(scores) else None
@@ -352,17 +360,28 @@ def summarize_scores(scores,                      # Q x N scores (higher = neare
         takes = inspect.signature(rows).parameters
         layout = compiled_layout(None if whole else cutoff, index_sums, "items" in takes)
         reuse = (buffers or ScoreBuffers()) if "out" in takes else None
-        hists, tops, sums = zip(*_compiled_blocks(rows, relevance, ignore, n_grades, t, cutoff, index_sums, layout,
-                                                  max_block_bytes, n_threads, reuse))
-        hist = _pad_groups(list(hists))
-    else:
-        hist, tops, sums = _numpy_blocks(rows, relevance, ignore, n_grades, t, cutoff, counts, index_sums,
-                                         max_block_bytes, n_threads)
-    index = None
-    if index_sums:
-        index = IndexSums(*(np.concatenate([getattr(x, f) for x in sums])
-                            for f in ("precision_sum", "discount_sum", "r_hits")))
-    return RankSummary(hist, n_g, np.concatenate(tops) if t else None, index_sums=index, kind="scores")
+        return [RankSummary(hist, n_g, top, index_sums=sums, kind="scores")
+                for hist, top, sums in _compiled_blocks(rows, relevance, ignore, n_grades, t, cutoff, index_sums,
+                                                        layout, max_block_bytes, n_threads, reuse)]
+    hist, tops, sums = _numpy_blocks(rows, relevance, ignore, n_grades, t, cutoff, counts, index_sums,
+                                     max_block_bytes, n_threads)
+    return [RankSummary(hist, n_g, np.concatenate(tops) if t else None,
+                        index_sums=_joined_sums(sums) if index_sums else None, kind="scores")]
+
+
+def _joined_sums(parts: list) -> IndexSums:
+    "The IndexSums of consecutive blocks of queries, joined in order."
+    return IndexSums(*(np.concatenate([getattr(x, f) for x in parts]) for f in ("precision_sum", "discount_sum", "r_hits")))
+
+
+def _joined(parts: list) -> RankSummary:
+    "One RankSummary of consecutive blocks' summaries (by scores), in order: groups padded to the widest block."
+    if len(parts) == 1:
+        return parts[0]
+    t = parts[0].top_grades is not None
+    sums = _joined_sums([p.index_sums for p in parts]) if parts[0].index_sums is not None else None
+    return RankSummary(_pad_groups([p.hist for p in parts]), parts[0].n_ranks,
+                       np.concatenate([p.top_grades for p in parts]) if t else None, index_sums=sums, kind="scores")
 
 
 def _numpy_blocks(rows, relevance: Relevance, ignore, n_grades: int, t: int, cutoff, counts: bool, index_sums: bool,
