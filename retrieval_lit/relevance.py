@@ -14,9 +14,9 @@ from .validate import (check_grade_matrix, check_ids, check_label_pair, check_la
                                     check_whole_numbers, encode_class_ids, fail, shown)
 
 # %% auto #0
-__all__ = ['RELATION_TYPE_GRADES', 'Relevance', 'LabelRelevance', 'GradeMatrix', 'check_relevance', 'relevance_from_labels',
-           'relevance_from_types', 'relevance_from_matrix', 'SparseGrades', 'relevance_from_sparse', 'make_relevance',
-           'IgnoreSets', 'make_ignore']
+__all__ = ['RELATION_TYPE_GRADES', 'Relevance', 'LabelRelevance', 'GradeMatrix', 'check_relevance', 'count_grades',
+           'relevance_from_labels', 'relevance_from_types', 'relevance_from_matrix', 'SparseGrades',
+           'relevance_from_sparse', 'make_relevance', 'IgnoreSets', 'make_ignore']
 
 # %% ../nbs/02_relevance.ipynb #94acc952
 RELATION_TYPE_GRADES = {1: 2, 2: 1, 3: 0}  # metrics note A: type 1 -> 2, type 2 -> 1, type 3 -> 0
@@ -60,9 +60,7 @@ class Relevance:
                      stop: int,    # one past the last query
                      ) -> np.ndarray:
         "How many gallery items each query start..stop-1 has of each grade: a (stop-start, max_grade + 1) int64 array."
-        grades, width = self.block(start, stop), self.max_grade + 1
-        keys = grades + np.arange(len(grades))[:, None] * width        # one bincount for all rows: row i at i * width
-        return np.bincount(keys.ravel(), minlength=len(grades) * width).reshape(len(grades), width)
+        return count_grades(self.block(start, stop), None, self.max_grade + 1)
 
     def rows(self,
              start: int,   # the first query
@@ -193,6 +191,29 @@ def shared_label_counts(query_rows: np.ndarray,    # (rows, L) multi-hot {0,1}, 
     array([[2, 1, 0]], dtype=uint8)
     """
     return (query_rows.astype(np.int32) @ gallery_rows.T.astype(np.int32)).astype(np.uint8)
+
+# %% ../nbs/02_relevance.ipynb #24a50fee
+def count_grades(grades: np.ndarray,  # (b, N) whole-number grades 0..n_grades-1 (uint8)
+                 kept,                # (b, N) bool, False = removed from the ranking; or None (all kept)
+                 n_grades: int,       # the grade scale: max grade + 1
+                 ) -> np.ndarray:
+    """(b, n_grades) int64: each row's kept items of each grade. A few grades are counted grade by grade on the uint8
+    rows (no wider copy of the block); many, by one bincount over the rows offset by row.
+
+    >>> count_grades(np.array([[0, 2, 1, 2]], dtype=np.uint8), np.array([[True, True, False, True]]), 3).tolist()
+    [[1, 0, 2]]
+    """
+    if n_grades > 8:
+        flat = grades.astype(np.int64) + (np.arange(len(grades), dtype=np.int64) * n_grades)[:, None]
+        return np.bincount(flat.ravel() if kept is None else flat[kept],
+                           minlength=len(grades) * n_grades).reshape(len(grades), n_grades)
+    out = np.empty((len(grades), n_grades), dtype=np.int64)
+    for g in range(1, n_grades):
+        hit = grades == g
+        out[:, g] = np.count_nonzero(hit if kept is None else hit & kept, axis=1)
+    n_kept = grades.shape[1] if kept is None else np.count_nonzero(kept, axis=1)
+    out[:, 0] = n_kept - out[:, 1:].sum(axis=1)
+    return out
 
 # %% ../nbs/02_relevance.ipynb #23b07466
 def relevance_from_labels(query_labels,    # (Q,) class ids (numbers, strings, any hashable) or (Q, L) multi-hot {0,1}

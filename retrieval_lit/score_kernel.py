@@ -9,7 +9,7 @@ import numpy as np
 from numba import njit
 
 from .ranking import IndexSums
-from .relevance import Relevance
+from .relevance import Relevance, count_grades
 
 # %% auto #0
 __all__ = ['counts_block', 'RelevantPart', 'DistinctScores', 'PartCounts', 'relevant_part', 'join_relevant', 'distinct_relevant',
@@ -722,10 +722,9 @@ def _candidate_grades(relevance: Relevance, start: int, stop: int, kept, cols: n
     if kept is None:
         totals = relevance.grade_counts(start, stop)
         return relevance.grades_at(start, stop, listed), totals, np.full(stop - start, relevance.n_gallery)
-    grades, width = relevance.block(start, stop), relevance.max_grade + 1
-    keys = (grades + np.arange(stop - start)[:, None] * width)[kept]          # one bincount: row i at i * width
-    totals = np.bincount(keys, minlength=(stop - start) * width).reshape(stop - start, width)
-    return np.take_along_axis(grades, listed, axis=1), totals, kept.sum(axis=1)
+    grades = relevance.block(start, stop)
+    totals = count_grades(grades, kept, relevance.max_grade + 1)
+    return np.take_along_axis(grades, listed, axis=1), totals, totals.sum(axis=1)
 
 
 def streamed_top_block(rows,               # rows(start, stop, items) -> scores of queries start..stop-1, items a..b-1

@@ -15,7 +15,7 @@ from threadpoolctl import threadpool_limits
 
 from .hamming import DEFAULT_BLOCK_BYTES, block_rows, row_blocks
 from .ranking import IndexSums, RankSummary, group_hist, check_ignore, resolve_cutoff
-from .relevance import Relevance, make_ignore, relevance_from_matrix
+from .relevance import Relevance, count_grades, make_ignore, relevance_from_matrix
 from .validate import (check_choice, check_count_matrix, check_grade_matrix, check_int, check_nonempty,
                                     check_numbers, fail, shown)
 
@@ -216,7 +216,7 @@ def _score_block_top(key: np.ndarray, grades: np.ndarray, kept, n_grades: int, t
     gid = _groups_of_sorted(s_sorted, k_sorted)
     n_groups = int(gid[k_sorted].max(initial=-1)) + 1
     hist = group_hist(gid, g_sorted, n_groups + 1, n_grades, k_sorted)
-    total = _grade_counts(grades, kept, n_grades)
+    total = count_grades(grades, kept, n_grades)
     last = np.where(width > 0, gid[np.arange(b), np.maximum(width - 1, 0)] + 1, 0)
     hist[np.arange(b), last] += total - hist.sum(axis=1)         # the trailing group: what the sorted part left
     top = np.zeros((b, t), dtype=np.uint8) if t else None
@@ -246,21 +246,6 @@ def _kth_largest(key: np.ndarray, k: int) -> np.ndarray:
     cand = np.full((b, m), -np.inf, dtype=key.dtype)
     cand[rows, np.arange(len(rows)) - np.repeat(np.cumsum(count) - count, count)] = key[rows, cols]
     return np.partition(cand, m - k, axis=1)[:, m - k]
-
-
-def _grade_counts(grades: np.ndarray, kept, n_grades: int) -> np.ndarray:
-    "(b, n_grades) int64: the kept items of each grade in each row."
-    if n_grades > 8:
-        flat = grades.astype(np.int64) + (np.arange(len(grades), dtype=np.int64) * n_grades)[:, None]
-        return np.bincount(flat.ravel() if kept is None else flat[kept],
-                           minlength=len(grades) * n_grades).reshape(len(grades), n_grades)
-    out = np.empty((len(grades), n_grades), dtype=np.int64)
-    for g in range(1, n_grades):
-        hit = grades == g
-        out[:, g] = np.count_nonzero(hit if kept is None else hit & kept, axis=1)
-    n_kept = grades.shape[1] if kept is None else np.count_nonzero(kept, axis=1)
-    out[:, 0] = n_kept - out[:, 1:].sum(axis=1)
-    return out
 
 
 def _pad_groups(blocks: list) -> np.ndarray:
