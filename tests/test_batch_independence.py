@@ -39,3 +39,28 @@ def test_one_query_alone_equals_it_in_any_batch(digits, engine, ties):
         one = run(slice(qi, qi + 1))
         for n in NAMES:
             assert np.array_equal(full.per_query[n][qi:qi + 1], one.per_query[n], equal_nan=True), (n, qi)
+
+
+@pytest.mark.parametrize("ties", ["expected", "index"])
+def test_values_do_not_depend_on_the_cpus(monkeypatch, ties):
+    """The summary's blocks and the finishing's runs of queries go to the usable CPUs (threads side by side); one CPU
+    or two, the per-query values and bounds are the same bits (embeddings: the compiled whole ranking, its buffers,
+    the candidates through a cutoff, and the compiled expected AP)."""
+    import retrieval_lit.evaluation as ev
+    import retrieval_lit.score_ranking as sr
+    rng = np.random.default_rng(5)
+    q, g = rng.normal(size=(40, 6)), rng.normal(size=(3000, 6))
+    ql, gl = rng.integers(0, 4, 40), rng.integers(0, 4, 3000)
+    run = lambda metrics: evaluate(query_embeddings=q, gallery_embeddings=g, query_labels=ql, gallery_labels=gl,
+                                   metrics=metrics, ties=ties, bounds=True, max_block_bytes=200_000, progress=False)
+    for metrics in (["map", "map@50", "ndcg@20", "p@10"], ["map@50", "ndcg@20", "p@10"]):   # whole; a cutoff only
+        reports = []
+        for cpus in (1, 2, 3):
+            monkeypatch.setattr(ev, "_usable_cpus", lambda c=cpus: c)
+            monkeypatch.setattr(sr, "_usable_cpus", lambda c=cpus: c)
+            reports.append(run(metrics))
+        for r in reports[1:]:
+            for n, v in reports[0].per_query.items():
+                assert np.array_equal(v, r.per_query[n], equal_nan=True), n
+            for n, (lo, hi) in reports[0].per_query_bounds.items():
+                assert np.array_equal(lo, r.per_query_bounds[n][0]) and np.array_equal(hi, r.per_query_bounds[n][1]), n
