@@ -54,37 +54,36 @@ def _relevant_columns(key, grades, kept, has_kept):
 
 @njit(cache=True)
 def _distinct_sorted(key, cols, lo, scale, nb):
-    """(u, k, first, slot): the k distinct relevant scores ascending in u[:k] (a bucket sort: counts, places, an
-    insertion sort inside each bucket); first[b] the first of them in bucket b or later; slot[i] the place of
-    relevant item i's score in u."""
+    """(u, k, first, slot): the k distinct relevant scores ascending in u[:k] (a bucket sort: counts, places, then
+    bucket by bucket an insertion sort and the distinct values moved down); first[b] the first of them in bucket b or
+    later; slot[i] the place of relevant item i's score in u."""
     m = len(cols)
-    start = np.zeros(nb + 3, dtype=np.int64)
+    end = np.zeros(nb + 3, dtype=np.int64)                         # counts, then where each bucket starts, then ends
     bucket = np.empty(m, dtype=np.int64)
     for i in range(m):
         bucket[i] = _bucket(np.float64(key[cols[i]]), lo, scale, nb)
-        start[bucket[i] + 1] += 1
+        end[bucket[i] + 1] += 1
     for b in range(nb + 2):
-        start[b + 1] += start[b]
+        end[b + 1] += end[b]
     u = np.empty(m, dtype=key.dtype)
-    fill = start.copy()
-    for i in range(m):
-        u[fill[bucket[i]]] = key[cols[i]]
-        fill[bucket[i]] += 1
+    for i in range(m):                                             # placing moves end[b] to where bucket b ends
+        u[end[bucket[i]]] = key[cols[i]]
+        end[bucket[i]] += 1
+    first = np.empty(nb + 3, dtype=np.int64)
+    k, start = 0, 0
     for b in range(nb + 2):
-        for a in range(start[b] + 1, start[b + 1]):
+        for a in range(start + 1, end[b]):                         # the bucket sorted in place
             v, c = u[a], a - 1
-            while c >= start[b] and u[c] > v:
+            while c >= start and u[c] > v:
                 u[c + 1] = u[c]
                 c -= 1
             u[c + 1] = v
-    first = np.empty(nb + 3, dtype=np.int64)
-    k = 0
-    for b in range(nb + 2):
         first[b] = k
-        for a in range(start[b], start[b + 1]):
-            if k == 0 or u[a] != u[k - 1]:
+        for a in range(start, end[b]):                            # its distinct values, after the lower buckets'
+            if k == 0 or u[a] != u[k - 1]:                         # (k <= a: nothing unread is overwritten)
                 u[k] = u[a]
                 k += 1
+        start = end[b]
     first[nb + 2] = k
     slot = np.empty(m, dtype=np.int64)
     for i in range(m):
