@@ -663,14 +663,19 @@ def _compact(vals, cols, count, k):
 _CHUNK = 16   # items per chunk of a tile row: its maximum is one vectorised pass of a fixed length
 
 
-@njit(cache=True, fastmath=True)
-def _chunk_max(x, a, b):
-    "The largest of scores x[a..b-1] (vectorised: the scores are finite; b > a); a whole chunk unrolled."
+@njit(cache=True, fastmath=True, inline="always")
+def _chunk_max(x, a):
+    "The largest of scores x[a..a+_CHUNK-1] (the scores are finite): inlined where it is used, so that it vectorises."
     top = x[a]
-    if b - a == _CHUNK:
-        for j in range(1, _CHUNK):
-            top = max(top, x[a + j])
-        return top
+    for j in range(1, _CHUNK):
+        top = max(top, x[a + j])
+    return top
+
+
+@njit(cache=True, fastmath=True, inline="always")
+def _tail_max(x, a, b):
+    "The largest of scores x[a..b-1] (b > a): a row's last, shorter chunk."
+    top = x[a]
     for j in range(a + 1, b):
         top = max(top, x[j])
     return top
@@ -684,6 +689,7 @@ def _stream_tile(s, start, kept, has_kept, k, floor, vals, cols, count, overflow
     keeps its items reaching its k-th largest score, which becomes the floor (a lower bound of the row's k-th best).
     A row whose ties at the floor fill half the buffer is marked `overflow` and summarised again from its whole row."""
     cap, n = vals.shape[1], s.shape[1]
+    whole = n - n % _CHUNK                                        # chunks starting before `whole` are full
     for i in range(s.shape[0]):
         if overflow[i]:
             continue
@@ -691,7 +697,7 @@ def _stream_tile(s, start, kept, has_kept, k, floor, vals, cols, count, overflow
         row, row_vals, row_cols = s[i], vals[i], cols[i]          # views made once a row, not once a chunk
         for a in range(0, n, _CHUNK):                             # most chunks hold no candidate once the floor rose
             b = min(a + _CHUNK, n)
-            if _chunk_max(row, a, b) < f:
+            if (_chunk_max(row, a) if a < whole else _tail_max(row, a, b)) < f:
                 continue
             if c + (b - a) > cap:                                 # room for the whole chunk first
                 c, f = _compact(row_vals, row_cols, c, k)
