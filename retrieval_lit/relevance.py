@@ -154,6 +154,21 @@ class GradeMatrix(Relevance):
         a, b = (0, self.n_gallery) if items is None else items
         return self.matrix[start:stop, a:b].copy()
 
+    def grades_at(self,
+                  start: int,        # the first query
+                  stop: int,         # one past the last query
+                  cols: np.ndarray,  # (stop-start, c) gallery indices: row i lists items of query start+i
+                  ) -> np.ndarray:
+        "The grades of query start+i against gallery items cols[i]: read from the matrix's rows (no block copied)."
+        return np.take_along_axis(self.matrix[start:stop], cols, axis=1)
+
+    def grade_counts(self,
+                     start: int,   # the first query
+                     stop: int,    # one past the last query
+                     ) -> np.ndarray:
+        "How many gallery items each query start..stop-1 has of each grade, counted on the matrix's rows in place."
+        return count_grades(self.matrix[start:stop], None, self.max_grade + 1)
+
     def rows(self,
              start: int,   # the first query
              stop: int,    # one past the last query
@@ -198,15 +213,14 @@ def count_grades(grades: np.ndarray,  # (b, N) whole-number grades 0..n_grades-1
                  n_grades: int,       # the grade scale: max grade + 1
                  ) -> np.ndarray:
     """(b, n_grades) int64: each row's kept items of each grade. A few grades are counted grade by grade on the uint8
-    rows (no wider copy of the block); many, by one bincount over the rows offset by row.
+    rows, many by a bincount of each row: no wider copy of the block either way.
 
     >>> count_grades(np.array([[0, 2, 1, 2]], dtype=np.uint8), np.array([[True, True, False, True]]), 3).tolist()
     [[1, 0, 2]]
     """
     if n_grades > 8:
-        flat = grades.astype(np.int64) + (np.arange(len(grades), dtype=np.int64) * n_grades)[:, None]
-        return np.bincount(flat.ravel() if kept is None else flat[kept],
-                           minlength=len(grades) * n_grades).reshape(len(grades), n_grades)
+        rows = grades if kept is None else (row[k] for row, k in zip(grades, kept))
+        return np.array([np.bincount(row, minlength=n_grades) for row in rows], dtype=np.int64).reshape(-1, n_grades)
     out = np.empty((len(grades), n_grades), dtype=np.int64)
     for g in range(1, n_grades):
         hit = grades == g
@@ -272,11 +286,15 @@ def relevance_from_matrix(matrix,          # Q x N whole-number grades 0..255 (0
 @dataclass(frozen=True)
 class SparseGrades(GradeMatrix):
     """Grades held per pair in a scipy.sparse CSR matrix (absent = 0), kept sparse: only the block asked for is made
-    dense. Built by `relevance_from_sparse`; a GradeMatrix in all but `block` (its rows and columns slice the
-    sparse matrix the same way), so everything that reads a `GradeMatrix` reads it the same way."""
+    dense. Built by `relevance_from_sparse`; a GradeMatrix in all but `block`, `grades_at` and `grade_counts`, which read
+    its blocks (its rows and columns slice the sparse matrix the same way), so everything that reads a `GradeMatrix`
+    reads it the same way."""
     matrix: object = None                     # (Q, N) scipy.sparse CSR array of uint8 grades
 
     kind: ClassVar[str] = "sparse"
+
+    grades_at = Relevance.grades_at          # from `block` (the rows made dense), not the dense matrix's reads
+    grade_counts = Relevance.grade_counts
 
     def block(self,
               start: int,           # the first query
