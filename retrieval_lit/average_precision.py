@@ -240,8 +240,9 @@ def ap_expected(n,                              # (Q, G) items per tie group, ne
     n, r = np.asarray(n, dtype=np.int64), np.asarray(r, dtype=np.int64)
     t = np.asarray(t, dtype=np.int64)
     total = r.sum(axis=1) if total is None else np.asarray(total, dtype=np.int64)
-    if interpolation == "step" and np.all(t >= n.sum(axis=1)):     # every slot inside: one compiled pass, same bits
-        den = _ap_denominator(r.sum(axis=1), total, np.minimum(t, n.sum(axis=1)), denominator)
+    ranked = n.sum(axis=1)
+    if interpolation == "step" and np.all(t >= ranked):            # every slot inside: one compiled pass, same bits
+        den = _ap_denominator(r.sum(axis=1), total, np.minimum(t, ranked), denominator)
         return APParts(_safe_div(whole_expected_sums(n, r), den), (den > 0).astype(np.float64), den == 0)
     items_before, rel_before = group_starts(n), group_starts(r)
     inside = np.clip((t[:, None] if t.ndim else t) - items_before, 0, n)   # slots of each group inside the top t
@@ -250,7 +251,7 @@ def ap_expected(n,                              # (Q, G) items per tie group, ne
                                                             interpolation=interpolation)
     if denominator != "retrieved":                                 # the denominator is fixed: mean of S over it
         s = row_sums(_where_relevant(np.where(inside > 0, r, 0), terms, rel_before, items_before, inside, r, n))
-        den = _ap_denominator(None, total, np.minimum(t, n.sum(axis=1)), denominator)
+        den = _ap_denominator(None, total, np.minimum(t, ranked), denominator)
         return APParts(_safe_div(s, den), (den > 0).astype(np.float64), den == 0)
     whole = (inside == n) & (n > 0)
     s_whole = row_sums(_where_relevant(np.where(whole, r, 0), terms, rel_before, items_before, n, r, n))

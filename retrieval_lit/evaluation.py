@@ -396,29 +396,27 @@ def _summarize_block(job: _Job, start: int, stop: int, cluster, bar: Progress, b
     src, plan = job.src, job.plan
     rel, ig_rows = job.rel.rows(start, stop), None if job.ig is None else job.ig.rows(start, stop)
     if src.kind == "scores" and cluster is not None:
-        summary = cluster.summarize(src.embeddings[0][start:stop], start, plan.top_columns, plan.cutoff,
-                                    plan.index_sums)
+        summaries = [cluster.summarize(src.embeddings[0][start:stop], start, plan.top_columns, plan.cutoff,
+                                       plan.index_sums)]
     elif src.kind == "scores":
         rows = ((lambda a, b, items=None, out=None: src.rows(start + a, start + b, items, out)) if src.embeddings else
                 (lambda a, b: src.rows(start + a, start + b)))     # embeddings: a tile of items, or into a buffer
         summaries = _score_summaries(rows, rel, plan.top_columns, ig_rows, plan.cutoff, job.max_block_bytes,
                                      plan.index_sums, "compiled", None, buffers)    # unpadded: finished one by one
-        bar.update(stop - start)
-        return summaries
     elif cluster is not None:
-        summary = cluster.scan(src.codes[0][start:stop], rel, top_columns=plan.top_columns, code_max=plan.code_max,
-                               index_sums=plan.index_sums, ignore=ig_rows).summary
+        summaries = [cluster.scan(src.codes[0][start:stop], rel, top_columns=plan.top_columns,
+                                  code_max=plan.code_max, index_sums=plan.index_sums, ignore=ig_rows).summary]
     else:
         extra = {"index_sums": True} if plan.index_sums else {}
         if ig_rows is not None:
             extra["ignore"] = ig_rows
         advances = job.engine in ADVANCES_PROGRESS            # the engine advances the bar chunk by chunk itself
-        summary = ENGINES[job.engine](src.codes[0][start:stop], src.codes[1], rel, top_columns=plan.top_columns,
-                                      code_max=plan.code_max, progress=bar if advances else False, **extra)
+        summaries = [ENGINES[job.engine](src.codes[0][start:stop], src.codes[1], rel, top_columns=plan.top_columns,
+                                         code_max=plan.code_max, progress=bar if advances else False, **extra)]
         if advances:
-            return [summary]
+            return summaries
     bar.update(stop - start)
-    return [summary]
+    return summaries
 
 # %% ../nbs/50_evaluation.ipynb #04981389
 FINISH_BYTES = 1 << 25   # the finishers' temporaries of one run of queries: a few MB stay in cache (6x faster on wide

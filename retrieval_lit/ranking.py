@@ -16,10 +16,10 @@ from .validate import (check_choice, check_int, check_nonempty, check_same_nbits
                                     check_whole_numbers, fail)
 
 # %% auto #0
-__all__ = ['WHOLE_RANKING', 'TIE_MODES', 'counting_sort_order', 'stable_order', 'tie_group_sizes', 'IndexSums', 'RankSummary',
-           'FrozenSummary', 'resolve_cutoff', 'group_hist', 'gallery_code_counts', 'code_max_by_distance',
-           'check_ignore', 'summarize', 'ordered_top', 'group_starts', 'tie_order_runs', 'list_summary',
-           'hypergeometric_weights', 'row_sums', 'over_relevant']
+__all__ = ['WHOLE_RANKING', 'TIE_MODES', 'counting_sort_order', 'stable_order', 'tie_group_sizes', 'IndexSums', 'join_index_sums',
+           'RankSummary', 'FrozenSummary', 'resolve_cutoff', 'group_hist', 'gallery_code_counts',
+           'code_max_by_distance', 'check_ignore', 'summarize', 'ordered_top', 'group_starts', 'tie_order_runs',
+           'list_summary', 'hypergeometric_weights', 'row_sums', 'over_relevant']
 
 # %% ../nbs/03_ranking.ipynb #5259d31c
 def counting_sort_order(distances: np.ndarray,   # (N,) one query's whole-number distances 0..nbits: the sort keys
@@ -73,6 +73,13 @@ class IndexSums:
     precision_sum: np.ndarray    # (Q,) float64: sum over relevant items j of k_j / r_j (AP's numerator)
     discount_sum: np.ndarray     # (Q, G) float64: sum over items of grade g >= 1 of 1 / log2(r_j + 1) (DCG)
     r_hits: np.ndarray           # (Q,) int64: relevant items among the first R ranks (R-precision)
+
+
+def join_index_sums(parts: list,  # IndexSums of consecutive blocks of queries, in query order
+                    ) -> IndexSums:
+    "One IndexSums of consecutive blocks of queries: each field's rows joined in order."
+    fields = ("precision_sum", "discount_sum", "r_hits")
+    return IndexSums(*(np.concatenate([getattr(p, f) for p in parts]) for f in fields))
 
 # %% ../nbs/03_ranking.ipynb #4340ff81
 def _grade_sum(hist: np.ndarray, first: int) -> np.ndarray:

@@ -554,32 +554,6 @@ def kth_floors(key: np.ndarray,  # (b, N) float32 or float64 scores, higher = ne
 
 # %% ../nbs/58_score_kernel.ipynb #adbaed57
 @njit(cache=True)
-def _grade_totals(grades, kept, has_kept, out):
-    """out[g] = the kept items of grade g (out holds zeros); returns the kept items. Few grades: one sum per grade
-    (vectorised by the compiler); many: one increment per item."""
-    n, n_grades = grades.shape[0], out.shape[0]
-    n_kept = n
-    if has_kept:
-        n_kept = 0
-        for j in range(n):
-            n_kept += kept[j]
-    if n_grades > 8:
-        for j in range(n):
-            if not has_kept or kept[j]:
-                out[grades[j]] += 1
-        return n_kept
-    rest = n_kept
-    for g in range(1, n_grades):
-        c = 0
-        for j in range(n):
-            c += (grades[j] == g) and (not has_kept or kept[j])
-        out[g] = c
-        rest -= c
-    out[0] = rest
-    return n_kept
-
-
-@njit(cache=True)
 def _top_groups(neg, cand, totals, n_kept, k, t, groups, top_row):
     """The groups through rank k from a row's candidates (at least every kept item scoring as much as its k-th best:
     negated scores `neg` and grades `cand`, in index order): sorted by score descending, then index (a stable merge
@@ -609,8 +583,9 @@ def _top_groups(neg, cand, totals, n_kept, k, t, groups, top_row):
 
 
 @njit(cache=True)
-def _row_top(key, grades, kept, has_kept, k, t, low, groups, top_row):
-    "One row's summary through rank k: its items reaching `low` are the candidates; returns its groups."
+def _row_top(key, grades, kept, has_kept, k, t, low, totals, groups, top_row):
+    """One row's summary through rank k: its items reaching `low` are the candidates (`totals`: its kept items per
+    grade); returns its groups."""
     c = _reaching(key, kept, has_kept, low)
     neg = np.empty(c, dtype=key.dtype)
     cand = np.empty(c, dtype=grades.dtype)
@@ -619,17 +594,15 @@ def _row_top(key, grades, kept, has_kept, k, t, low, groups, top_row):
         if key[j] >= low and (not has_kept or kept[j]):
             neg[i], cand[i] = -key[j], grades[j]
             i += 1
-    totals = np.zeros(groups.shape[1], dtype=np.int64)
-    n_kept = _grade_totals(grades, kept, has_kept, totals)
-    return _top_groups(neg, cand, totals, n_kept, k, t, groups, top_row)
+    return _top_groups(neg, cand, totals, totals.sum(), k, t, groups, top_row)
 
 
 @njit(nogil=True, cache=True)
-def _block_top(key, grades, kept, has_kept, k, t, low, hist, n_groups, top):
+def _block_top(key, grades, kept, has_kept, k, t, low, totals, hist, n_groups, top):
     "`_row_top` of every row of a block; without the GIL, so that blocks run on threads side by side."
     step = 1 if has_kept else 0
     for i in range(key.shape[0]):
-        n_groups[i] = _row_top(key[i], grades[i], kept[i * step], has_kept, k, t, low[i], hist[i], top[i])
+        n_groups[i] = _row_top(key[i], grades[i], kept[i * step], has_kept, k, t, low[i], totals[i], hist[i], top[i])
 
 
 def top_block(key: np.ndarray,     # (b, N) float32 or float64 scores, higher = nearer (finite)
@@ -642,9 +615,10 @@ def top_block(key: np.ndarray,     # (b, N) float32 or float64 scores, higher = 
     """(hist (b, G, n_grades), top (b, t) or None) of a block of score rows through rank `cutoff`: every tie group
     reaching into the top `cutoff` (the cut group whole), then one trailing group, as chapter 09's `_score_block_top`."""
     low, count = kth_floors(key, kept, cutoff)
+    totals = count_grades(grades, kept, n_grades)                  # each row's kept items per grade (chapter 02)
     key, (kept, has_kept) = np.ascontiguousarray(key), _kept_input(kept)
     hist, n_groups, top = _outputs(key.shape[0], int(count.max(initial=0)) + 1, n_grades, t)
-    _block_top(key, grades, kept, has_kept, cutoff, t, low, hist, n_groups, top)
+    _block_top(key, grades, kept, has_kept, cutoff, t, low, totals, hist, n_groups, top)
     return _trimmed(hist, n_groups, top, t)
 
 # %% ../nbs/58_score_kernel.ipynb #2d2ca490

@@ -14,7 +14,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from .hamming import DEFAULT_BLOCK_BYTES, block_rows, row_blocks
-from .ranking import IndexSums, RankSummary, group_hist, check_ignore, resolve_cutoff
+from .ranking import IndexSums, RankSummary, group_hist, check_ignore, join_index_sums, resolve_cutoff
 from .relevance import Relevance, count_grades, make_ignore, relevance_from_matrix
 from .validate import (check_choice, check_count_matrix, check_grade_matrix, check_int, check_nonempty,
                                     check_numbers, fail, shown)
@@ -351,12 +351,7 @@ def _score_summaries(scores, relevance: Relevance, top_columns: int, ignore, cut
     hist, tops, sums = _numpy_blocks(rows, relevance, ignore, n_grades, t, cutoff, counts, index_sums,
                                      max_block_bytes, n_threads)
     return [RankSummary(hist, n_g, np.concatenate(tops) if t else None,
-                        index_sums=_joined_sums(sums) if index_sums else None, kind="scores")]
-
-
-def _joined_sums(parts: list) -> IndexSums:
-    "The IndexSums of consecutive blocks of queries, joined in order."
-    return IndexSums(*(np.concatenate([getattr(x, f) for x in parts]) for f in ("precision_sum", "discount_sum", "r_hits")))
+                        index_sums=join_index_sums(sums) if index_sums else None, kind="scores")]
 
 
 def _joined(parts: list) -> RankSummary:
@@ -364,7 +359,7 @@ def _joined(parts: list) -> RankSummary:
     if len(parts) == 1:
         return parts[0]
     t = parts[0].top_grades is not None
-    sums = _joined_sums([p.index_sums for p in parts]) if parts[0].index_sums is not None else None
+    sums = join_index_sums([p.index_sums for p in parts]) if parts[0].index_sums is not None else None
     return RankSummary(_pad_groups([p.hist for p in parts]), parts[0].n_ranks,
                        np.concatenate([p.top_grades for p in parts]) if t else None, index_sums=sums, kind="scores")
 
@@ -453,8 +448,7 @@ def _compiled_blocks(rows, relevance: Relevance, ignore, n_grades: int, t: int, 
                 buffers.give(s)
 
     dtype = (rows(0, 1, (0, 1)) if layout == "tiles" else rows(0, 1)).dtype    # float32 or float64
-    itemsize = dtype.itemsize
-    step = min(block_rows(n_g, max_block_bytes // n_threads, compiled_pair_bytes(itemsize, layout)),
+    step = min(block_rows(n_g, max_block_bytes // n_threads, compiled_pair_bytes(dtype.itemsize, layout)),
                -(-n_q // n_threads))
     blocks = [(a, min(a + step, n_q)) for a in range(0, n_q, step)]
     if n_threads == 1 or len(blocks) == 1:
@@ -473,8 +467,7 @@ def _counts_in_threads(pool, n_threads: int, s, grades, kept, n_grades: int, t: 
                                                           None if kept is None else kept[ab[0]:ab[1]],
                                                           n_grades, t, index_sums), zip(cuts[:-1], cuts[1:])))
     top = np.concatenate([p[1] for p in parts]) if t else None
-    sums = IndexSums(*(np.concatenate([getattr(p[2], f) for p in parts]) for f in ("precision_sum", "discount_sum",
-                                                                                    "r_hits"))) if index_sums else None
+    sums = join_index_sums([p[2] for p in parts]) if index_sums else None
     return [x for p in parts for x in p[0]], top, sums
 
 
@@ -588,12 +581,12 @@ def _in_precision(a: np.ndarray, name: str, dtype, cosine: bool, rows: int = 1 <
             x[odd], norms[odd] = y, np.sqrt(np.add.reduce(y * y, axis=1))
         out[start:start + rows] = x / norms[:, None]
 
-    starts = range(0, len(a), rows)
-    if len(starts) < 2 or _usable_cpus() < 2:
+    starts, n_threads = range(0, len(a), rows), _usable_cpus()
+    if len(starts) < 2 or n_threads < 2:
         for start in starts:
             normalise(start)
     else:
-        with ThreadPoolExecutor(_usable_cpus()) as pool:
+        with ThreadPoolExecutor(n_threads) as pool:
             list(pool.map(normalise, starts))                      # in order: the first bad row is the one named
     return out
 

@@ -11,7 +11,7 @@ import numpy as np
 
 from . import engine
 from .hamming import PackedCodes, pack_codes
-from .ranking import RankSummary, check_ignore, group_starts, resolve_cutoff
+from .ranking import RankSummary, check_ignore, group_starts, join_index_sums, resolve_cutoff
 from .relevance import IgnoreSets, Relevance, make_ignore, relevance_from_labels, relevance_from_matrix
 from .score_kernel import DistinctScores, PartCounts, RelevantPart, kth_floors
 from .score_kernel import distinct_relevant, join_relevant, merge_counts, part_counts, relevant_part
@@ -380,8 +380,7 @@ def _concat_scans(scans: list) -> engine.Scan:
     cat = lambda xs: None if xs[0] is None else np.concatenate(xs)
     sums = None
     if scans[0].sums is not None:
-        sums = engine.IndexSums(*(np.concatenate([getattr(s.sums, f) for s in scans])
-                                  for f in ("precision_sum", "discount_sum", "r_hits")))
+        sums = join_index_sums([s.sums for s in scans])
     summary = RankSummary(np.concatenate([s.summary.hist for s in scans]), s0.n_ranks,
                           cat([s.summary.top_grades for s in scans]), cat([s.summary.code_max for s in scans]),
                           index_sums=sums)
