@@ -438,7 +438,7 @@ class _Accumulator:
     def add(self, summary: RankSummary):
         """Finish every metric on one block's summary, in runs of queries whose finishing fits `max_block_bytes`; the
         runs are finished side by side on the usable CPUs (numpy releases the GIL) and kept in query order."""
-        per_query = summary.n_groups * (summary.max_grade + 1 + 16) * 8 + summary.n_ranks * (self.job.plan.read > 0) * 10
+        per_query = summary.n_groups * (summary.max_grade + 1 + 16) * 8 + min(summary.n_ranks, self.job.plan.read) * 10
         step = max(1, min(self.job.max_block_bytes, FINISH_BYTES) // max(per_query, 1))
         runs = [(a, min(a + step, summary.n_queries)) for a in range(0, summary.n_queries, step)]
         finish = lambda ab: self._values(_summary_rows(summary, *ab))

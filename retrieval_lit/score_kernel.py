@@ -621,59 +621,129 @@ def top_block(key: np.ndarray,     # (b, N) float32 or float64 scores, higher = 
     _block_top(key, grades, kept, has_kept, cutoff, t, low, totals, hist, n_groups, top)
     return _trimmed(hist, n_groups, top, t)
 
-# %% ../nbs/58_score_kernel.ipynb #2d2ca490
+# %% ../nbs/58_score_kernel.ipynb #4f9296a7
 @njit(cache=True)
-def _compact(vals, cols, count, k):
-    "Keep the candidates of a full buffer scoring at least its k-th largest; returns (their count, that score)."
-    floor = np.partition(vals[:count].copy(), count - k)[count - k]
+def _select(a, n, m):
+    """The m-th smallest of a[:n] (0-based; `a` is scratch, reordered in place): Wirth's selection, each round
+    partitioning about the median of three."""
+    lo, hi = 0, n - 1
+    while lo < hi:
+        x, y, z = a[lo], a[m], a[hi]
+        pivot = max(min(x, y), min(max(x, y), z))
+        i, j = lo, hi
+        while i <= j:
+            while a[i] < pivot:
+                i += 1
+            while pivot < a[j]:
+                j -= 1
+            if i <= j:
+                a[i], a[j] = a[j], a[i]
+                i += 1
+                j -= 1
+        if j < m:
+            lo = i
+        if m < i:
+            hi = j
+    return a[m]
+
+
+_BUCKETS = 64   # the histogram of a full buffer: the floor falls within one bucket of its k-th largest score
+
+
+@njit(cache=True)
+def _floor_of(v, n, k):
+    """A score that at least k of v[:n] reach (so at most their k-th largest), near that k-th largest: the least
+    score in the histogram's top buckets that hold k of them; the k-th largest itself (`_select`) when the scores'
+    range is too narrow or too wide for 64 buckets of float64. Branch-free passes: no sort, no partition."""
+    lo, hi = v[0], v[0]
+    for i in range(1, n):
+        lo, hi = min(lo, v[i]), max(hi, v[i])
+    width = np.float64(hi) - np.float64(lo)
+    scale = _BUCKETS / width if width > 0 else np.inf
+    if not (width < np.inf and scale < np.inf):
+        return _select(v[:n].copy(), n, n - k)
+    hist = np.zeros(_BUCKETS, dtype=np.int64)
+    for i in range(n):
+        hist[min(int((np.float64(v[i]) - lo) * scale), _BUCKETS - 1)] += 1
+    b, above = _BUCKETS - 1, hist[_BUCKETS - 1]
+    while above < k:                                      # the top buckets holding k scores
+        b -= 1
+        above += hist[b]
+    floor = hi
+    for i in range(n):                                    # the least score among them: k scores reach it
+        if min(int((np.float64(v[i]) - lo) * scale), _BUCKETS - 1) >= b:
+            floor = min(floor, v[i])
+    return floor
+
+
+@njit(cache=True)
+def _keep_reaching(vals, cols, count, floor):
+    "Keep the candidates scoring at least `floor`, in their order; returns their count."
     c = 0
     for i in range(count):
-        if vals[i] >= floor:
-            vals[c], cols[c] = vals[i], cols[i]
-            c += 1
+        x = vals[i]
+        vals[c], cols[c] = x, cols[i]                     # written always, kept by the count (no branch)
+        c += x >= floor
+    return c
+
+
+@njit(cache=True)
+def _compact(vals, cols, count, k):
+    """Keep the candidates of a full buffer reaching a floor at most their k-th largest score (`_floor_of`); where
+    those fill more than half the buffer, the k-th largest itself. Returns (their count, the floor)."""
+    floor = _floor_of(vals, count, k)
+    c = _keep_reaching(vals, cols, count, floor)
+    if c > len(vals) // 2:                                # a crowded bucket: the exact k-th largest
+        floor = _select(vals[:c].copy(), c, c - k)
+        c = _keep_reaching(vals, cols, c, floor)
     return c, floor
 
-
-_CHUNK = 16   # items per chunk of a tile row: its maximum is one vectorised pass of a fixed length
-
-
-@njit(cache=True, fastmath=True, inline="always")
-def _chunk_max(x, a):
-    "The largest of scores x[a..a+_CHUNK-1] (the scores are finite): inlined where it is used, so that it vectorises."
-    top = x[a]
-    for j in range(1, _CHUNK):
-        top = max(top, x[a + j])
-    return top
+# %% ../nbs/58_score_kernel.ipynb #2d2ca490
+_WORD = 8   # a row's flags are read 8 at a time, as one 64-bit word: a word of zeros skips 8 items at once
 
 
-@njit(cache=True, fastmath=True, inline="always")
-def _tail_max(x, a, b):
-    "The largest of scores x[a..b-1] (b > a): a row's last, shorter chunk."
-    top = x[a]
-    for j in range(a + 1, b):
-        top = max(top, x[j])
-    return top
+@njit(cache=True)
+def _flags(row, kept_row, has_kept, start, f, fl):
+    """fl[j] = 1 where item j of a tile row is kept and scores at least the floor `f`, else 0; returns how many.
+    One pass the compiler vectorises (a compare and a count, no branch)."""
+    h = 0
+    if has_kept:
+        for j in range(len(row)):
+            x = np.uint8(row[j] >= f) & np.uint8(kept_row[start + j])
+            fl[j] = x
+            h += x
+    else:
+        for j in range(len(row)):
+            x = np.uint8(row[j] >= f)
+            fl[j] = x
+            h += x
+    return h
 
 
 @njit(nogil=True, cache=True)
 def _stream_tile(s, start, kept, has_kept, k, floor, vals, cols, count, overflow):
     """Add one tile of scores (rows x T, items start..start+T-1) to each row's candidates: the kept items scoring at
-    least the row's floor, in index order. A chunk of `_CHUNK` items whose largest score is below the floor is skipped
-    whole (the floor only rises, so none of its items would have been kept). A buffer without room for the next chunk
-    keeps its items reaching its k-th largest score, which becomes the floor (a lower bound of the row's k-th best).
-    A row whose ties at the floor fill half the buffer is marked `overflow` and summarised again from its whole row."""
+    least the row's floor, in index order. A row's flags (`_flags`) find them; a row without any is done, and a word
+    of 8 flags at zero skips its 8 items (the floor only rises, so none of them would have been kept). A buffer
+    without room for the next 8 keeps its candidates reaching a new floor (`_compact`: a lower bound of the row's
+    k-th best). A row whose ties at the floor fill half the buffer is marked `overflow` and summarised again from its
+    whole row."""
     cap, n = vals.shape[1], s.shape[1]
-    whole = n - n % _CHUNK                                        # chunks starting before `whole` are full
+    fl = np.zeros(-(-n // _WORD) * _WORD, dtype=np.uint8)  # padded to whole words with zeros
+    words = fl.view(np.uint64)
     for i in range(s.shape[0]):
         if overflow[i]:
             continue
         f, c = floor[i], count[i]
-        row, row_vals, row_cols = s[i], vals[i], cols[i]          # views made once a row, not once a chunk
-        for a in range(0, n, _CHUNK):                             # most chunks hold no candidate once the floor rose
-            b = min(a + _CHUNK, n)
-            if (_chunk_max(row, a) if a < whole else _tail_max(row, a, b)) < f:
+        row, row_vals, row_cols = s[i], vals[i], cols[i]          # views made once a row
+        if _flags(row, kept[i if has_kept else 0], has_kept, start, f, fl) == 0:
+            continue                                              # most rows of a tile, once the floor has risen
+        for w in range(len(words)):
+            if words[w] == 0:
                 continue
-            if c + (b - a) > cap:                                 # room for the whole chunk first
+            a = _WORD * w
+            b = min(a + _WORD, n)
+            if c + (b - a) > cap:                                 # room for the whole word first
                 c, f = _compact(row_vals, row_cols, c, k)
                 if c > cap // 2:
                     overflow[i] = True
@@ -681,8 +751,17 @@ def _stream_tile(s, start, kept, has_kept, k, floor, vals, cols, count, overflow
             for j in range(a, b):                                 # written always, kept by the count (no branch)
                 x = row[j]
                 row_vals[c], row_cols[c] = x, start + j
-                c += (x >= f) & (not has_kept or kept[i, start + j])
+                c += (x >= f) & (fl[j] != 0)
         floor[i], count[i] = f, c
+
+
+@njit(nogil=True, cache=True)
+def _settle(vals, cols, count, overflow, k):
+    """Each row's candidates cut to those reaching one last floor (`_floor_of`), once the whole row has been seen:
+    about k of them instead of up to 4k, to grade and sort."""
+    for i in range(len(count)):
+        if not overflow[i] and count[i] > k:
+            count[i] = _keep_reaching(vals[i], cols[i], count[i], _floor_of(vals[i], count[i], k))
 
 
 @njit(nogil=True, cache=True)
@@ -730,6 +809,9 @@ def streamed_top_block(rows,               # rows(start, stop, items) -> scores 
         if vals is None:
             vals = np.empty((b, cap), dtype=s.dtype)
         _stream_tile(s, a, kept_in, has_kept, cutoff, floor, vals, cols, count, overflow)
+    _settle(vals, cols, count, overflow, cutoff)
+    listed = max(int(count.max(initial=0)), 1)                   # the most candidates a row kept
+    vals, cols = vals[:, :listed], cols[:, :listed]
     redo = {int(i): top_block(rows(start + i, start + i + 1), relevance.block(start + i, start + i + 1),
                               None if kept is None else kept[i:i + 1], n_grades, t, cutoff)
             for i in np.flatnonzero(overflow)}
