@@ -13,7 +13,7 @@ from .relevance import Relevance, count_grades
 
 # %% auto #0
 __all__ = ['counts_block', 'RelevantPart', 'DistinctScores', 'PartCounts', 'relevant_part', 'join_relevant', 'distinct_relevant',
-           'part_counts', 'merge_counts', 'kth_floors', 'top_block', 'streamed_top_block']
+           'part_counts', 'merge_counts', 'kth_floors', 'top_block', 'streamed_top_block', 'unit_rows']
 
 # %% ../nbs/58_score_kernel.ipynb #cf7321e9
 @njit(cache=True)
@@ -824,3 +824,83 @@ def streamed_top_block(rows,               # rows(start, stop, items) -> scores 
         if t:
             top[i] = tp[0]
     return _trimmed(hist, n_groups, top, t)
+
+# %% ../nbs/58_score_kernel.ipynb #c57ea281
+@njit(cache=True)
+def _block_sum(a, lo, n):
+    """numpy's sum of a[lo:lo+n] (float64) for n <= 128, in its order: under 8 items one running sum; else eight
+    running sums over the multiples of 8, folded as ((r0+r1)+(r2+r3))+((r4+r5)+(r6+r7)), then the rest one by one."""
+    if n < 8:
+        s = 0.0
+        for i in range(lo, lo + n):
+            s += a[i]
+        return s
+    r0, r1, r2, r3 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3]
+    r4, r5, r6, r7 = a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
+    i = 8
+    while i < n - n % 8:
+        r0, r1, r2, r3 = r0 + a[lo + i], r1 + a[lo + i + 1], r2 + a[lo + i + 2], r3 + a[lo + i + 3]
+        r4, r5, r6, r7 = r4 + a[lo + i + 4], r5 + a[lo + i + 5], r6 + a[lo + i + 6], r7 + a[lo + i + 7]
+        i += 8
+    s = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    for j in range(i, n):
+        s += a[lo + j]
+    return s
+
+
+@njit(cache=True)
+def _pairwise(a, n):
+    """numpy's pairwise sum of a[:n] (float64): blocks of up to 128 summed by `_block_sum`; a longer range split in two
+    halves (the first a multiple of 8 long), each summed so, then added. Iterative (numba does not cache recursion):
+    a stack of tasks, a range to sum or a join of the last two sums, taken left half first."""
+    if n <= 128:
+        return _block_sum(a, 0, n)
+    tasks = np.empty((192, 2), dtype=np.int64)                  # (lo, n) to sum; (-1, 0) joins the last two sums
+    sums = np.empty(64)
+    t, s = 1, 0
+    tasks[0, 0], tasks[0, 1] = 0, n
+    while t:
+        t -= 1
+        lo, m = tasks[t, 0], tasks[t, 1]
+        if lo < 0:                                              # both halves summed: left + right
+            s -= 1
+            sums[s - 1] = sums[s - 1] + sums[s]
+        elif m <= 128:
+            sums[s] = _block_sum(a, lo, m)
+            s += 1
+        else:
+            half = m // 2
+            half -= half % 8
+            tasks[t, 0], tasks[t, 1] = -1, 0                    # then join,
+            tasks[t + 1, 0], tasks[t + 1, 1] = lo + half, m - half   # after the right half,
+            tasks[t + 2, 0], tasks[t + 2, 1] = lo, half         # after the left half
+            t += 3
+    return sums[0]
+
+
+@njit(nogil=True, cache=True, error_model="numpy")   # 0/0 of a zero row is NaN, not an exception
+def _unit_rows(a, out, start, stop, norms):
+    "Rows start..stop-1 of `a` over their lengths (float64, rounded once into `out`); the lengths into `norms`."
+    d = a.shape[1]
+    squares = np.empty(d)
+    for i in range(start, stop):
+        for j in range(d):
+            v = np.float64(a[i, j])
+            squares[j] = v * v
+        norm = np.sqrt(0.0 + _pairwise(squares, d))        # numpy's reduction starts from its identity, 0
+        norms[i - start] = norm
+        for j in range(d):
+            out[i, j] = np.float64(a[i, j]) / norm
+
+
+def unit_rows(a: np.ndarray,    # (n, D) finite float32 or float64 embeddings
+              out: np.ndarray,  # (n, D) float32 or float64, C-ordered: rows start..stop-1 are written
+              start: int,       # the first row
+              stop: int,        # one past the last row
+              ) -> np.ndarray:
+    """(stop-start,) the rows' float64 lengths; out[start:stop] = the rows over them, as chapter 09's numpy form
+    computes them (the same bits). A length that is 0, under 1e-150 or infinite leaves its row for the caller to mend
+    (the quotient is then 0/0, a subnormal's or 0). Releases the GIL: blocks of rows run on threads side by side."""
+    norms = np.empty(stop - start)
+    _unit_rows(a, out, start, stop, norms)
+    return norms

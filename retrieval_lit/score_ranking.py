@@ -562,10 +562,12 @@ def _embeddings(x, name: str, dim: int | None = None) -> np.ndarray:
 
 
 def _in_precision(a: np.ndarray, name: str, dtype, cosine: bool, rows: int = 1 << 12) -> np.ndarray:
-    """`a` in `dtype` (no copy when it is already), rows normalised for cosine: norms in float64 in row blocks (no
-    float64 copy of a float32 gallery; blocks of 4,096 rows keep the float64 temporaries in cache, and each row's sum is
-    the same whatever the block), the quotient rounded once to `dtype`. The blocks are shared among the usable CPUs
-    (numpy releases the GIL; each block writes its own rows)."""
+    """`a` in `dtype` (no copy when it is already), rows normalised for cosine: norms in float64 in blocks of 4,096 rows
+    (no float64 copy of a float32 gallery; each row's sum is the same whatever the block), the quotient rounded once to
+    `dtype`. From one whole block on, each block is one compiled pass (chapter 58's `unit_rows`: the same bits as the
+    numpy form below, in a little over half the time). The blocks are shared among the usable CPUs (both forms release
+    the GIL; each block writes its own rows). A row whose squares over- or underflow is divided by its largest entry
+    first; a zero row is refused."""
     if not cosine:
         with np.errstate(over="ignore"):
             out = a.astype(dtype, copy=False)
@@ -574,20 +576,29 @@ def _in_precision(a: np.ndarray, name: str, dtype, cosine: bool, rows: int = 1 <
                        "precision='float64'")
         return out
     out = np.empty(a.shape, dtype=dtype)
+    if len(a) >= rows:                                             # below a block numpy's few calls cost less than
+        from retrieval_lit.score_kernel import unit_rows           # loading chapter 58 (numba loads here)
+    else:
+        unit_rows = None
 
     def normalise(start: int):
-        x = a[start:start + rows].astype(np.float64)
-        with np.errstate(over="ignore", under="ignore"):
-            norms = np.sqrt(np.add.reduce(x * x, axis=1))
-        odd = ~np.isfinite(norms) | (norms < 1e-150)               # squares over- or underflow: scale the row first
-        if odd.any():
-            scale = np.abs(x[odd]).max(axis=1)
+        stop = min(start + rows, len(a))
+        with np.errstate(all="ignore"):                            # odd rows are mended below
+            if unit_rows is not None:
+                norms = unit_rows(a, out, start, stop)
+            else:
+                x = a[start:stop].astype(np.float64)
+                norms = np.sqrt(np.add.reduce(x * x, axis=1))
+                out[start:stop] = x / norms[:, None]
+        odd = np.flatnonzero(~np.isfinite(norms) | (norms < 1e-150))  # squares over- or underflow: scale the row
+        if len(odd):
+            x = a[start + odd].astype(np.float64)
+            scale = np.abs(x).max(axis=1)
             if (scale == 0).any():
-                at = start + int(np.flatnonzero(odd)[np.flatnonzero(scale == 0)[0]])
-                fail(name, f"has a zero vector at row {at}: its cosine is undefined")
-            y = x[odd] / scale[:, None]
-            x[odd], norms[odd] = y, np.sqrt(np.add.reduce(y * y, axis=1))
-        out[start:start + rows] = x / norms[:, None]
+                fail(name, f"has a zero vector at row {start + int(odd[np.flatnonzero(scale == 0)[0]])}: its cosine "
+                           "is undefined")
+            y = x / scale[:, None]
+            out[start + odd] = y / np.sqrt(np.add.reduce(y * y, axis=1))[:, None]
 
     starts, n_threads = range(0, len(a), rows), _usable_cpus()
     if len(starts) < 2 or n_threads < 2:
