@@ -5,7 +5,7 @@
 # %% ../nbs/02_relevance.ipynb #4eb61bc4
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
 import numpy as np
@@ -84,6 +84,8 @@ class LabelRelevance(Relevance):
     kind: str = "class"                       # "class" | "multihot"
     query_labels: np.ndarray | None = None    # (Q,) int64 class codes or (Q, L) uint8 multi-hot rows
     gallery_labels: np.ndarray | None = None  # (N,) or (N, L), encoded like query_labels
+    made: dict = field(default_factory=dict, repr=False, compare=False)   # what is computed once from the gallery
+                                                                          # side (its class histogram), shared by `rows`
 
     per_pair: ClassVar[bool] = False
 
@@ -116,12 +118,20 @@ class LabelRelevance(Relevance):
         array. Class ids: each query's class size in the gallery, from the gallery's class histogram (no block)."""
         if self.kind != "class":
             return super().grade_counts(start, stop)
-        classes, sizes = np.unique(self.gallery_labels, return_counts=True)
+        classes, sizes = self._gallery_classes()
         q, same = self.query_labels[start:stop], np.zeros(stop - start, dtype=np.int64)
         if len(classes):
             at = np.minimum(np.searchsorted(classes, q), len(classes) - 1)
             same = np.where(classes[at] == q, sizes[at], 0)
         return np.stack([self.n_gallery - same, same], axis=1).astype(np.int64)
+
+    def _gallery_classes(self) -> tuple:
+        """(the gallery's class codes, sorted; how many items hold each): made on first use and kept in `made`, which
+        `rows` shares (the same gallery) and `columns` does not (another gallery). Threads may race to make it; each
+        makes the same arrays."""
+        if "classes" not in self.made:
+            self.made["classes"] = np.unique(self.gallery_labels, return_counts=True)
+        return self.made["classes"]
 
     def rows(self,
              start: int,   # the first query
@@ -135,7 +145,7 @@ class LabelRelevance(Relevance):
                 stop: int,    # one past the last gallery item
                 ) -> "LabelRelevance":
         "Every query against gallery items start..stop-1 only (a view of the gallery side)."
-        return replace(self, n_gallery=stop - start, gallery_labels=self.gallery_labels[start:stop])
+        return replace(self, n_gallery=stop - start, gallery_labels=self.gallery_labels[start:stop], made={})
 
 # %% ../nbs/02_relevance.ipynb #24d0c17b
 @dataclass(frozen=True)
