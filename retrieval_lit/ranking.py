@@ -17,7 +17,7 @@ from .validate import (check_choice, check_int, check_nonempty, check_same_nbits
 
 # %% auto #0
 __all__ = ['WHOLE_RANKING', 'TIE_MODES', 'counting_sort_order', 'stable_order', 'tie_group_sizes', 'IndexSums', 'join_index_sums',
-           'RankSummary', 'FrozenSummary', 'resolve_cutoff', 'group_hist', 'gallery_code_counts',
+           'stack_padded', 'RankSummary', 'FrozenSummary', 'resolve_cutoff', 'group_hist', 'gallery_code_counts',
            'code_max_by_distance', 'check_ignore', 'summarize', 'ordered_top', 'group_starts', 'tie_order_runs',
            'list_summary', 'hypergeometric_weights', 'row_sums', 'over_relevant']
 
@@ -80,6 +80,29 @@ def join_index_sums(parts: list,  # IndexSums of consecutive blocks of queries, 
     "One IndexSums of consecutive blocks of queries: each field's rows joined in order."
     fields = ("precision_sum", "discount_sum", "r_hits")
     return IndexSums(*(np.concatenate([getattr(p, f) for p in parts]) for f in fields))
+
+
+def stack_padded(parts: list,         # arrays with the same number of axes: blocks of queries' rows, in order
+                 least: tuple = (),   # the least extent of axes 1, 2, ... where the parts may fall short of it
+                 ) -> np.ndarray:
+    """The arrays stacked along axis 0, each padded at the end of every other axis with zeros (empty byte strings for
+    ids) to the largest extent among them, or to `least` where that is larger: how the blocks of a run join, their
+    groups, grades, top columns or id widths differing from block to block.
+
+    >>> stack_padded([np.array([[1, 1]]), np.array([[2], [3]])]).tolist()           # the second block is narrower
+    [[1, 1], [2, 0], [3, 0]]
+    >>> stack_padded([np.array([[1]])], least=(3,)).tolist()
+    [[1, 0, 0]]
+    """
+    extents = [max([p.shape[d] for p in parts] + list(least[d - 1:d])) for d in range(1, parts[0].ndim)]
+    if len(parts) == 1 and list(parts[0].shape[1:]) == extents:
+        return parts[0]
+    out = np.zeros((sum(len(p) for p in parts), *extents), dtype=np.result_type(*parts))
+    start = 0
+    for p in parts:
+        out[(slice(start, start + len(p)), *(slice(0, e) for e in p.shape[1:]))] = p
+        start += len(p)
+    return out
 
 # %% ../nbs/03_ranking.ipynb #4340ff81
 def _grade_sum(hist: np.ndarray, first: int) -> np.ndarray:

@@ -15,7 +15,8 @@ import numpy as np
 from threadpoolctl import ThreadpoolController
 
 from .hamming import DEFAULT_BLOCK_BYTES, block_rows, row_blocks
-from .ranking import IndexSums, RankSummary, group_hist, check_ignore, join_index_sums, resolve_cutoff
+from .ranking import (IndexSums, RankSummary, group_hist, check_ignore, join_index_sums, resolve_cutoff,
+                                    stack_padded)
 from .relevance import Relevance, count_grades, make_ignore, relevance_from_matrix
 from .validate import (check_choice, check_count_matrix, check_grade_matrix, check_int, check_nonempty,
                                     check_numbers, fail, shown)
@@ -249,19 +250,6 @@ def _kth_largest(key: np.ndarray, k: int) -> np.ndarray:
     return np.partition(cand, m - k, axis=1)[:, m - k]
 
 
-def _pad_groups(blocks: list) -> np.ndarray:
-    "Stack (b, G_i, grades) blocks into one (Q, max G_i, grades) array, padding with empty groups at the end."
-    if len(blocks) == 1:
-        return blocks[0]
-    width = max(h.shape[1] for h in blocks)
-    out = np.zeros((sum(len(h) for h in blocks), width, blocks[0].shape[2]), dtype=np.int64)
-    start = 0
-    for h in blocks:
-        out[start:start + len(h), :h.shape[1]] = h
-        start += len(h)
-    return out
-
-
 def _usable_cpus() -> int:
     "The CPUs this process may run on (a container's or taskset's share, not the host's count)."
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
@@ -368,7 +356,7 @@ def _joined(parts: list) -> RankSummary:
         return parts[0]
     t = parts[0].top_grades is not None
     sums = join_index_sums([p.index_sums for p in parts]) if parts[0].index_sums is not None else None
-    return RankSummary(_pad_groups([p.hist for p in parts]), parts[0].n_ranks,
+    return RankSummary(stack_padded([p.hist for p in parts]), parts[0].n_ranks,
                        np.concatenate([p.top_grades for p in parts]) if t else None, index_sums=sums, kind="scores")
 
 
@@ -395,7 +383,7 @@ def _numpy_blocks(rows, relevance: Relevance, ignore, n_grades: int, t: int, cut
         sums.append(sm)
     if pool is not None:
         pool.shutdown()
-    return _stack_rows(hists, n_grades) if counts else _pad_groups(hists), tops, sums
+    return _stack_rows(hists, n_grades) if counts else stack_padded(hists), tops, sums
 
 
 COMPILED_LAYOUTS = ("whole", "top", "tiles")   # compiled_layout's answers

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from .metrics import Conventions, parse_metric, tie_range
-from .ranking import FrozenSummary, RankSummary, row_sums
+from .ranking import FrozenSummary, RankSummary, row_sums, stack_padded
 from .score_ranking import summarize_lists
 from .names import IR_FAMILIES, at_relevance_level, read_name, trec_spec
 from .validate import RetrievalInputError, check_bool, check_choice, fail, shown
@@ -104,8 +104,7 @@ def _fast_fields(path, columns: tuple, kinds: tuple, chunk_bytes: int = _CHUNK_B
                 break
     if not ids[0]:
         return None                                              # an empty file
-    width = lambda parts: max(a.shape[1] for a in parts)
-    ids = [np.concatenate([np.pad(a, ((0, 0), (0, width(parts) - a.shape[1]))) for a in parts]) for parts in ids]
+    ids = [stack_padded(parts) for parts in ids]                 # the pieces' id widths differ
     return ids, [np.concatenate(parts) for parts in numbers]
 
 
@@ -485,11 +484,9 @@ def _summarize_topics(scores: list, judged: list, unranked: np.ndarray,
     cuts.append(len(scores))
     parts = [summarize_lists(scores[a:b], [np.maximum(j, 0) for j in judged[a:b]], top_columns=-1,
                              unranked=unranked[a:b]) for a, b in zip(cuts[:-1], cuts[1:])]
-    groups, grades = max(p.hist.shape[1] for p in parts), max(p.hist.shape[2] for p in parts)
-    hist = np.concatenate([np.pad(p.hist, ((0, 0), (0, groups - p.hist.shape[1]), (0, grades - p.hist.shape[2])))
-                           for p in parts])
-    top = np.concatenate([np.pad(p.top_grades, ((0, 0), (0, width - p.top_grades.shape[1]))) for p in parts])
-    unr = np.concatenate([np.pad(p.unranked, ((0, 0), (0, grades - p.unranked.shape[1]))) for p in parts])
+    hist = stack_padded([p.hist for p in parts])
+    top = stack_padded([p.top_grades for p in parts], least=(width,))
+    unr = stack_padded([p.unranked for p in parts], least=(hist.shape[2],))
     return FrozenSummary(hist, width, top, kind="scores", unranked=unr)
 
 

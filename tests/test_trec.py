@@ -462,3 +462,18 @@ def test_fixed_order_measures_over_all_topics_equal_the_list_functions():
                 got = measure_values(m, tr, ties, trec_version=version)[0]
                 want = [interpolated_precision(j, int(r), [m.param], version)[0] for j, r in zip(lists, tr.summary.n_relevant)]
                 assert got.tolist() == want
+
+
+def test_topics_summarised_in_blocks_equal_one_block():
+    "`_summarize_topics` a few topics at a time (their summaries stacked, padded) equals the whole run in one block."
+    rng = np.random.default_rng(52)
+    sizes = [int(rng.integers(0, 40)) for _ in range(23)]
+    scores = [np.round(rng.normal(size=n), 1) for n in sizes]            # rounded: ties inside lists
+    judged = [rng.integers(-1, 4, n) * (rng.random(n) < 0.7) for n in sizes]
+    unranked = rng.integers(0, 3, (len(sizes), 4)) * (rng.random((len(sizes), 4)) < 0.5)
+    whole = trec_module._summarize_topics(scores, judged, unranked)
+    for block_rows in (1, 40, 100):
+        part = trec_module._summarize_topics(scores, judged, unranked, block_rows=block_rows)
+        assert part.hist.shape == whole.hist.shape and (part.hist == whole.hist).all()
+        assert (part.top_grades == whole.top_grades).all() and (part.unranked == whole.unranked).all()
+        assert part.n_ranks == whole.n_ranks
