@@ -552,10 +552,10 @@ def _embeddings(x, name: str, dim: int | None = None) -> np.ndarray:
 def _in_precision(a: np.ndarray, name: str, dtype, cosine: bool, rows: int = 1 << 12) -> np.ndarray:
     """`a` in `dtype` (no copy when it is already), rows normalised for cosine: norms in float64 in blocks of 4,096 rows
     (no float64 copy of a float32 gallery; each row's sum is the same whatever the block), the quotient rounded once to
-    `dtype`. From one whole block on, each block is one compiled pass (chapter 58's `unit_rows`: the same bits as the
-    numpy form below, in a little over half the time). The blocks are shared among the usable CPUs (both forms release
-    the GIL; each block writes its own rows). A row whose squares over- or underflow is divided by its largest entry
-    first; a zero row is refused."""
+    `dtype`. From one whole block of float32 or float64 rows on, each block is one compiled pass (chapter 58's
+    `unit_rows`: the same bits as the numpy form below, in a little over half the time). The blocks are shared among the
+    usable CPUs (both forms release the GIL; each block writes its own rows). A row whose squares over- or underflow is
+    divided by its largest entry first; a zero row is refused."""
     if not cosine:
         with np.errstate(over="ignore"):
             out = a.astype(dtype, copy=False)
@@ -564,9 +564,9 @@ def _in_precision(a: np.ndarray, name: str, dtype, cosine: bool, rows: int = 1 <
                        "precision='float64'")
         return out
     out = np.empty(a.shape, dtype=dtype)
-    if len(a) >= rows:                                             # below a block numpy's few calls cost less than
-        from retrieval_lit.score_kernel import unit_rows           # loading chapter 58 (numba loads here)
-    else:
+    if len(a) >= rows and a.dtype in (np.float32, np.float64):    # below a block numpy's few calls cost less than
+        from retrieval_lit.score_kernel import unit_rows           # loading chapter 58 (numba loads here); other
+    else:                                                          # dtypes (float16, integers) go the numpy way
         unit_rows = None
 
     def normalise(start: int):
