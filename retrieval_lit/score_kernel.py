@@ -652,7 +652,7 @@ _BUCKETS = 64   # the histogram of a full buffer: the floor falls within one buc
 
 @njit(cache=True)
 def _floor_of(v, n, k):
-    """A score that at least k of v[:n] reach (so at most their k-th largest), near that k-th largest: the least
+    """A score that at least k of v[:n] reach (1 <= k <= n; so at most their k-th largest), near it: the least
     score in the histogram's top buckets that hold k of them; the k-th largest itself (`_select`) when the scores'
     range is too narrow or too wide for 64 buckets of float64. Branch-free passes: no sort, no partition."""
     lo, hi = v[0], v[0]
@@ -737,7 +737,7 @@ def _stream_tile(s, start, kept, has_kept, k, floor, vals, cols, count, overflow
         f, c = floor[i], count[i]
         row, row_vals, row_cols = s[i], vals[i], cols[i]          # views made once a row
         if _flags(row, kept[i if has_kept else 0], has_kept, start, f, fl) == 0:
-            continue                                              # most rows of a tile, once the floor has risen
+            continue                                              # no candidate here (4 rows in 10 of a tile, late)
         for w in range(len(words)):
             if words[w] == 0:
                 continue
