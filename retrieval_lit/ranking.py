@@ -94,6 +94,8 @@ def stack_padded(parts: list,         # arrays with the same number of axes: blo
     >>> stack_padded([np.array([[1]])], least=(3,)).tolist()
     [[1, 0, 0]]
     """
+    if not parts or len({p.ndim for p in parts}) > 1:
+        fail("parts", f"must be one or more arrays with the same number of axes, got {[p.ndim for p in parts]} axes")
     extents = [max([p.shape[d] for p in parts] + list(least[d - 1:d])) for d in range(1, parts[0].ndim)]
     if len(parts) == 1 and list(parts[0].shape[1:]) == extents:
         return parts[0]
