@@ -653,25 +653,25 @@ _BUCKETS = 64   # the histogram of a full buffer: the floor falls within one buc
 @njit(cache=True)
 def _floor_of(v, n, k):
     """A score that at least k of v[:n] reach (1 <= k <= n; so at most their k-th largest), near it: the least
-    score in the histogram's top buckets that hold k of them; the k-th largest itself (`_select`) when the scores'
-    range is too narrow or too wide for 64 buckets of float64. Branch-free passes: no sort, no partition."""
+    score in the top buckets that hold k of them, by the bucket map `_bucket` over the scores' range (64 buckets,
+    and one for the largest). Whatever the buckets, k scores reach that least one: where the range is empty, or too
+    wide or too narrow for float64, every score shares a bucket and the floor is their least (`_compact` then takes
+    the exact k-th largest). Passes without a sort or a partition."""
     lo, hi = v[0], v[0]
     for i in range(1, n):
         lo, hi = min(lo, v[i]), max(hi, v[i])
-    width = np.float64(hi) - np.float64(lo)
-    scale = _BUCKETS / width if width > 0 else np.inf
-    if not (width < np.inf and scale < np.inf):
-        return _select(v[:n].copy(), n, n - k)
-    hist = np.zeros(_BUCKETS, dtype=np.int64)
+    low, high = np.float64(lo), np.float64(hi)
+    scale = _BUCKETS / (high - low) if high > low else 0.0
+    hist = np.zeros(_BUCKETS + 2, dtype=np.int64)
     for i in range(n):
-        hist[min(int((np.float64(v[i]) - lo) * scale), _BUCKETS - 1)] += 1
-    b, above = _BUCKETS - 1, hist[_BUCKETS - 1]
+        hist[_bucket(np.float64(v[i]), low, scale, _BUCKETS)] += 1
+    b, above = _BUCKETS + 1, hist[_BUCKETS + 1]
     while above < k:                                      # the top buckets holding k scores
         b -= 1
         above += hist[b]
     floor = hi
     for i in range(n):                                    # the least score among them: k scores reach it
-        if min(int((np.float64(v[i]) - lo) * scale), _BUCKETS - 1) >= b:
+        if _bucket(np.float64(v[i]), low, scale, _BUCKETS) >= b:
             floor = min(floor, v[i])
     return floor
 
@@ -810,12 +810,12 @@ def streamed_top_block(rows,               # rows(start, stop, items) -> scores 
             vals = np.empty((b, cap), dtype=s.dtype)
         _stream_tile(s, a, kept_in, has_kept, cutoff, floor, vals, cols, count, overflow)
     _settle(vals, cols, count, overflow, cutoff)
-    listed = max(int(count.max(initial=0)), 1)                   # the most candidates a row kept
-    vals, cols = vals[:, :listed], cols[:, :listed]
+    most = int(count.max(initial=0))                              # the most candidates a row kept
+    vals, cols = vals[:, :max(most, 1)], cols[:, :max(most, 1)]
     redo = {int(i): top_block(rows(start + i, start + i + 1), relevance.block(start + i, start + i + 1),
                               None if kept is None else kept[i:i + 1], n_grades, t, cutoff)
             for i in np.flatnonzero(overflow)}
-    width = max([int(count.max(initial=0)) + 1] + [h.shape[1] for h, _ in redo.values()])
+    width = max([most + 1] + [h.shape[1] for h, _ in redo.values()])
     hist, n_groups, top = _outputs(b, width, n_grades, t)
     cand, totals, n_kept = _candidate_grades(relevance, start, stop, kept, cols, count)
     _stream_finish(vals, cand, count, overflow, totals, n_kept, cutoff, t, hist, n_groups, top)
