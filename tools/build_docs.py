@@ -242,7 +242,7 @@ def prepare_for_docs(nb, slow: bool = False, api_cards: bool = True, checks: boo
     if checks:
         first = nbformat.v4.new_code_cell(_FIGURE_CHECK)
         last = nbformat.v4.new_code_cell(_FIGURE_REPORT_CELL)
-        for c, extra in ((first, {}), (last, {"figure_report": True})):
+        for c, extra in ((first, {"figure_check": True}), (last, {"figure_report": True})):
             c.metadata["rl_docs"] = {"remove": True, "echo": False, "output": False, "skipped": False,
                                      "slow": False, "code": "", **extra}
         cells = [first] + cells + [last]
@@ -255,7 +255,9 @@ FIGURE_REPORT = "rl-docs-figure-report:"
 
 # Runs first in the chapter's kernel (hidden): every figure is checked when it is saved to an image (inline
 # display, `savefig`, a widget's PNG), before the inline backend closes it; problems are kept with the
-# execution count of the cell that drew them and printed by the last (hidden) cell.
+# number of the cell that drew them, counted in the order cells run (the k-th cell run after this one), and printed
+# by the last (hidden) cell. Not by IPython's execution count: IPython 9 increments it before `pre_run_cell`, IPython
+# 8 after the cell, so a count read in a hook names the wrong cell under one of them.
 _FIGURE_CHECK = r'''
 def _rl_install_figure_check():
     import matplotlib.backend_bases as bb
@@ -317,11 +319,17 @@ def _rl_install_figure_check():
         return found
 
     original = bb.FigureCanvasBase.print_figure
-    current = [0]                      # the running cell's execution count (figures flushed after it still count)
+    current = [0]                      # the running cell's number, 1 for the first cell run after this one
+                                       # (figures flushed after a cell, before the next starts, still count)
     busy = []                          # set while checking: a figure saved by the check itself is not checked
+
+    def count_cell(info):
+        if not info.silent and info.store_history:   # a notebook cell, as nbclient runs it (not a silent request)
+            current[0] += 1
+
     ip = get_ipython()
     if ip is not None:
-        ip.events.register("pre_run_cell", lambda info: current.__setitem__(0, ip.execution_count))
+        ip.events.register("pre_run_cell", count_cell)
 
     def print_figure(self, *args, **kwargs):
         if busy:
@@ -363,15 +371,19 @@ def page_problems(nb) -> list[str]:
     value. Removes the check's report cell."""
     problems = []
     report = next((c for c in nb.cells if c.get("metadata", {}).get("rl_docs", {}).get("figure_report")), None)
-    by_count = {c.get("execution_count"): c.metadata["rl_docs"].get("cell", "?") for c in nb.cells
-                if c.cell_type == "code" and c.get("execution_count") is not None and "rl_docs" in c.metadata}
+    # the cells run after the (hidden) figure check, in the order they ran: the check numbers them 1, 2, ...
+    start = next((i for i, c in enumerate(nb.cells) if c.get("metadata", {}).get("rl_docs", {}).get("figure_check")),
+                 len(nb.cells))
+    ran = [c.get("metadata", {}).get("rl_docs", {}).get("cell", "?") for c in nb.cells[start + 1:]
+           if c.cell_type == "code" and c.get("execution_count") is not None]
+    by_number = dict(enumerate(ran, start=1))
     if report is not None:
         for out in report.get("outputs", []):
             text = out.get("text", "") if out.get("output_type") == "stream" else ""
             for line in text.splitlines():
                 if line.startswith(FIGURE_REPORT):
                     for n, msg in json.loads(line[len(FIGURE_REPORT):]):
-                        problems.append(f"cell {by_count.get(n, '?')}: figure: {msg}")
+                        problems.append(f"cell {by_number.get(n, '?')}: figure: {msg}")
         nb.cells = [c for c in nb.cells if c is not report]
     for cell in nb.cells:
         info = cell.get("metadata", {}).get("rl_docs")
