@@ -256,13 +256,16 @@ def _kth_largest(key: np.ndarray, k: int) -> np.ndarray:
 _THREADS = contextvars.ContextVar("retrieval_lit_threads", default=None)   # `threads_in_force`'s count, or None
 
 
+def _process_cpus() -> int:
+    "The CPUs this process may run on (a container's or taskset's share, not the host's count)."
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
 def _usable_cpus() -> int:
     """The threads work is shared among: the count in force in this thread (`threads_in_force`: `evaluate(threads=)`),
-    else the CPUs this process may run on (a container's or taskset's share, not the host's count)."""
+    else the CPUs this process may run on (`_process_cpus`)."""
     n = _THREADS.get()
-    if n is not None:
-        return n
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return _process_cpus() if n is None else n
 
 
 @contextlib.contextmanager
@@ -452,7 +455,7 @@ def _compiled_blocks(rows, relevance: Relevance, ignore, n_grades: int, t: int, 
     queries reads the whole gallery for little work). A wave's similarities are computed a tile of `PRODUCT_TILE`
     gallery items at a time, each tile a product of the whole wave, the tiles shared among the threads; its rows are
     then summarised in one slice per thread. For a cutoff from embeddings, the gallery is streamed in one part per
-    thread (`streamed_top_block(parts=)`). Every product's shape depends on the data and `max_block_bytes` alone (a
+    thread, at most one per CPU (`streamed_top_block(parts=)`). Every product's shape depends on the data and `max_block_bytes` alone (a
     BLAS product's bits depend on its shape), so the summary is the same for any number of threads. With `buffers`,
     each wave's similarities are written into a buffer reused from wave to wave."""
     from retrieval_lit.score_kernel import counts_block, streamed_top_block, top_block   # chapter 58; numba loads here
@@ -469,7 +472,8 @@ def _compiled_blocks(rows, relevance: Relevance, ignore, n_grades: int, t: int, 
         for a, b in [(a, min(a + wave, n_q)) for a in range(0, n_q, wave)]:
             kept = None if ignore is None else ~ignore.mask(a, b)
             if layout == "tiles":                                     # a tile of similarities at a time, in cache
-                out.append((*streamed_top_block(rows, a, b, n_g, relevance, kept, t, cutoff, parts=n_threads, run=run),
+                parts = min(n_threads, _process_cpus())               # a part beyond the CPUs adds only its merge
+                out.append((*streamed_top_block(rows, a, b, n_g, relevance, kept, t, cutoff, parts=parts, run=run),
                             None))
                 continue
             (s, taken), grades = _wave_scores(rows, a, b, n_g, dtype, buffers, run), relevance.block(a, b)
