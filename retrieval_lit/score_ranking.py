@@ -25,7 +25,7 @@ from .validate import (check_choice, check_count_matrix, check_grade_matrix, che
 
 # %% auto #0
 __all__ = ['MAX_EXACT_INT_SCORE', 'PRECISIONS', 'SUMMARY_METHODS', 'COMPILED_LAYOUTS', 'PRODUCT_TILE', 'SIMILARITIES',
-           'check_scores', 'threads_in_force', 'ScoreBuffers', 'summarize_scores', 'summarizes_whole',
+           'check_scores', 'threads_wanted', 'threads_in_force', 'ScoreBuffers', 'summarize_scores', 'summarizes_whole',
            'compiled_layout', 'compiled_pair_bytes', 'summarize_lists', 'prepare_embeddings', 'similarities',
            'similarity_rows']
 
@@ -259,6 +259,11 @@ _THREADS = contextvars.ContextVar("retrieval_lit_threads", default=None)   # `th
 def _process_cpus() -> int:
     "The CPUs this process may run on (a container's or taskset's share, not the host's count)."
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def threads_wanted() -> int | None:
+    "The thread count `threads_in_force` set in this thread (`evaluate(threads=)`), or None."
+    return _THREADS.get()
 
 
 def _usable_cpus() -> int:
