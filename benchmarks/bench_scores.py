@@ -22,7 +22,7 @@ threads: evaluate(threads=) (issue 35 item 1). On 2 of the machine's CPUs (a chi
     turns (--rounds for S1, 2 for S2): goal threads=16 <= 1.15 x threads=2 (the best turn of each), and the per-query
     values equal bit for bit. With 4 or more CPUs, also the scaling: the same three (and faiss, if installed) on 2, 4,
     8, 16 CPUs (as many as there are), a child process pinned to each set, threads = its CPUs (evaluate's default).
-    About 3 minutes on 2 cores (S2 dominates); about 5 on 16.
+    About 4 minutes on 2 idle cores (S2's four runs dominate); on 16 cores about as long again for the scaling.
 S2: 10,000 queries x 1,000,000 gallery items, 64-d float32, cosine, map and map@100 in one call, precision float32,
     with the progress bar on stderr; peak RSS beyond the inputs; the floor (float32 product + row sort) timed on a
     slice and scaled. `--queries` runs a slice of the queries (the time is then scaled to 10,000, and says so).
@@ -293,12 +293,13 @@ def threads_stage(mode, rounds):
     for name, (kw, n_rounds) in works.items():
         counts = (2, 16) if mode == "goal" else (None,)
         times, values = {c: [] for c in counts}, {}
-        for c in counts:                                              # compiled and warm before the first turn
-            values[c] = evaluate(threads=c, **kw).per_query
+        if name != THREAD_WORKS[2]:                                   # compiled and warm before the first turn (S2
+            for c in counts:                                          # comes after S1: its first turn counts)
+                evaluate(threads=c, **kw)
         for _ in range(n_rounds if mode == "goal" else max(1, n_rounds // 2)):
             for c in counts:
                 t0 = time.perf_counter()
-                evaluate(threads=c, **kw)
+                values[c] = evaluate(threads=c, **kw).per_query
                 times[c].append(time.perf_counter() - t0)
         res[name] = {str(c): times[c] for c in counts}
         if mode == "goal":
@@ -421,7 +422,7 @@ if __name__ == "__main__":
     elif a.stage:
         stage(a.stage, a.queries, a.gallery, a.dim, Path(a.out), a.loop_queries)
     elif a.part == "threads":
-        threads_part(a.rounds if a.rounds != 12 else 5)
+        threads_part(a.rounds if a.rounds != 12 else 8)
     elif a.part == "interleaved":
         interleaved(a.queries or 1000, a.gallery or 100_000, a.rounds)
     else:

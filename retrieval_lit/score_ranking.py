@@ -459,7 +459,7 @@ def _compiled_blocks(rows, relevance: Relevance, ignore, n_grades: int, t: int, 
     go in waves, as many as `max_block_bytes` holds (never fewer because there are more threads: a product of few
     queries reads the whole gallery for little work). A wave's similarities are computed a tile of `PRODUCT_TILE`
     gallery items at a time, each tile a product of the whole wave, the tiles shared among the threads; its rows are
-    then summarised in one slice per thread. For a cutoff from embeddings, the gallery is streamed in one part per
+    then summarised in one slice per thread, and the slices joined (`_joined_slices`). For a cutoff from embeddings, the gallery is streamed in one part per
     thread, at most one per CPU (`streamed_top_block(parts=)`). Every product's shape depends on the data and `max_block_bytes` alone (a
     BLAS product's bits depend on its shape), so the summary is the same for any number of threads. With `buffers`,
     each wave's similarities are written into a buffer reused from wave to wave."""
@@ -490,10 +490,29 @@ def _compiled_blocks(rows, relevance: Relevance, ignore, n_grades: int, t: int, 
                 if layout == "whole":
                     return counts_block(s[i:j], grades[i:j], k, n_grades, t, index_sums)
                 return (*top_block(s[i:j], grades[i:j], k, n_grades, t, cutoff), None)
-            out.extend(run(one, zip(cuts[:-1], cuts[1:])))
+            out.append(_joined_slices(list(run(one, zip(cuts[:-1], cuts[1:]))), run))
             if taken:
                 buffers.give(s)
     return out
+
+
+def _joined_slices(parts: list, run) -> tuple:
+    """One (hist, top, IndexSums or None) of a wave's consecutive slices, the groups padded to the widest: each slice
+    copied into its rows by `run` (side by side), so that `evaluate` finishes the wave as one summary, in runs on
+    every thread, rather than one small slice after another."""
+    if len(parts) == 1:
+        return parts[0]
+    ends = np.cumsum([0] + [len(h) for h, _, _ in parts])
+    first = parts[0][0]
+    hist = np.zeros((ends[-1], max(h.shape[1] for h, _, _ in parts), first.shape[2]), dtype=first.dtype)
+
+    def copy(i: int):
+        h = parts[i][0]
+        hist[ends[i]:ends[i + 1], :h.shape[1]] = h
+    list(run(copy, range(len(parts))))
+    top = None if parts[0][1] is None else np.concatenate([tp for _, tp, _ in parts])
+    sums = None if parts[0][2] is None else join_index_sums([s for _, _, s in parts])
+    return hist, top, sums
 
 
 def _wave_scores(rows, a: int, b: int, n_g: int, dtype, buffers: ScoreBuffers | None, run) -> tuple:
