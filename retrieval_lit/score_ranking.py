@@ -454,21 +454,24 @@ PRODUCT_TILE = 4096   # gallery items per product of a wave's similarities: the 
 
 def _compiled_blocks(rows, relevance: Relevance, ignore, n_grades: int, t: int, cutoff, index_sums: bool, layout: str,
                      max_block_bytes: int, n_threads: int, buffers: ScoreBuffers | None = None) -> list:
-    """[(hist, top, IndexSums or None)] of every block of queries by chapter 58's kernels, in `layout`
+    """[(hist, top, IndexSums or None)] of every wave of queries by chapter 58's kernels, in `layout`
     (`compiled_layout`), on `n_threads` threads (BLAS held to one thread each, the kernels without the GIL). The queries
     go in waves, as many as `max_block_bytes` holds (never fewer because there are more threads: a product of few
     queries reads the whole gallery for little work). A wave's similarities are computed a tile of `PRODUCT_TILE`
     gallery items at a time, each tile a product of the whole wave, the tiles shared among the threads; its rows are
-    then summarised in one slice per thread, and the slices joined (`_joined_slices`). For a cutoff from embeddings, the gallery is streamed in one part per
-    thread, at most one per CPU (`streamed_top_block(parts=)`). Every product's shape depends on the data and `max_block_bytes` alone (a
-    BLAS product's bits depend on its shape), so the summary is the same for any number of threads. With `buffers`,
-    each wave's similarities are written into a buffer reused from wave to wave."""
+    then summarised in slices side by side and the slices joined (`_joined_slices`). For a cutoff from embeddings, the
+    gallery is streamed in parts side by side (`streamed_top_block(parts=)`). Slices and parts each hold a large working
+    set: one per thread, but no more than the CPUs (16 of them time-sliced on 2 CPUs cost S2 1.5 x). Every product's
+    shape depends on the data and `max_block_bytes` alone (a BLAS product's bits depend on its shape), so the summary is
+    the same for any number of threads. With `buffers`, each wave's similarities are written into a buffer reused from
+    wave to wave."""
     from retrieval_lit.score_kernel import counts_block, streamed_top_block, top_block   # chapter 58; numba loads here
     n_q, n_g = relevance.n_queries, relevance.n_gallery
     dtype = (rows(0, 1, (0, 1)) if layout == "tiles" else rows(0, 1)).dtype    # float32 or float64
     wave = min(n_q, block_rows(n_g, max_block_bytes, compiled_pair_bytes(dtype.itemsize, layout)))
     pool = ThreadPoolExecutor(n_threads) if n_threads > 1 else None
     run = map if pool is None else pool.map
+    pieces = min(n_threads, _process_cpus())     # parts and slices, each a large working set: no more than the CPUs
     out = []
     with contextlib.ExitStack() as stack:
         if pool is not None:
@@ -477,12 +480,11 @@ def _compiled_blocks(rows, relevance: Relevance, ignore, n_grades: int, t: int, 
         for a, b in [(a, min(a + wave, n_q)) for a in range(0, n_q, wave)]:
             kept = None if ignore is None else ~ignore.mask(a, b)
             if layout == "tiles":                                     # a tile of similarities at a time, in cache
-                parts = min(n_threads, _process_cpus())               # a part beyond the CPUs adds only its merge
-                out.append((*streamed_top_block(rows, a, b, n_g, relevance, kept, t, cutoff, parts=parts, run=run),
+                out.append((*streamed_top_block(rows, a, b, n_g, relevance, kept, t, cutoff, parts=pieces, run=run),
                             None))
                 continue
             (s, taken), grades = _wave_scores(rows, a, b, n_g, dtype, buffers, run), relevance.block(a, b)
-            cuts = np.linspace(0, b - a, min(n_threads, b - a) + 1).astype(int)
+            cuts = np.linspace(0, b - a, min(pieces, b - a) + 1).astype(int)
 
             def one(ij):
                 i, j = ij
