@@ -301,7 +301,8 @@ def _add_comparison_options(p,                  # the subcommand's parser
     g.add_argument("--confidence", type=float, default=0.95,
                    help="the intervals' level; significance is judged at 1 - confidence (default: 0.95)")
     g.add_argument("--resamples", type=int, default=10_000,
-                   help="bootstrap resamples and randomization-test draws (default: 10000)")
+                   help="bootstrap resamples and randomization-test draws (default: 10000; at most 10000000, and "
+                        "resamples x queries at most 1000000000)")
     g.add_argument("--seed", type=int, default=0, help="seed of the resampling (default: 0)")
     g.add_argument("--baseline", default=None, metavar="NAME",
                    help="the baseline's name (default: the first system), or 'all' to compare every pair")
@@ -466,6 +467,23 @@ def _print_comparison(c, args, out):
     print(c.to_latex() if args.latex else c.to_markdown() if args.markdown else c.table(), file=out)
 
 
+def _check_resamples(args):
+    "--resamples refused at once beyond chapter 53's MAX_RESAMPLES, before any file is read."
+    from retrieval_lit.compare import check_resamples
+    check_resamples(args.resamples, name="--resamples")
+
+
+def _compare(systems, metrics, args):
+    "`compare` with the options; its refusal of too many resamples for the queries names --resamples."
+    try:
+        return compare(systems, metrics, args.baseline, args.test, args.correction, args.confidence, args.resamples,
+                       args.seed)
+    except RetrievalInputError as e:
+        if str(e).startswith("`n_resamples` "):
+            fail("--resamples", str(e)[len("`n_resamples` "):])
+        raise
+
+
 def run_trec_compare(args,               # the parsed `trec-eval` options with several runs (and --compare)
                      out,                # text stream for the table, e.g. sys.stdout
                      ):
@@ -476,6 +494,7 @@ def run_trec_compare(args,               # the parsed `trec-eval` options with s
                           "(trec_eval's lines are for one run)")
     if len(args.run) < 2:
         fail("--compare", "needs at least two runs, after the qrels")
+    _check_resamples(args)
     qrels, systems = read_qrels(args.qrels), {}
     measures = args.measures or list(COMPARE_MEASURES)
     for path in args.run:
@@ -490,29 +509,44 @@ def run_trec_compare(args,               # the parsed `trec-eval` options with s
         if r.qids != first.qids:
             fail("run", f"files cover different topics of the qrels ({len(first.qids)} and {len(r.qids)} evaluated): "
                         "add -c to score every topic of the qrels in every run (a topic a run lacks scores 0)")
-    c = compare(systems, None, args.baseline, args.test, args.correction, args.confidence, args.resamples, args.seed)
+    c = _compare(systems, None, args)
     _print_comparison(c, args, out)
     return c
 
 
-def _reports_in(path) -> dict:
-    "The reports of one JSON file written by `evaluate --json` (one report) or `demo --json` (several, by title)."
+def _reports_in(path,                   # a JSON file written by `evaluate --json` or `demo --json`
+                name: str,              # the system's name (several reports in one file: name + ": " + title)
+                ) -> dict:
+    """The reports of one JSON file written by `evaluate --json` (one report) or `demo --json` (several, by title).
+    Anything else ends in one error naming the file, the system and the entry (a query by its position in the
+    file's per-query list)."""
+    what = "a JSON file written by `evaluate --json`"
     try:
         data = json.loads(Path(path).read_text())
     except OSError as e:
-        fail("reports", f"{path} cannot be read ({e.strerror})")
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        fail("reports", f"{path} is not a JSON file written by `evaluate --json` ({e})")
+        fail("reports", f"{path} cannot be read ({e.strerror or e})")
+    except RecursionError:
+        fail("reports", f"{path} is not {what}: its JSON is nested too deeply to read")
+    except (ValueError, UnicodeDecodeError) as e:                     # JSONDecodeError is a ValueError
+        fail("reports", f"{path} is not {what} ({e})")
     if not isinstance(data, dict):
-        fail("reports", f"{path} is not a JSON file written by `evaluate --json`")
-    found = {"": data} if "metrics" in data else data
+        fail("reports", f"{path} is not {what}: it holds a JSON {type(data).__name__}, not an object")
+    single = any(k in data for k in ("metrics", "conventions", "n_queries", "per_query"))   # else demo's titles
+    found = {"": data} if single else data
+    reports = {}
     for title, d in found.items():
+        system = f"{name}: {title}" if title else name
         if not isinstance(d, dict) or "metrics" not in d:
-            fail("reports", f"{path} is not a JSON file written by `evaluate --json`")
+            fail("reports", f"{path} is not {what}: {'entry ' + repr(title) if title else 'it'} holds no 'metrics'")
         if "per_query" not in d:
-            fail("reports", f"{path} holds no per-query values, which a comparison needs: write it again with this "
-                            "version's `retrieval-lit evaluate --json`")
-    return {title.split(":")[0]: Report.from_dict(d) for title, d in found.items()}
+            fail("reports", f"{path} (system {system!r}) holds no per-query values, which a comparison needs: write it "
+                            "again with this version's `retrieval-lit evaluate --json`")
+        try:
+            reports[title.split(":")[0]] = Report.from_dict(d)
+        except RetrievalInputError as e:
+            reason = str(e).split("Report.to_dict writes it: ", 1)[-1]
+            fail("reports", f"{path} (system {system!r}) is not {what}: {reason}")
+    return reports
 
 
 def run_compare(args,                    # the parsed `compare` options (an argparse.Namespace from build_parser)
@@ -521,16 +555,16 @@ def run_compare(args,                    # the parsed `compare` options (an argp
     "Compare the systems of reports written by `evaluate --json`: every one against the first (chapter 53)."
     if args.names is not None and len(args.names) != len(args.reports):
         fail("--names", f"must give one name per report: {len(args.reports)} reports, {len(args.names)} names")
+    _check_resamples(args)
     systems = {}
     for i, path in enumerate(args.reports):
         name = args.names[i] if args.names else Path(path).stem
-        for title, r in _reports_in(path).items():
+        for title, r in _reports_in(path, name).items():
             key = f"{name}: {title}" if title else name
             if key in systems:
                 fail("--names", f"gives two systems the name {key!r}: name each report with --names")
             systems[key] = r
-    c = compare(systems, args.metrics, args.baseline, args.test, args.correction, args.confidence, args.resamples,
-                args.seed)
+    c = _compare(systems, args.metrics, args)
     _print_comparison(c, args, out)
     return c
 

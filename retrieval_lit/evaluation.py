@@ -133,21 +133,96 @@ class Report(Mapping):
     def from_dict(cls,
                   d: dict,            # what `to_dict` returned, e.g. read back from the JSON of `evaluate --json`
                   ) -> "Report":
-        "A Report from its `to_dict` form (per-query values and their bounds only if it holds them; None is NaN)."
-        values = lambda xs: np.array([np.nan if x is None else x for x in xs], dtype=np.float64)
-        number = lambda x: np.nan if x is None else float(x)
+        """A Report from its `to_dict` form (per-query values and their bounds only if it holds them; None is NaN).
+        Anything else is refused in one RetrievalInputError that starts "`d` is not a report's dictionary" and names
+        the entry: a missing or mistyped field, a per-query list of the wrong length, a value that is not a finite
+        number or null (named by its position in its list: the query as the file numbers it)."""
+        def refuse(where, what):
+            fail("d", f"is not a report's dictionary as Report.to_dict writes it: {where} {what}")
+
+        def at(*keys) -> str:
+            return "".join(f"[{k!r}]" for k in keys)
+
+        def table(parent, *keys, required=False) -> dict:
+            if keys[-1] not in parent:
+                if required:
+                    refuse(at(*keys[:-1]) or "it", f"lacks {keys[-1]!r}")
+                return {}
+            v = parent[keys[-1]]
+            if not isinstance(v, Mapping) or not all(isinstance(k, str) for k in v):
+                refuse(at(*keys), f"must be a dictionary keyed by names, got {type(v).__name__}")
+            return v
+
+        def brief(x) -> str:
+            if isinstance(x, (list, tuple, Mapping)):
+                return f"a {'list' if isinstance(x, (list, tuple)) else 'dictionary'}"
+            text = repr(x)
+            return text if len(text) <= 40 else text[:37] + "..."
+
+        def number(x, *keys, query=False) -> float:
+            where = at(*keys) + (f" (query {keys[-1]})" if query else "")
+            if x is None:
+                return np.nan
+            if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, float, np.integer, np.floating)):
+                refuse(where, f"must be a number or null, got {brief(x)}")
+            try:
+                v = float(x)
+            except OverflowError:
+                v = np.inf
+            if np.isinf(v):
+                refuse(where, f"must be a finite number or null, got {brief(x)}")
+            return v
+
+        def whole(x, *keys, none=False, minimum=0):
+            if x is None and none:
+                return None
+            if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)) or x < minimum:
+                refuse(at(*keys), f"must be a whole number >= {minimum}{' or null' if none else ''}, got {brief(x)}")
+            return int(x)
+
+        def values(xs, n, *keys) -> np.ndarray:
+            if not isinstance(xs, (list, tuple)):
+                refuse(at(*keys), f"must be a list of {n} per-query values, got {type(xs).__name__}")
+            if len(xs) != n:
+                refuse(at(*keys), f"holds {len(xs)} values for the report's {n} queries (n_queries)")
+            return np.array([number(x, *keys, i, query=True) for i, x in enumerate(xs)], dtype=np.float64)
+
+        def pair(v, first, second, *keys, n=None) -> tuple:
+            if not isinstance(v, Mapping) or first not in v or second not in v:
+                refuse(at(*keys), f"must be a dictionary with {first!r} and {second!r}")
+            if n is None:
+                return number(v[first], *keys, first), number(v[second], *keys, second)
+            return values(v[first], n, *keys, first), values(v[second], n, *keys, second)
+
+        if not isinstance(d, Mapping):
+            refuse("it", f"must be a dictionary, got {type(d).__name__}")
+        metrics = table(d, "metrics", required=True)
+        means = {k: number(v, "metrics", k) for k, v in metrics.items()}
+        conv = table(d, "conventions", required=True)
         try:
-            means = {k: number(v) for k, v in d["metrics"].items()}
-            conv = Conventions.make(**d["conventions"])
-            bounds = {k: (number(v["min"]), number(v["max"])) for k, v in d.get("bounds", {}).items()}
-            orders = {k: (number(v["relevant_last"]), number(v["relevant_first"])) for k, v in d.get("orders", {}).items()}
-            pq = {k: values(v) for k, v in d.get("per_query", {}).items()}
-            pqb = {k: (values(v["min"]), values(v["max"])) for k, v in d.get("per_query_bounds", {}).items()}
-            lower = tuple(k for k in means if not parse_metric(k).higher_is_better)
-            return cls(means, pq, dict(d.get("skipped", {})), conv, int(d["n_queries"]), int(d["n_gallery"]),
-                       d.get("nbits"), bounds, lower, orders, pqb)
-        except (KeyError, TypeError, AttributeError) as e:
-            fail("d", f"is not a report's dictionary as Report.to_dict writes it ({type(e).__name__}: {e})")
+            conv = Conventions.make(**conv)
+        except (ValueError, TypeError) as e:
+            refuse(at("conventions"), f"are not conventions: {e}")
+        n_queries, n_gallery = (whole(d.get(k), k) if k in d else refuse("it", f"lacks {k!r}")
+                                for k in ("n_queries", "n_gallery"))
+        nbits = whole(d.get("nbits"), "nbits", none=True, minimum=1)
+        precision = d.get("precision")
+        if precision is not None and precision not in PRECISIONS:
+            refuse(at("precision"), f"must be one of {', '.join(PRECISIONS)} or null, got {brief(precision)}")
+        skipped = {k: whole(v, "skipped", k) for k, v in table(d, "skipped").items()}
+        bounds = {k: pair(v, "min", "max", "bounds", k) for k, v in table(d, "bounds").items()}
+        orders = {k: pair(v, "relevant_last", "relevant_first", "orders", k) for k, v in table(d, "orders").items()}
+        pq = {k: values(v, n_queries, "per_query", k) for k, v in table(d, "per_query").items()}
+        pqb = {k: pair(v, "min", "max", "per_query_bounds", k, n=n_queries)
+               for k, v in table(d, "per_query_bounds").items()}
+        lower = []
+        for k in means:
+            try:
+                if not parse_metric(k).higher_is_better:
+                    lower.append(k)
+            except ValueError:
+                refuse(at("metrics"), f"names {k!r}, which is not a metric name `evaluate` knows")
+        return cls(means, pq, skipped, conv, n_queries, n_gallery, nbits, bounds, tuple(lower), orders, pqb, precision)
 
     def per_query_rows(self) -> list:
         "One dict per query: `query` (its index) and every metric's value (None where skipped), for CSV or pandas."
