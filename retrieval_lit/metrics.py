@@ -18,7 +18,7 @@ from .validate import check_choice, check_probability, fail
 # %% auto #0
 __all__ = ['AP_DENOMINATORS', 'EMPTY_POLICIES', 'GAINS', 'AP_INTERPOLATIONS', 'MAX_NAME_DIGITS', 'MAX_CUTOFF', 'convention',
            'Conventions', 'convention_fields', 'apply_empty_policy', 'Metric', 'register_metric', 'known_metrics',
-           'metric_names', 'quote_name', 'parse_metric', 'parse_cutoff', 'tie_range']
+           'metric_names', 'quote_name', 'check_name_digits', 'parse_metric', 'parse_cutoff', 'tie_range']
 
 # %% ../nbs/04_metrics.ipynb #3eb1e6e6
 AP_DENOMINATORS = ("retrieved", "all", "min")
@@ -213,6 +213,22 @@ def quote_name(name,           # a name as typed (any object: its str is quoted)
     head = (width - 3) // 2
     return f"{text[:head] + '...' + text[len(text) - (width - 3 - head):]!r} ({len(text)} characters)"
 
+# %% ../nbs/04_metrics.ipynb #2e5ef6bb
+def check_name_digits(name: str,               # a metric or measure name as typed
+                      argument: str = "metrics",  # the argument that holds it, for the message
+                      ) -> str:
+    """`name`, refused if it holds a run of more than MAX_NAME_DIGITS digits: checked before any reader converts the
+    number (Python's int() refuses strings of more than 4300 digits with an error of its own).
+
+    >>> check_name_digits("map@1000")
+    'map@1000'
+    """
+    longest = max(map(len, re.findall(r"[0-9]+", name)), default=0)
+    if longest > MAX_NAME_DIGITS:
+        fail(argument, f"{quote_name(name.strip())}: holds a number of {longest} digits; no metric name needs more "
+                       f"than {MAX_NAME_DIGITS} (a cutoff is at most 2**53)")
+    return name
+
 # %% ../nbs/04_metrics.ipynb #ec265981
 def parse_metric(name,  # a metric name such as "map@1000", "ndcg@100", "p@10", or ir_measures' "AP@100", "nDCG@10"
                  ) -> Metric:
@@ -226,10 +242,7 @@ def parse_metric(name,  # a metric name such as "map@1000", "ndcg@100", "p@10", 
     load_metric_modules()
     if not isinstance(name, str):
         fail("metrics", f"entries must be metric names (strings), got {name!r}")
-    longest = max(map(len, re.findall(r"[0-9]+", name)), default=0)
-    if longest > MAX_NAME_DIGITS:                # refused before any reader converts the number (Python's int()
-        fail("metrics", f"{quote_name(name.strip())}: holds a number of {longest} digits; no metric name needs more "
-                        f"than {MAX_NAME_DIGITS} (a cutoff is at most 2**53)")   # refuses past 4300 digits)
+    check_name_digits(name)              # before any reader converts a number
     from retrieval_lit import names      # the names other tools use (chapter 08), built on this module
     meaning = names.read_name(name)
     if meaning is not None:
