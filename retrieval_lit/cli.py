@@ -20,7 +20,7 @@ from .compare import CORRECTIONS, TESTS, compare
 from .evaluation import Report, evaluate
 from .hamming import PackedCodes, pack_codes
 from .metrics import convention_fields, known_metrics
-from .trec import NICKNAMES, TREC_TIES, evaluate_run, parse_measures, read_qrels, read_run
+from .trec import NICKNAMES, SUMMARY_ONLY, TREC_TIES, evaluate_run, parse_measures, read_qrels, read_run
 from .validate import RetrievalInputError, fail
 
 # %% auto #0
@@ -437,6 +437,37 @@ def run_evaluate(args,                   # the parsed `evaluate` options (an arg
     return r
 
 # %% ../nbs/80_cli.ipynb #72b4f5d0
+_NO_PER_TOPIC = {"gm_map": "it is trec_eval's geometric mean of the topics' AP (exp of the mean of their logs), not a "
+                           "mean of per-topic values, which --compare's paired tests and intervals need: compare map "
+                           "(each topic's AP) instead, or score each run alone for its gm_map",
+                 "runid": "it is the run's name", "num_q": "it is the number of topics"}
+
+
+def _refuse_summary_only(measures,  # the -m values as given (a nickname's measures may be left out, with a note)
+                         ):
+    "For --compare: refuse a measure named on its own (not through official / all_trec) that has no value per topic."
+    for text in measures:
+        if text not in NICKNAMES:
+            for m in parse_measures([text]):
+                if m.family in SUMMARY_ONLY:
+                    fail("-m", f"{m.name}: --compare has no value per topic to compare for it: {_NO_PER_TOPIC[m.family]}")
+
+
+def _note_left_out(measures,  # the -m values as given
+                   kept,      # the names the output holds (a report's summary, or its per-topic values)
+                   ):
+    "Notes on stderr naming the measures asked for through a nickname that the output leaves out, and why."
+    left = [m for m in parse_measures(measures) if m.name not in kept]
+    families = lambda ms: ", ".join(sorted({m.family for m in ms}))
+    no_topic = [m for m in left if m.family in SUMMARY_ONLY]
+    if no_topic:
+        print(f"retrieval-lit: note: {families(no_topic)} are not compared (they have no value per topic)",
+              file=sys.stderr)
+    if len(left) > len(no_topic):
+        print(f"retrieval-lit: note: under --ties expected, {families([m for m in left if m not in no_topic])} are "
+              "left out (no closed form for their mean over tie orders)", file=sys.stderr)
+
+
 def run_trec_eval(args,                  # the parsed `trec-eval` options (an argparse.Namespace from build_parser)
                   out,                   # text stream for trec_eval's lines, e.g. sys.stdout
                   ):
@@ -452,10 +483,7 @@ def run_trec_eval(args,                  # the parsed `trec-eval` options (an ar
         print(f"retrieval-lit: note: {len(report.dropped)} topic(s) of the run are not in the qrels and were not "
               f"evaluated, as trec_eval does: {', '.join(report.dropped[:10])}{' ...' if len(report.dropped) > 10 else ''}",
               file=sys.stderr)
-    left_out = [m.name for m in parse_measures(measures) if m.name not in report.summary]
-    if left_out:
-        print(f"retrieval-lit: note: under --ties expected, {', '.join(sorted({n.rstrip('0123456789.').rstrip('_') for n in left_out}))} "
-              f"are left out (no closed form for their mean over tie orders)", file=sys.stderr)
+    _note_left_out(measures, report.summary)
     print("\n".join(report.lines(per_query=args.per_query)), file=out)
     return report
 
@@ -497,18 +525,21 @@ def run_trec_compare(args,               # the parsed `trec-eval` options with s
     _check_resamples(args)
     qrels, systems = read_qrels(args.qrels), {}
     measures = args.measures or list(COMPARE_MEASURES)
+    _refuse_summary_only(measures)
     for path in args.run:
         run, tag = read_run(path, with_tag=True)
         name = tag if tag not in systems else str(path)
         if name in systems:
             fail("run", f"names {path} twice")
         systems[name] = evaluate_run(qrels, run, measures, ties=args.ties, bounds=args.bounds, complete=args.complete,
-                                     trec_version=args.trec_version, runid=tag, skip_unsupported=True)
+                                     trec_version=args.trec_version, runid=tag,
+                                     skip_unsupported=all(m in NICKNAMES for m in measures))
     first = next(iter(systems.values()))
     for name, r in systems.items():
         if r.qids != first.qids:
             fail("run", f"files cover different topics of the qrels ({len(first.qids)} and {len(r.qids)} evaluated): "
                         "add -c to score every topic of the qrels in every run (a topic a run lacks scores 0)")
+    _note_left_out(measures, [m.name for m in first.measures if m.family not in SUMMARY_ONLY])   # (the compared ones)
     c = _compare(systems, None, args)
     _print_comparison(c, args, out)
     return c

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .validate import as_numeric_array, check_bool, fail
+from .validate import as_numeric_array, check_bool, fail, shown
 
 # %% auto #0
 __all__ = ['check', 'student_notebook', 'write_student_copies']
@@ -182,6 +182,25 @@ def _stub(names) -> str:
     return ("# Exercise: write this cell (the teacher's copy has a worked version).\n"
             f'print("Exercise: fill in this cell ({what})")')
 
+# %% ../nbs/95_course.ipynb #3280ca79
+def _check_notebook(nb,     # a notebook as json.load read it, checked as it is (not modified)
+                    name,   # its name, for the messages
+                    ) -> list:
+    "The cells of `nb`, after checking the shape a student copy reads: a JSON object whose 'cells' are objects with text sources."
+    if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
+        json_types = {list: "a JSON list", str: "a JSON string", int: "a number", float: "a number", bool: "true or false"}
+        got = ("an object without a list of 'cells'" if isinstance(nb, dict) else "null" if nb is None
+               else json_types.get(type(nb), type(nb).__name__))
+        fail("nb", f"{name}: must be a notebook as json.load reads it (a JSON object with a list of 'cells'), got {got}")
+    for i, cell in enumerate(nb["cells"]):
+        if not isinstance(cell, dict):
+            fail("nb", f"{name}: cell {i} must be a JSON object, got {shown(cell)[:40]} ({type(cell).__name__})")
+        s = cell.get("source", "")
+        if not (isinstance(s, str) or isinstance(s, list) and all(isinstance(line, str) for line in s)):
+            fail("nb", f"{name}: cell {i} has a source that is neither text nor a list of lines: {shown(s)[:40]} "
+                       f"({type(s).__name__})")
+    return nb["cells"]
+
 # %% ../nbs/95_course.ipynb #3b62c9b6
 def student_notebook(nb: dict,               # a notebook as read by json.load (nbformat 4); not modified
                      name: str = "notebook",  # its name, for error messages
@@ -189,9 +208,7 @@ def student_notebook(nb: dict,               # a notebook as read by json.load (
     """A student's copy of notebook `nb`: everything from the `## Solutions` cell to the end removed (except a trailing
     `#| hide` cell that only exports), and each `#| student: stub` code cell replaced by a stub that prints
     'Exercise: fill in this cell (...)' and defines nothing."""
-    if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
-        fail("nb", f"must be a notebook as json.load reads it (a dict with a list of 'cells'), got {type(nb).__name__}")
-    cells = nb["cells"]
+    cells = _check_notebook(nb, name)
     start = next((i for i, c in enumerate(cells) if _is_solutions(c)), len(cells))
     kept = cells[:start] + ([cells[-1]] if start < len(cells) - 1 and _only_exports(cells[-1]) else [])
     out, stubbed = [], {}                     # stubbed: name -> the stub cell's index in `nb`
@@ -220,6 +237,25 @@ def student_notebook(nb: dict,               # a notebook as read by json.load (
     student["cells"] = out
     return student
 
+# %% ../nbs/95_course.ipynb #2808a848
+def _read_notebook(path: Path,   # a notebook file of the teacher's folder
+                   ) -> dict:
+    "The notebook at `path` as json.load reads it; a file that is no JSON text (unreadable, not UTF-8, empty) is refused, naming it."
+    try:
+        text = path.read_bytes().decode("utf-8-sig")        # (a byte-order mark, as some editors write, is allowed)
+    except OSError as e:
+        fail("nbs", f"{path.name} cannot be read ({e.strerror})")
+    except UnicodeDecodeError as e:
+        fail("nbs", f"{path.name} is not a notebook: not UTF-8 text (byte {e.object[e.start]:#04x} at offset {e.start})")
+    if not text.strip():
+        fail("nbs", f"{path.name} is not a notebook: the file is empty")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        fail("nbs", f"{path.name} is not a notebook: not valid JSON ({e.msg} at line {e.lineno}, column {e.colno})")
+    except RecursionError:
+        fail("nbs", f"{path.name} is not a notebook: its JSON is nested too deeply to read")
+
 # %% ../nbs/95_course.ipynb #5bcf2b60
 def write_student_copies(dest,              # a new or empty folder for the copies
                          nbs="nbs",         # the teacher's notebook folder (the book's nbs/)
@@ -241,7 +277,7 @@ def write_student_copies(dest,              # a new or empty folder for the copi
         if missing:
             fail("only", f"names no notebook of {str(nbs)!r}: {missing}")
         paths = [p for p in paths if p.stem in {Path(str(w)).stem for w in want}]
-    copies = [(p, student_notebook(json.loads(p.read_text(encoding="utf-8")), p.name)) for p in paths]  # all checked first
+    copies = [(p, student_notebook(_read_notebook(p), p.name)) for p in paths]  # all checked first
     dest.mkdir(parents=True, exist_ok=True)
     for item in nbs.iterdir():
         if item.suffix == ".ipynb" or item.name.startswith((".", "__")):

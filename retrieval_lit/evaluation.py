@@ -334,6 +334,7 @@ class _Source:
     similarity: str = "cosine"  # how embeddings compare
     codes: tuple = ()          # (query PackedCodes, gallery PackedCodes) for "hamming"
     rows: Callable | None = None   # rows(start, stop) -> score rows, for "scores"
+    items: tuple = ("query_codes", "gallery_codes")   # the arguments whose rows are the queries and the gallery items
 
 
 def _ranking_source(query_codes, gallery_codes, scores, query_embeddings, gallery_embeddings, similarity,
@@ -348,14 +349,15 @@ def _ranking_source(query_codes, gallery_codes, scores, query_embeddings, galler
                        f"query_embeddings with gallery_embeddings; got {' and '.join(given) if given else 'none'}")
     if scores is not None:
         s = check_scores(scores, "scores", precision=precision)
-        return _Source("scores", s.shape[0], s.shape[1], precision=precision, rows=lambda a, b: s[a:b])
+        return _Source("scores", s.shape[0], s.shape[1], precision=precision, rows=lambda a, b: s[a:b],
+                       items=("scores", "scores"))
     if given[0].startswith("query_embeddings"):
         for name, x in (("query_embeddings", query_embeddings), ("gallery_embeddings", gallery_embeddings)):
             if x is None:
                 fail(name, "is required when the other embeddings are given")
         n_q, n_g, rows = similarity_rows(query_embeddings, gallery_embeddings, similarity, precision)
         return _Source("scores", n_q, n_g, precision=precision, rows=rows, similarity=similarity,
-                       embeddings=(query_embeddings, gallery_embeddings))
+                       embeddings=(query_embeddings, gallery_embeddings), items=("query_embeddings", "gallery_embeddings"))
     for name, x in (("query_codes", query_codes), ("gallery_codes", gallery_codes)):
         if x is None:
             fail(name, "is required when the other codes are given")
@@ -630,7 +632,8 @@ def evaluate(query_codes=None,              # Q x K codes, {0,1} or {-1,+1} (ite
     check_int(max_block_bytes, "max_block_bytes", 1)
     src = _ranking_source(query_codes, gallery_codes, scores, query_embeddings, gallery_embeddings, similarity,
                           precision)
-    rel = make_relevance(src.n_queries, src.n_gallery, query_labels, gallery_labels, relevance, relation_types)
+    rel = make_relevance(src.n_queries, src.n_gallery, query_labels, gallery_labels, relevance, relation_types,
+                         src.items)
     ig = make_ignore(src.n_queries, src.n_gallery, ignore, self_index)
     job = _plan_job(src, rel, ig, _parse_metrics(metrics, src), conv, check_bool(bounds, "bounds"),
                     _choose_engine(engine, src, ig, client), max_block_bytes)
