@@ -64,6 +64,9 @@ class _NdarrayToken:
     "numpy.ndarray as a pickle may name it: the first argument of `_reconstruct`, and nothing that can be called."
     __slots__ = ()
 
+    def __repr__(self):
+        return "ndarray"
+
 
 _NDARRAY = _NdarrayToken()
 
@@ -87,6 +90,9 @@ class _DtypeToken:
 
     def __init__(self, descr: str):
         self.descr, self.dtype = descr, np.dtype(descr)    # numpy's dtype(descr): native byte order
+
+    def __repr__(self):
+        return f"dtype({self.dtype.str!r})"
 
     def __setstate__(self, state):
         orders = "|" if self.dtype.itemsize == 1 else "<>"
@@ -130,6 +136,9 @@ class _NumpyValue:
     def __init__(self, value=None):
         self.value = value
 
+    def __repr__(self):
+        return "<an array, its state not yet set>" if self.value is None else f"<{type(self.value).__name__}>"
+
     def __setstate__(self, state):
         "An array's state, (1, shape, dtype, is_fortran, bytes) as numpy writes it, set once after `_reconstruct`."
         if self.value is not None:
@@ -140,7 +149,8 @@ class _NumpyValue:
             raise _RefusedNumpy("an array's state must be (1, shape, dtype, is_fortran, bytes) as numpy writes it, "
                                 f"got {_short(state)}")
         _, shape, dtype, fortran, raw = state
-        self.value = _plain_array(raw, dtype, shape, "F" if fortran else "C")
+        a = _plain_array(raw, dtype, shape, "F" if fortran else "C")
+        self.value = a.astype(a.dtype.newbyteorder("="))   # numpy's setstate gives native byte order, as here
 
 # %% ../nbs/54_loaders.ipynb #b3803940
 def _reconstruct(subtype, shape, dtype, *rest):

@@ -188,6 +188,23 @@ BAD_GND = [
      "one dict per query (2 in 'qimlist'), got list of length 1"),
     ({"imlist": [1, 2], "qimlist": ["q"], "gnd": []}, "'imlist' must be a list of image names (strings)"),
     ("imlist", "must hold a dict with 'imlist', 'qimlist' and 'gnd', got str"),
+    # ragged and over-nested index lists (issue 34): named with the query and key, never numpy's raw ValueError
+    ({"imlist": ["a"], "qimlist": ["q"], "gnd": [{"easy": [[0], [0, 0]], "hard": [], "junk": []}]},
+     "gnd[0]['easy'] must be one list of numbers, got a ragged list"),
+    ({"imlist": ["a"], "qimlist": ["q"], "gnd": [{"easy": [], "hard": [[0], 0], "junk": []}]},
+     "gnd[0]['hard'] must be one list of numbers, got a ragged list"),
+    ({"imlist": ["a"], "qimlist": ["q"], "gnd": [{"easy": [], "hard": [], "junk": [np.array([0]), np.array([0, 0])]}]},
+     "gnd[0]['junk'] must be one list of numbers, got a ragged list"),
+    ({"imlist": ["a"], "qimlist": ["q"], "gnd": [{"easy": [[0, 0], [0, 0]], "hard": [], "junk": []}]},
+     "gnd[0]['easy'] must be one list of numbers (or one row or column of them), got lists nested to shape (2, 2)"),
+    ({"imlist": ["a"], "qimlist": ["q"], "gnd": [{"easy": [[[0]]], "hard": [], "junk": []}]},
+     "got lists nested to shape (1, 1, 1)"),
+    ({"imlist": ["a"], "qimlist": ["q"], "gnd": [{"ok": [[0], []], "junk": []}]},
+     "gnd[0]['ok'] must be one list of numbers, got a ragged list"),
+    ({"imlist": ["a"], "qimlist": ["q"], "gnd": [{"ok": [0], "junk": [], "good": [[0, 0], [0]]}]},
+     "gnd[0]['good'] must be one list of numbers, got a ragged list"),
+    ({"imlist": ["a"], "qimlist": ["q"], "gnd": [{"easy": [], "hard": [], "junk": [], "bbx": [[1, 2], [3]]}]},
+     "gnd[0]['bbx'] must be one list of numbers, got a ragged list"),
 ]
 
 
@@ -198,6 +215,36 @@ def test_bad_ground_truth_is_named(tmp_path, obj, message):
     with pytest.raises(BenchmarkFileError) as err:
         read_revisited_gnd(path)
     assert str(err.value).startswith(f"{path}: ") and message in str(err.value)
+
+
+nested = st.recursive(st.integers(0, 3), lambda inner: st.lists(inner, max_size=3), max_leaves=12)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+@given(value=nested, key=st.sampled_from(["easy", "hard", "junk"]))
+def test_any_nesting_of_an_index_list_reads_or_is_named(tmp_path_factory, value, key):
+    "A list nested any way reads as the flat indices (when it is flat, or one row or column) or names file and key."
+    path = tmp_path_factory.mktemp("nest") / "gnd.pkl"
+    entry = {"easy": [], "hard": [], "junk": [], key: value}
+    path.write_bytes(pickle.dumps({"imlist": list("abcd"), "qimlist": ["q"], "gnd": [entry]}, protocol=4))
+
+    def shape(v):                                                        # None: ragged (no array holds it)
+        if not isinstance(v, list):
+            return ()
+        inner = {shape(x) for x in v}
+        return None if None in inner or len(inner) > 1 else (len(v),) + (inner.pop() if inner else ())
+    s = shape(value)
+    try:
+        got = read_revisited_gnd(path)["gnd"][0][key]
+    except BenchmarkFileError as e:
+        assert str(e).startswith(f"{path}: gnd[0]['{key}'] must be one list of numbers"), str(e)
+        assert s is None or len(s) > 2 or (len(s) == 2 and min(s) > 1)
+        return
+    assert s is not None and (len(s) < 2 or len(s) == 2 and min(s) <= 1)
+
+    def flat(v):
+        return [y for x in v for y in flat(x)] if isinstance(v, list) else [v]
+    assert got.tolist() == flat(value)
 
 
 def write_oxford(folder: Path, queries: dict):
