@@ -240,7 +240,7 @@ def legit_gnd() -> dict:
 
 
 def edited_gnd(protocol: int) -> bytes:
-    "A legitimate ground truth with its dtype descriptions changed from i8 to O8: two bytes each, nothing else."
+    "A legitimate ground truth with its dtype descriptions changed from i8 to O8: one byte each, nothing else."
     blob = pickle.dumps(legit_gnd(), protocol=protocol)
     edited = blob.replace(b"X\x02\x00\x00\x00i8", b"X\x02\x00\x00\x00O8").replace(b"\x8c\x02i8", b"\x8c\x02O8")
     assert edited != blob and len(edited) == len(blob)
