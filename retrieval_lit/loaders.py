@@ -229,6 +229,7 @@ class _DataOnlyUnpickler(pickle.Unpickler):
 
 # %% ../nbs/54_loaders.ipynb #bbcbd4ed
 _MAX_DEPTH = 32   # lists, tuples and dicts inside one another; a ground truth nests four deep
+_ATOMS = frozenset({int, float, str, bytes, bytearray, bool, type(None)})   # what the walk need not visit
 
 
 def _finish(data):
@@ -256,7 +257,8 @@ def _finish(data):
         open_.add(id(x))
         if t is list:
             for i, v in enumerate(x):
-                x[i] = walk(v, depth + 1)
+                if type(v) not in _ATOMS:                  # a ground truth's long lists hold numbers
+                    x[i] = walk(v, depth + 1)
             out = x
         elif t is dict:
             for k in list(x):
