@@ -150,7 +150,7 @@ class _NumpyValue:
                                 f"got {_short(state)}")
         _, shape, dtype, fortran, raw = state
         a = _plain_array(raw, dtype, shape, "F" if fortran else "C")
-        self.value = a.astype(a.dtype.newbyteorder("="))   # numpy's setstate gives native byte order, as here
+        self.value = a.astype(a.dtype.newbyteorder("="), copy=False)   # native, as numpy's setstate gives
 
 # %% ../nbs/54_loaders.ipynb #b3803940
 def _reconstruct(subtype, shape, dtype, *rest):
