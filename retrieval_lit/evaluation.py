@@ -555,8 +555,9 @@ def evaluate(query_codes=None,              # Q x K codes, {0,1} or {-1,+1} (ite
     conv = Conventions.make(ties=ties, ap_denominator=ap_denominator, empty=empty, gain=gain,
                             rbp_persistence=rbp_persistence, ap_interpolation=ap_interpolation)
     check_choice(engine, "engine", ("auto",) + tuple(ENGINES))
-    if device is not None or any(type(x).__module__.split(".")[0] == "torch"
-                                 for x in (scores, query_embeddings, gallery_embeddings)):
+    torch = __import__("sys").modules.get("torch")   # a tensor exists only where torch is loaded
+    if device is not None or torch is not None and any(isinstance(x, torch.Tensor)
+                                                       for x in (scores, query_embeddings, gallery_embeddings)):
         from retrieval_lit.torch_engine import evaluate_on_device      # torch only when asked for
         return evaluate_on_device(device, scores=scores, query_embeddings=query_embeddings,
                                   gallery_embeddings=gallery_embeddings, similarity=similarity, precision=precision,
