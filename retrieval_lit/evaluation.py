@@ -604,6 +604,7 @@ def evaluate(query_codes=None,              # Q x K codes, {0,1} or {-1,+1} (ite
              client=None,                   # codes or embeddings ranked on a Dask cluster: a Client or an address
              max_block_bytes: int = 1 << 28,  # memory bound of one query block
              progress: bool | None = None,  # a progress bar; None: if stderr is a terminal and the run looks > 2 s
+             device=None,                   # a torch device ("cuda", "cpu"): rank scores / embeddings there (chapter 62)
              ) -> Report:
     """Evaluate a retrieval ranking: the mean (and per-query values) of every metric named in `metrics`.
 
@@ -618,6 +619,8 @@ def evaluate(query_codes=None,              # Q x K codes, {0,1} or {-1,+1} (ite
     torch compute; scores rounded to float32, similarities computed by float32 BLAS), which can form other ties.
     `client` (a `dask.distributed.Client` or a scheduler address such as "tcp://host:8786") ranks codes or embeddings
     on that cluster: the gallery is sent once, in one shard per worker, and every value is the single-process one.
+    `device` (or torch tensors as `scores` or embeddings) ranks on that torch device, block by block (chapter 62):
+    the same values; torch is imported only then.
 
     >>> r = evaluate([[0, 0]], [[0, 0], [0, 1], [1, 0], [1, 1]], [0], [0, 1, 0, 0], ["map", "p@2"])  # distances 0,1,1,2
     >>> round(r["map"], 4), r["p@2"]    # items 1, 2 tie, one relevant: AP = (29/36 + 33/36)/2, P@2 = 1.5/2
@@ -629,6 +632,17 @@ def evaluate(query_codes=None,              # Q x K codes, {0,1} or {-1,+1} (ite
     conv = Conventions.make(ties=ties, ap_denominator=ap_denominator, empty=empty, gain=gain,
                             rbp_persistence=rbp_persistence, ap_interpolation=ap_interpolation)
     check_choice(engine, "engine", ("auto",) + tuple(ENGINES))
+    torch = __import__("sys").modules.get("torch")   # a tensor exists only where torch is loaded
+    if device is not None or torch is not None and any(isinstance(x, torch.Tensor)
+                                                       for x in (scores, query_embeddings, gallery_embeddings)):
+        from retrieval_lit.torch_engine import evaluate_on_device      # torch only when asked for
+        return evaluate_on_device(device, scores=scores, query_embeddings=query_embeddings,
+                                  gallery_embeddings=gallery_embeddings, similarity=similarity, precision=precision,
+                                  query_labels=query_labels, gallery_labels=gallery_labels, relevance=relevance,
+                                  relation_types=relation_types, ignore=ignore, self_index=self_index,
+                                  metrics=metrics, conventions=conv, bounds=bounds, max_block_bytes=max_block_bytes,
+                                  progress=progress, query_codes=query_codes, gallery_codes=gallery_codes,
+                                  client=client)
     check_int(max_block_bytes, "max_block_bytes", 1)
     src = _ranking_source(query_codes, gallery_codes, scores, query_embeddings, gallery_embeddings, similarity,
                           precision)
