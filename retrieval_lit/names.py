@@ -138,12 +138,17 @@ def read_name(name: str,  # a metric name as typed: "AP@100", "nDCG@10", "P(rel=
         return None
     fam_name, fam = m["family"], IR_FAMILIES[m["family"]]
     rel, gains, dcg, params = 1, None, None, (m["params"] or "").strip()
+    seen = {}                                        # each parameter once: P(rel=2, rel=3)@5 is refused
     while params:
         p = _PARAM.match(params)
         if p is None or not p.group(0):
             fail("metrics", f"{text!r}: cannot read the parameters {m['params']!r}; ir_measures writes "
                             "Family(name=value, ...)@k, e.g. P(rel=2)@5")
         key, value = p["key"], p["value"].strip()
+        if key in seen:
+            fail("metrics", f"{text!r}: the parameter {key!r} is given twice ({seen[key]!r} and {value!r}); "
+                            f"give it once")
+        seen[key] = value
         if key == "rel" and fam.rel:
             if not re.fullmatch(r"[0-9]+", value) or int(value) < 1:
                 fail("metrics", f"{text!r}: rel must be a whole number >= 1 (grade >= rel is relevant), got {value!r}")
@@ -283,7 +288,8 @@ def did_you_mean(name: str,   # the unknown name as typed
                  n: int = 3,  # at most this many suggestions
                  ) -> list:
     """The known spellings nearest to an unknown name (difflib on lower case; of two spellings that differ only in
-    case, the one closer to the typed case), with its number kept.
+    case, the one closer to the typed case), with its number kept (a fractional one by its whole part: cutoffs are
+    whole numbers), never the typed name itself.
 
     >>> did_you_mean("mapp@10")[:2]
     ['map@10', 'AP@10']
@@ -291,7 +297,9 @@ def did_you_mean(name: str,   # the unknown name as typed
     check_int(n, "n", 1)
     text = str(name).strip()
     number = re.search(r"[0-9]+(?:\.[0-9]+)?", text)
-    cands = _candidates(number.group(0) if number else None)
+    if number is not None and "." in number.group(0):
+        number = re.match("[0-9]+", str(max(int(float(number.group(0))), 1)))   # a cutoff is whole: P@5.5 -> P@5
+    cands = [c for c in _candidates(number.group(0) if number else None) if c.lower() != text.lower()]
     spellings = {}                                   # lower case -> the spellings sharing it ('ndcg@10', 'nDCG@10')
     for c in cands:
         spellings.setdefault(c.lower(), []).append(c)
