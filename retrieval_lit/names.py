@@ -299,7 +299,7 @@ def did_you_mean(name: str,   # the unknown name as typed
     number = re.search(r"[0-9]+(?:\.[0-9]+)?", text)
     if number is not None and "." in number.group(0):
         number = re.match("[0-9]+", str(max(int(float(number.group(0))), 1)))   # a cutoff is whole: P@5.5 -> P@5
-    cands = [c for c in _candidates(number.group(0) if number else None) if c.lower() != text.lower()]
+    cands = [c for c in _candidates(number.group(0) if number else None) if c != text]
     spellings = {}                                   # lower case -> the spellings sharing it ('ndcg@10', 'nDCG@10')
     for c in cands:
         spellings.setdefault(c.lower(), []).append(c)
