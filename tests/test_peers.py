@@ -177,10 +177,10 @@ def pml_check(calc, q, ql, g=None, gl=None, tol=1e-12):
                  gallery_labels=gl, similarity="l2", self_index=np.arange(len(q)) if same else None,
                  ap_denominator="all", metrics=list(PML_TO_LIBRARY.values()), bounds=True)
     for key, name in PML_TO_LIBRARY.items():
-        if key in ours:
-            assert acc[key] == pytest.approx(ours[key], abs=tol), key
+        t = max(tol, 1e-6) if key == "mean_reciprocal_rank" else tol    # the tool averages reciprocal ranks in float32
+        assert acc[key] == pytest.approx(ours[key], abs=t), key
         low, high = r.bounds[name]
-        assert low - tol <= acc[key] <= high + tol, key
+        assert low - t <= acc[key] <= high + t, key
     return acc
 
 
