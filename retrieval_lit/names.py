@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .metrics import Conventions, Metric, known_metrics, parse_metric
+from .metrics import Conventions, Metric, check_name_digits, known_metrics, parse_metric
 from .ranking import RankSummary
 from .validate import check_int, fail
 
@@ -122,7 +122,7 @@ def read_name(name: str,  # a metric name as typed: "AP@100", "nDCG@10", "P(rel=
     """
     if not isinstance(name, str):
         fail("metrics", f"entries must be metric names (strings), got {name!r}")
-    text = name.strip()
+    text = check_name_digits(name).strip()                # a run of too many digits: refused before int() reads it
     for pattern, (target, _) in SYNONYMS.items():
         m = re.fullmatch(re.escape(pattern).replace(r"\{k\}", "(?P<k>[0-9]+)"), text.lower())
         if m:
@@ -297,8 +297,8 @@ def did_you_mean(name: str,   # the unknown name as typed
     check_int(n, "n", 1)
     text = str(name).strip()
     number = re.search(r"[0-9]+(?:\.[0-9]+)?", text)
-    if number is not None and "." in number.group(0):
-        number = re.match("[0-9]+", str(max(int(float(number.group(0))), 1)))   # a cutoff is whole: P@5.5 -> P@5
+    if number is not None and "." in number.group(0):                     # a cutoff is whole: P@5.5 -> P@5
+        number = re.match("[0-9]+", number.group(0).split(".")[0].lstrip("0") or "1")
     cands = [c for c in _candidates(number.group(0) if number else None) if c != text]
     spellings = {}                                   # lower case -> the spellings sharing it ('ndcg@10', 'nDCG@10')
     for c in cands:

@@ -277,3 +277,8 @@ def test_a_repeated_parameter_is_refused(name):
         read_name(name)
     with pytest.raises(RetrievalInputError, match="given twice"):
         evaluate(scores=[[0.5, 0.2]], relevance=[[1, 0]], metrics=[name])
+
+
+def test_read_name_refuses_a_run_of_too_many_digits_before_reading_it():
+    with pytest.raises(RetrievalInputError, match="^`metrics` .*holds a number of 5000 digits"):
+        read_name("P@" + "9" * 5000)
