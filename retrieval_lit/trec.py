@@ -902,12 +902,31 @@ class TrecReport:
         return f"<TrecReport {len(self.qids)} topics, ties={self.ties!r}: {shown_}{', ...' if len(self.summary) > 6 else ''}>"
 
 # %% ../nbs/52_trec.ipynb #2cf2a2c1
+def _ir_measures_reading(specs) -> bool | None:
+    "True if every named measure is an ir_measures spelling, False if every one is trec_eval's, None if they mix."
+    specs = [specs] if isinstance(specs, str) else list(specs)
+    kinds = set()
+    for spec in specs:
+        if not isinstance(spec, str):
+            continue                                   # parse_measures refuses it with its own message
+        if spec in MEASURE_ORDER or spec in NICKNAMES:
+            if read_name(spec) is None:                # Rprec is spelled alike by both tools: it decides nothing
+                kinds.add("trec")
+            continue
+        try:
+            kinds.add("trec" if trec_spec(spec) is None else "ir")
+        except RetrievalInputError:
+            kinds.add("ir")                            # an ir_measures family without a trec measure: refused later
+    return None if len(kinds) > 1 else kinds == {"ir"}
+
+
 def evaluate_run(qrels,                  # {qid: {docid: rel}}: rel >= 1 relevant, 0 judged non-relevant, < 0 unjudged
                  run,                    # {qid: {docid: score}} (higher = better)
                  measures=("official",),  # trec_eval names: 'official', 'all_trec', 'map', 'P.5,10', 'ndcg_cut_10'...
                  ties: str = "trec_eval",  # "trec_eval" (tied: descending docid) | "expected" | "optimistic" | ...
                  bounds: bool = False,   # also each value's range over every order of the tied documents
-                 complete: bool = False,  # every topic of the qrels, absent ones as empty rankings (trec_eval -c)
+                 complete: bool | None = None,  # every topic of the qrels, one the run lacks scoring 0 (trec_eval -c,
+                                         # ir_measures); None: True for ir_measures spellings, False for trec_eval names
                  trec_version: str = "9",  # "9" (pytrec_eval, trec_eval 9.x) | "10": only iprec_at_recall differs
                  runid: str = "run",     # the runid line's name (read_run(..., with_tag=True) gives the file's)
                  skip_unsupported: bool = False,  # ties="expected": leave out bpref and iprec_at_recall, not refuse
@@ -916,7 +935,8 @@ def evaluate_run(qrels,                  # {qid: {docid: rel}}: rel >= 1 relevan
 
     qrels and run as read_qrels / read_run give them, or pytrec_eval's dictionaries, or ranx's Qrels / Run. `ties`:
     "trec_eval" (descending docid inside a tie, trec_eval's order), "expected" (the mean over all tie orders),
-    "optimistic" / "pessimistic" (relevant first / last inside each tie).
+    "optimistic" / "pessimistic" (relevant first / last inside each tie). A qrels topic the run lacks scores 0 under
+    ir_measures' spellings (as in ir_measures) and is left out under trec_eval's names (as in trec_eval without -c).
 
     >>> evaluate_run({"q": {"a": 1, "b": 0}}, {"q": {"a": 1.0, "b": 1.0}}, ["map", "P_1"]).lines()  # b ranks first
     ['map                   \\tall\\t0.5000', 'P_1                   \\tall\\t0.0000']
@@ -927,9 +947,16 @@ def evaluate_run(qrels,                  # {qid: {docid: rel}}: rel >= 1 relevan
     """
     check_choice(ties, "ties", TREC_TIES)
     check_choice(trec_version, "trec_version", TREC_VERSIONS)
-    bounds, complete = check_bool(bounds, "bounds"), check_bool(complete, "complete")
+    bounds = check_bool(bounds, "bounds")
     skip_unsupported = check_bool(skip_unsupported, "skip_unsupported")
     wanted = parse_measures(measures)
+    if complete is None:
+        complete = _ir_measures_reading(measures)
+        if complete is None:
+            fail("complete", "must be True or False when `measures` mixes ir_measures spellings (AP@100, nDCG@10) "
+                             "and trec_eval names (map, ndcg_cut_10): ir_measures scores a topic the run lacks 0 "
+                             "(complete=True, trec_eval -c), trec_eval leaves it out (complete=False)")
+    complete = check_bool(complete, "complete")
     if ties == "expected" and skip_unsupported:
         wanted = [m for m in wanted if m.family not in FIXED_ORDER_MEASURES]
     ranking = rank_run(qrels, run, complete)
