@@ -233,7 +233,8 @@ def _add_trec_eval(sub):
                          "'P(rel=2)@5'), or official / all_trec; repeatable (default: official)")
     te.add_argument("-q", dest="per_query", action="store_true", help="also print each topic's lines")
     te.add_argument("-c", dest="complete", action="store_true",
-                    help="average over every topic of the qrels (a topic the run lacks scores 0)")
+                    help="average over every topic of the qrels (a topic the run lacks scores 0); without it, "
+                         "trec_eval names leave such a topic out and ir_measures names score it 0, as each tool does")
     te.add_argument("--ties", choices=TREC_TIES, default="trec_eval",
                     help="trec_eval (descending docid inside a tie; default), expected (mean over tie orders), "
                          "optimistic or pessimistic")
@@ -477,7 +478,7 @@ def run_trec_eval(args,                  # the parsed `trec-eval` options (an ar
     qrels, (run, tag) = read_qrels(args.qrels, table=True), read_run(args.run[0], with_tag=True, table=True)
     measures = args.measures or ["official"]
     nicknames_only = all(m in NICKNAMES for m in measures)
-    report = evaluate_run(qrels, run, measures, ties=args.ties, bounds=args.bounds, complete=args.complete,
+    report = evaluate_run(qrels, run, measures, ties=args.ties, bounds=args.bounds, complete=args.complete or None,
                           trec_version=args.trec_version, runid=tag, skip_unsupported=nicknames_only)
     if report.dropped:
         print(f"retrieval-lit: note: {len(report.dropped)} topic(s) of the run are not in the qrels and were not "
@@ -531,7 +532,7 @@ def run_trec_compare(args,               # the parsed `trec-eval` options with s
         name = tag if tag not in systems else str(path)
         if name in systems:
             fail("run", f"names {path} twice")
-        systems[name] = evaluate_run(qrels, run, measures, ties=args.ties, bounds=args.bounds, complete=args.complete,
+        systems[name] = evaluate_run(qrels, run, measures, ties=args.ties, bounds=args.bounds, complete=args.complete or None,
                                      trec_version=args.trec_version, runid=tag,
                                      skip_unsupported=all(m in NICKNAMES for m in measures))
     first = next(iter(systems.values()))
