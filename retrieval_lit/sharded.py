@@ -24,8 +24,8 @@ from .score_ranking import (PRECISIONS, prepare_embeddings, similarities, simila
 from .validate import check_choice, check_int, check_numbers, fail
 
 # %% auto #0
-__all__ = ['CONNECT_SECONDS', 'HOST_PORT_SCHEMES', 'shard_offsets', 'merge_distinct', 'ShardedGallery', 'scatter_gallery',
-           'sharded_scan', 'sharded_summarize', 'ShardedEmbeddings', 'scatter_embeddings']
+__all__ = ['CONNECT_SECONDS', 'shard_offsets', 'merge_distinct', 'ShardedGallery', 'scatter_gallery', 'sharded_scan',
+           'sharded_summarize', 'ShardedEmbeddings', 'scatter_embeddings']
 
 # %% ../nbs/61_sharded.ipynb #1886d79f
 def _pack(codes, name: str) -> PackedCodes:
@@ -152,7 +152,7 @@ def _grade_blocks(relevance, q_chunks, g_chunks, n_qb: int, n_gs: int) -> list:
 
 # %% ../nbs/61_sharded.ipynb #ce968763
 CONNECT_SECONDS = 10   # the most seconds a scheduler address is given, connection, handshake and Client included
-HOST_PORT_SCHEMES = ("tcp", "tls", "ws", "wss")   # dask.distributed's schemes whose location is host:port
+_HOST_PORT_SCHEMES = ("tcp", "tls", "ws", "wss")   # dask.distributed's schemes whose location is host:port
 _EXAMPLE = "e.g. 'tcp://127.0.0.1:8786', 'tls://host:8786' or 'host:8786'"
 
 
@@ -172,13 +172,13 @@ def _check_address(address: str,   # a scheduler address as given for `client`
     scheme, sep, loc = address.partition("://")
     if not sep:
         scheme, loc = "tcp", address
-    elif scheme not in HOST_PORT_SCHEMES + ("inproc",):
+    elif scheme not in _HOST_PORT_SCHEMES + ("inproc",):
         from distributed.comm.registry import get_backend
         try:
             get_backend(scheme)
         except Exception:          # an unknown scheme (ValueError), or a backend that cannot load here
             fail("client", f"{address!r} has the scheme {scheme!r}, which dask.distributed cannot connect through: "
-                           f"use {', '.join(s + '://' for s in HOST_PORT_SCHEMES + ('inproc',))} ({_EXAMPLE})")
+                           f"use {', '.join(s + '://' for s in _HOST_PORT_SCHEMES + ('inproc',))} ({_EXAMPLE})")
     if scheme == "inproc":
         if not loc:
             fail("client", f"{address!r} names no scheduler after 'inproc://'")
@@ -248,7 +248,7 @@ def _handshake(address: str,    # a checked scheduler address
                 break
             except FatalCommClosedError:
                 raise
-            except OSError as e:          # refused, unreachable (a scheduler still starting?): again, until the deadline
+            except OSError as e:          # refused, unreachable (still starting?): again, until the deadline
                 last[:] = [e]
                 await asyncio.sleep(pause)
                 pause = min(2 * pause, 0.5)
@@ -300,6 +300,10 @@ def _connect(address: str,    # a scheduler address, as given for `client`
                    + (f" ({_said(value)})" if how == "error" else ""))
 
 # %% ../nbs/61_sharded.ipynb #1ac909ed
+_SHORT = reprlib.Repr()    # values quoted in messages: containers and long strings abridged
+_SHORT.maxother = 80
+
+
 def _client(client):
     """The Dask client to use: the dask.distributed.Client given, a new one for a scheduler address (a string,
     connected within CONNECT_SECONDS or refused, see `_connect`), or the default client for None. Anything else
@@ -322,7 +326,7 @@ def _client(client):
                 if hasattr(client, "scheduler_address") else "")
         fail("client", f"must be a dask.distributed.Client, a scheduler address (a string such as "
                        f"'tcp://host:8786') or None (the default client), got {type(client).__name__} "
-                       f"{reprlib.repr(client)}{hint}")
+                       f"{_SHORT.repr(client)}{hint}")
     if client.status in ("closing", "closed"):
         fail("client", "is closed: pass a connected dask.distributed.Client (or a scheduler address)")
     return client
@@ -520,7 +524,8 @@ def sharded_scan(query_codes,               # Q x K: an array, PackedCodes, a Da
         q_sizes = [int(x) for x in client.gather([client.submit(len, f) for f in qf])]
         for i, b in enumerate(client.gather([client.submit(lambda p: p.nbits, f) for f in qf])):
             if b != gal.nbits:
-                fail("query_codes", f"block {i} has {b}-bit codes but the gallery has {gal.nbits}-bit codes: the lengths must match")
+                fail("query_codes", f"block {i} has {b}-bit codes but the gallery has {gal.nbits}-bit codes: "
+                                    "the lengths must match")
         n_queries = sum(q_sizes)
         if isinstance(ignore, IgnoreSets):
             ig = check_ignore(ignore, n_queries, gal.n_items)
@@ -537,7 +542,8 @@ def sharded_scan(query_codes,               # Q x K: an array, PackedCodes, a Da
 
         starts = np.cumsum([0] + q_sizes).tolist()
         scans = [_scan_block(gal, qf[i], qlf[i], grf[i] if grf is not None else [None] * len(gal.shards),
-                             n_grades, t, index_sums, code_max, None if ig is None else ig.rows(starts[i], starts[i + 1]))
+                             n_grades, t, index_sums, code_max,
+                             None if ig is None else ig.rows(starts[i], starts[i + 1]))
                  for i in range(len(qf))]
         return _concat_scans(scans)
     finally:
@@ -748,7 +754,7 @@ def scatter_embeddings(gallery_embeddings,           # N x D real-valued descrip
 
 def _embeddings_on_cluster(client, g: np.ndarray, relevance: Relevance, ignore, similarity: str, dtype,
                            n: int | None) -> ShardedEmbeddings:
-    "`scatter_embeddings` once its arguments are checked and `client` is connected: the shards sent (n: None, per worker)."
+    "`scatter_embeddings` once its arguments are checked and `client` connected: n shards (None: one per worker) sent."
     n = n if n is not None else max(1, len(client.scheduler_info()["workers"]))
     cuts = np.linspace(0, len(g), min(n, len(g)) + 1).astype(int)
     bounds = list(zip(cuts[:-1].tolist(), cuts[1:].tolist()))
