@@ -219,9 +219,12 @@ def _in_thread(work,          # a function of no arguments
 
     thread = threading.Thread(target=run, name=name, daemon=True)
     thread.start()
-    thread.join(max(seconds, 0.0))
-    with lock:
-        return box.setdefault("outcome", ("late", None))
+    try:
+        thread.join(max(seconds, 0.0))
+    finally:                              # also on Ctrl-C: work that ends later is handed to `late`
+        with lock:
+            outcome = box.setdefault("outcome", ("late", None))
+    return outcome
 
 # %% ../nbs/61_sharded.ipynb #b67e642d
 def _handshake(address: str,    # a checked scheduler address
