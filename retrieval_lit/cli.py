@@ -281,9 +281,19 @@ def build_parser() -> argparse.ArgumentParser:
     _add_conventions(ev)
     sub.add_parser("metrics", help="list the metric names")
     _add_trec_eval(sub)
-    course = sub.add_parser("course", help="for teachers: write the notebooks without their solutions (student copies)")
-    course.add_argument("--student", metavar="DIR", required=True, help="a new folder for the student copies")
+    course = sub.add_parser("course", help="for teachers: student copies without solutions, the teacher's copy with "
+                            "the answer keys, slides per session, or sealing the keys the package ships")
+    what = course.add_mutually_exclusive_group(required=True)
+    what.add_argument("--student", metavar="DIR", help="a new folder for the student copies (solutions removed)")
+    what.add_argument("--teacher", metavar="DIR", help="a new folder for the teacher's copy: the notebooks with their "
+                      "solutions and the plain answer keys (read from a source checkout's nbs/answers)")
+    what.add_argument("--slides", metavar="DIR", help="a new folder for one reveal.js deck per session")
+    what.add_argument("--seal", metavar="DIR", help="maintainers: seal the plain answer keys into DIR "
+                      "(retrieval_lit/answers), the digests the package ships")
     course.add_argument("--nbs", metavar="DIR", default="nbs", help="the book's notebook folder (default: nbs)")
+    course.add_argument("--answers", metavar="DIR", help="the plain answer keys (default: the notebook folder's answers/)")
+    course.add_argument("--reveal-prefix", metavar="URL", help="where the decks load reveal.js from (default: "
+                        "nbconvert's CDN address; a local reveal.js folder for a room without a network)")
     _add_compare(sub)
     return parser
 
@@ -631,9 +641,8 @@ def main(argv=None,                      # the arguments after the program's nam
         elif args.command == "trec-eval":
             run_trec_eval(args, out)
         elif args.command == "course":
-            from retrieval_lit.course import write_student_copies   # floor 5 beside the cli: loaded only for this command
-            written = write_student_copies(args.student, args.nbs)
-            print(f"wrote {len(written)} student notebooks (solutions removed) to {args.student}", file=out)
+            from retrieval_lit.course import run_course   # floor 5 beside the cli: loaded only for this command
+            run_course(args, out)
         elif args.command == "compare":
             run_compare(args, out)
         else:
