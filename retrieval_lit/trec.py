@@ -6,9 +6,11 @@
 from __future__ import annotations
 
 import difflib
+import itertools
 import math
 import os
 import re
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
@@ -230,9 +232,13 @@ def _table_from_nested(table: dict, dtype) -> TrecTable:
 
 
 def _as_table(x, name: str) -> TrecTable:
-    "A TrecTable as it is, or a run / qrels dictionary (or ranx's object) checked and turned into one."
+    """A TrecTable as it is, or a run / qrels dictionary (or ranx's object) checked and turned into one: in whole-array
+    steps (`_fast_table`) where it can, or else by the careful check, which names a bad entry."""
     if isinstance(x, TrecTable):
         return x
+    fast = _fast_table(x, name)
+    if fast is not None:
+        return fast
     if name == "qrels":
         return _table_from_nested(check_qrels(x), np.int64)
     return _table_from_nested(check_run(x), np.float64)
@@ -351,6 +357,11 @@ def _id(value, name: str, what: str) -> str:
     if isinstance(value, str):
         if not value or "\x00" in value or len(value.split()) != 1 or value.split()[0] != value:
             fail(name, f"has the {what} {value!r}; TREC ids are non-empty words without spaces (or NUL)")
+        if not value.isascii():
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                fail(name, f"has the {what} {value!r}, which is not UTF-8 text (a lone surrogate)")
         return value
     if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
         return str(int(value))
@@ -385,13 +396,18 @@ def _nested(table, name: str, value_of) -> dict:
 def _score(v, name: str) -> float:
     if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
         fail(name, f"must be a number (a score), got {shown(v)}")
-    if not math.isfinite(float(v)):
+    try:
+        value = float(v)
+    except OverflowError:                                    # an integer beyond the doubles
+        value = math.inf
+    if not math.isfinite(value):
         fail(name, f"must be a finite score, got {v}")
-    return float(v)
+    return value
 
 
 def _rel(v, name: str) -> int:
-    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)) or v != int(v):
+    if (isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating))
+            or isinstance(v, (float, np.floating)) and not (math.isfinite(v) and v == int(v))):
         fail(name, f"must be a whole-number relevance, got {shown(v)}")
     if int(v) > MAX_TREC_GRADE:
         fail(name, f"is {int(v)}, above {MAX_TREC_GRADE}, the largest grade held")
@@ -418,6 +434,71 @@ def check_qrels(qrels,                  # {qid: {docid: rel}}: whole numbers <= 
     {'q1': {'d1': 2, 'd2': -1}}
     """
     return _nested(qrels, name, _rel)
+
+# %% ../nbs/52_trec.ipynb #6581eeb9
+_FLOAT_TYPES = {float, np.float64, np.float32, np.float16}   # scores numpy reads as float() does, bit for bit
+_WHOLE_TYPES = {int, np.int64, np.int32, np.int16, np.int8, np.uint8, np.uint16, np.uint32}
+_FAST_DICT_ENTRIES = 1 << 16   # dictionaries this large take the fast path even before numba is loaded
+_SPACE = re.compile(r"\s")                               # str.split()'s spaces (the same set: str.isspace)
+
+
+def _fast_values(inner: list, n: int, name: str) -> np.ndarray | None:
+    """The n values of the dictionaries `inner`, in order, as float64 scores (name 'run') or int64 relevance (else);
+    None where a type or value needs the check one by one."""
+    values = lambda: itertools.chain.from_iterable([d.values() for d in inner])
+    types = set(map(type, values()))
+    try:
+        if name == "run":
+            if not types <= _FLOAT_TYPES | _WHOLE_TYPES:
+                return None
+            out = np.fromiter(values() if types <= _FLOAT_TYPES else map(float, values()), dtype=np.float64, count=n)
+            return out if np.isfinite(out).all() else None
+        if not types <= _WHOLE_TYPES:
+            return None
+        out = np.fromiter(values(), dtype=np.int64, count=n)
+        return out if out.max(initial=0) <= MAX_TREC_GRADE else None
+    except (OverflowError, ValueError):                      # an integer beyond int64 or the doubles; a short count
+        return None
+
+
+def _fast_table(x, name: str) -> TrecTable | None:
+    """The TrecTable of a run (name 'run') or qrels dictionary in whole-array steps, the one `_table_from_nested`
+    builds from the checked dictionary; None where an entry needs the careful check (or numba is not loaded and the
+    dictionary is small)."""
+    if hasattr(x, "to_dict") and not isinstance(x, Mapping):
+        x = x.to_dict()
+    if not isinstance(x, Mapping) or not x:
+        return None
+    topics = {}
+    for q, docs in x.items():
+        try:
+            qid = _id(q, name, "query id")
+        except RetrievalInputError:
+            return None
+        if qid in topics or not isinstance(docs, Mapping):
+            return None
+        topics[qid] = docs
+    qids = sorted(topics)
+    inner = [topics[q] for q in qids]
+    sizes = np.fromiter(map(len, inner), dtype=np.int64, count=len(inner))
+    n = int(sizes.sum())
+    if n == 0 or "retrieval_lit.trec_kernel" not in sys.modules and n < _FAST_DICT_ENTRIES:
+        return None
+    try:
+        from retrieval_lit.trec_kernel import split_ids
+        joined = "\x00".join(["\x00".join(d) for d in inner if len(d)])   # TypeError: an id that is not a string
+        data = np.frombuffer(joined.encode("utf-8"), dtype=np.uint8)     # UnicodeEncodeError: a lone surrogate
+    except (ImportError, TypeError, UnicodeEncodeError):
+        return None
+    if not joined.isascii() and _SPACE.search(joined):
+        return None
+    ok, ids = split_ids(data, n)                             # not ok: an empty id, an ASCII space, or not n ids
+    values = _fast_values(inner, n, name) if ok else None
+    if values is None:
+        return None
+    starts = np.concatenate([[0], np.cumsum(sizes)])
+    order = _segment_order(starts, _doc_order_keys(ids), stable=False)
+    return TrecTable(qids, starts, ids[order], values[order])
 
 # %% ../nbs/52_trec.ipynb #a9da97a0
 @dataclass
@@ -468,26 +549,26 @@ def _join(qrels: TrecTable, run: TrecTable, qids: list) -> np.ndarray:
     return match
 
 
-def _summarize_topics(scores: list, judged: list, unranked: np.ndarray,
-                      block_rows: int = 1 << 18) -> RankSummary:
-    """`summarize_lists` of the topics' lists in trec_eval's order (whole ranking kept as `top_grades`), a block of
-    topics at a time (memory: one block's padded matrices), the blocks' summaries stacked: groups padded with empty
-    groups at the end, `top_grades` with grade 0 past each list, as one call pads them."""
-    sizes = np.array([len(s) for s in scores])
+def _summarize_topics(sizes: np.ndarray, scores: np.ndarray, grades: np.ndarray, unranked: np.ndarray) -> RankSummary:
+    """The summary `summarize_lists` gives of the topics' lists (whole ranking kept as `top_grades`, grade 0 past each
+    list; groups padded with empty groups at the end), built at once from rows that come in rank order already
+    (trec_eval's): topic i holds the next sizes[i] rows, a tie group is a run of equal scores, and hist counts the
+    grades of each group. Memory: a few arrays of the rows, and the summary itself."""
+    n_q, n = len(sizes), len(scores)
+    heads = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+    topic = np.repeat(np.arange(n_q), sizes)
+    first = heads[topic]                                         # each row's topic's first row
+    new = np.ones(n, dtype=bool)
+    new[1:] = scores[1:] != scores[:-1]
+    new[heads[sizes > 0]] = True                                 # each topic's first row opens its first group
+    run_of = np.cumsum(new)
+    group = run_of - run_of[first]
+    n_groups, n_grades = int(group.max(initial=0)) + 1, unranked.shape[1]
+    hist = np.bincount((topic * n_groups + group) * n_grades + grades, minlength=n_q * n_groups * n_grades)
     width = max(int(sizes.max(initial=0)), 1)
-    cuts, rows = [0], 0
-    for i, n in enumerate(sizes.tolist()):
-        if rows and rows + width > block_rows:
-            cuts.append(i)
-            rows = 0
-        rows += width
-    cuts.append(len(scores))
-    parts = [summarize_lists(scores[a:b], [np.maximum(j, 0) for j in judged[a:b]], top_columns=-1,
-                             unranked=unranked[a:b]) for a, b in zip(cuts[:-1], cuts[1:])]
-    hist = stack_padded([p.hist for p in parts])
-    top = stack_padded([p.top_grades for p in parts], least=(width,))
-    unr = stack_padded([p.unranked for p in parts], least=(hist.shape[2],))
-    return FrozenSummary(hist, width, top, kind="scores", unranked=unr)
+    top = np.zeros((n_q, width), dtype=np.uint8)
+    top[topic, np.arange(n) - first] = grades
+    return FrozenSummary(hist.reshape(n_q, n_groups, n_grades), width, top, kind="scores", unranked=unranked)
 
 
 def rank_run(qrels,                     # {qid: {docid: rel}} or a TrecTable: rel >= 1 relevant, 0 non-relevant, < 0 unjudged
@@ -520,7 +601,7 @@ def rank_run(qrels,                     # {qid: {docid: rel}} or a TrecTable: re
     keep = keep[np.repeat(seg[1:] - 1, sizes) - flip]
     keep = keep[_segment_order(seg, [-run.values[keep]])]
     rel = qrels.values
-    judged_all = np.where(match[keep] >= 0, rel[np.maximum(match[keep], 0)], -1)
+    judged_all = np.append(rel, -1)[match[keep]]                 # match -1 (not in the qrels) reads the -1 appended
     judged_all = np.where(judged_all >= 0, judged_all, -1).astype(np.int64)
     scores_all = run.values[keep]
     cuts = seg[1:-1]
@@ -531,7 +612,7 @@ def rank_run(qrels,                     # {qid: {docid: rel}} or a TrecTable: re
     unranked = np.bincount(q_topic[left] * (MAX_TREC_GRADE + 1) + rel[left],
                            minlength=n_q * (MAX_TREC_GRADE + 1)).reshape(n_q, MAX_TREC_GRADE + 1)
     width = max(int(judged_all.max(initial=0)), int(np.flatnonzero(unranked.any(axis=0)).max(initial=0))) + 1
-    summary = _summarize_topics(scores, judged, unranked[:, :width])
+    summary = _summarize_topics(sizes, scores_all, np.maximum(judged_all, 0), unranked[:, :width])
     n_nonrel = np.bincount(q_topic[(q_topic >= 0) & (rel == 0)], minlength=n_q).astype(np.int64)
     judged_topics = set(qrels.qids)
     dropped = [q for q in run.qids if q not in judged_topics]
