@@ -382,7 +382,7 @@ def _nested(table, name: str, value_of) -> dict:
         if qid in out:
             fail(name, f"holds the query id {qid!r} twice (as a string and as a number)")
         if not isinstance(docs, Mapping):
-            fail(name, f"[{qid!r}] must be a dictionary {{docid: value}}, got {shown(docs)}")
+            fail(f"{name}[{qid!r}]", f"must be a dictionary {{docid: value}}, got {shown(docs)}")
         inner = {}
         for d, v in docs.items():
             docid = _id(d, f"{name}[{qid!r}]", "document id")

@@ -195,7 +195,7 @@ def test_bad_qrels_files_name_the_file_and_line(tmp_path, text, message):
 
 @pytest.mark.parametrize("run, message", [
     ([("q", "d", 1.0)], "`run` must be a dictionary"),
-    ({"q": [1.0]}, "`run` ['q'] must be a dictionary"),
+    ({"q": [1.0]}, "`run['q']` must be a dictionary"),
     ({"q": {"d": float("nan")}}, "`run['q']['d']` must be a finite score"),
     ({"q": {"d": True}}, "`run['q']['d']` must be a number"),
     ({"q x": {"d": 1.0}}, "TREC ids are non-empty words without spaces"),

@@ -1,0 +1,221 @@
+"""pytrec_eval's and ranx's dictionaries turned into the run / qrels tables in whole-array steps (module `trec`,
+notebook 52; the compiled `split_ids` of notebook 57): the same table, bit for bit, as the careful check one entry at a
+time builds, the same values as the files read back, and the careful check's messages wherever the fast path doubts.
+
+Checked against: the careful path (`check_run` / `check_qrels`, then `_table_from_nested`), the files written by
+`write_run` / `write_qrels` and read back, pytrec_eval (trec_eval's C code) on the same dictionaries, and trec_eval's
+tie order written independently (descending score, then descending id as Python compares strings)."""
+import sys
+
+import numpy as np
+import pytest
+
+import retrieval_lit.trec as trec_module
+from retrieval_lit.trec import (check_qrels, check_run, evaluate_run, rank_run, read_qrels, read_run, trec_order,
+                                write_qrels, write_run)
+from retrieval_lit.trec_kernel import split_ids
+from retrieval_lit.validate import RetrievalInputError
+
+MEASURES = ["map", "Rprec", "recip_rank", "P_5", "P_10", "ndcg", "ndcg_cut_10", "recall_20", "bpref", "num_rel_ret",
+            "iprec_at_recall_0.50", "success_1", "map_cut_10"]
+IDS = ["d1", "d10", "d2", "D7", "é", "ée", "z", "文書", "😀x", "a" * 17, "doc-9_x", "0", "Z9"]   # unicode, long, short
+
+
+@pytest.fixture
+def fast(monkeypatch):
+    "Every dictionary takes the fast path (numba is loaded: this module imports trec_kernel)."
+    monkeypatch.setattr(trec_module, "_FAST_DICT_ENTRIES", 0)
+    assert "retrieval_lit.trec_kernel" in sys.modules
+
+
+def careful_table(x, name):
+    "The table the careful check builds, one entry at a time."
+    if name == "run":
+        return trec_module._table_from_nested(check_run(x), np.float64)
+    return trec_module._table_from_nested(check_qrels(x), np.int64)
+
+
+def same_table(a, b):
+    return (a.qids == b.qids and a.starts.tolist() == b.starts.tolist() and a.docids.shape == b.docids.shape
+            and (a.docids == b.docids).all() and a.values.dtype == b.values.dtype
+            and a.values.tobytes() == b.values.tobytes())                # bit for bit (the sign of -0.0 too)
+
+
+def random_dicts(rng, n_topics=9, empty=True):
+    """Qrels and a run with ties (few distinct scores), unicode ids, topics only in one of them and, with empty=True,
+    topics holding no entry at all in either."""
+    qrels, run = {}, {}
+    for t in range(n_topics):
+        pool = [f"{IDS[i % len(IDS)]}{i // len(IDS) or ''}" for i in rng.choice(60, 30, replace=False)]
+        qid = f"q{t}" if t % 4 else f"{t}é"
+        if t != 1:
+            qrels[qid] = {d: int(rng.choice([-1, 0, 0, 1, 2, 3])) for d in pool[: int(rng.integers(1, 20))]}
+        if t != 2:
+            run[qid] = {d: float(rng.integers(0, 3)) * 0.5 - 0.5 for d in pool[int(rng.integers(0, 10)):]}
+    if empty:
+        run["q5"], qrels["q6"] = {}, {}
+    return qrels, run
+
+
+def report_values(report):
+    return {m: v.tobytes() for m, v in report.per_query.items()}, report.summary, report.qids, report.dropped
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_fast_table_is_the_careful_table(fast, seed):
+    rng = np.random.default_rng(seed)
+    qrels, run = random_dicts(rng)
+    for x, name in ((qrels, "qrels"), (run, "run")):
+        got = trec_module._fast_table(x, name)
+        assert got is not None and same_table(got, careful_table(x, name))
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_dictionaries_evaluate_as_the_careful_tables(fast, seed):
+    "Every measure, tie mode and bound from the dictionaries equals the one from the careful tables, bit for bit."
+    rng = np.random.default_rng(100 + seed)
+    qrels, run = random_dicts(rng)
+    tables = careful_table(qrels, "qrels"), careful_table(run, "run")
+    for ties in ("trec_eval", "optimistic", "pessimistic", "expected"):
+        for complete in (False, True):
+            a = evaluate_run(qrels, run, MEASURES, ties=ties, bounds=True, complete=complete, skip_unsupported=True)
+            b = evaluate_run(*tables, MEASURES, ties=ties, bounds=True, complete=complete, skip_unsupported=True)
+            assert report_values(a) == report_values(b)
+            assert {k: tuple(x.tobytes() for x in v) for k, v in a.bounds.items()} == \
+                   {k: tuple(x.tobytes() for x in v) for k, v in b.bounds.items()}
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_dictionaries_evaluate_as_the_files(fast, tmp_path, seed):
+    "The dictionaries and the files written from them give the same values (files hold no empty topic)."
+    rng = np.random.default_rng(200 + seed)
+    qrels, run = random_dicts(rng, empty=False)
+    write_run(run, tmp_path / "run.txt")
+    write_qrels(qrels, tmp_path / "qrels.txt")
+    for table in (False, True):
+        files = read_qrels(tmp_path / "qrels.txt", table=table), read_run(tmp_path / "run.txt", table=table)
+        for ties in ("trec_eval", "expected"):
+            a = evaluate_run(qrels, run, MEASURES, ties=ties, skip_unsupported=True)
+            b = evaluate_run(*files, MEASURES, ties=ties, skip_unsupported=True)
+            assert report_values(a) == report_values(b)
+
+
+def test_empty_topics_keep_their_meaning(fast):
+    "A run's empty topic is an empty ranking (as pytrec_eval scores it); a qrels' empty topic judges nothing."
+    qrels, run = {"a": {"x": 1}, "b": {}, "c": {"x": 1}}, {"a": {}, "b": {"x": 1.0}, "c": {"x": 1.0}}
+    report = evaluate_run(qrels, run, ["map", "num_ret", "num_rel"])
+    assert report.qids == ["a", "b", "c"]
+    assert report.per_query["map"].tolist() == [0.0, 0.0, 1.0]
+    assert report.per_query["num_ret"].tolist() == [0, 1, 1] and report.per_query["num_rel"].tolist() == [1, 0, 1]
+    assert rank_run({"q": {}}, {"q": {"d": 1.0}}).judged[0].tolist() == [-1]   # no judgement at all: no IndexError
+
+
+def test_trec_order_of_unicode_ids(fast):
+    "Tied documents rank by descending id as Python compares the strings (UTF-8 bytes compare the same way)."
+    run = {"q": {d: 1.0 for d in IDS} | {"top": 2.0}}
+    qrels = {"q": {d: i % 3 for i, d in enumerate(IDS)}}
+    ranking = rank_run(qrels, run)
+    expected = [qrels["q"].get(d, -1) for d, _ in trec_order(run["q"])]
+    assert ranking.judged[0].tolist() == expected
+    assert [d for d, _ in trec_order(run["q"])][1:] == sorted(IDS, reverse=True)
+
+
+def test_large_dictionaries_take_the_fast_path_and_equal_pytrec_eval(monkeypatch):
+    "Dictionaries of 2^16 entries or more take the fast path without a preloaded kernel; pytrec_eval's values."
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    rng = np.random.default_rng(7)
+    run = {f"{100 + t}": {f"D{d}": float(s) for d, s in zip(rng.choice(10**6, 700, replace=False).tolist(),
+                                                             np.round(rng.random(700), 2).tolist())}
+           for t in range(100)}
+    qrels = {q: {d: int(rng.integers(0, 3)) for d in list(docs)[::7]} | {"unretrieved": 1} for q, docs in run.items()}
+    calls = []
+    real = trec_module._fast_table
+    monkeypatch.setattr(trec_module, "_fast_table", lambda x, name: calls.append(real(x, name)) or calls[-1])
+    monkeypatch.delitem(sys.modules, "retrieval_lit.trec_kernel")   # as if not loaded: the size decides
+    ours = evaluate_run(qrels, run, ["map", "P_10", "ndcg_cut_10", "bpref", "recip_rank"]).to_dict()
+    assert calls[1] is not None                                   # the run (70,000 entries) took the fast path
+    theirs = pytrec_eval.RelevanceEvaluator(qrels, {"map", "P.10", "ndcg_cut.10", "bpref", "recip_rank"}).evaluate(run)
+    assert sorted(ours) == sorted(theirs)
+    assert all(ours[q][m] == theirs[q][m] for q in ours for m in ours[q])
+
+
+def test_small_dictionaries_without_the_kernel_take_the_careful_path(monkeypatch):
+    monkeypatch.delitem(sys.modules, "retrieval_lit.trec_kernel")
+    assert trec_module._fast_table({"q": {"d": 1.0}}, "run") is None
+    assert evaluate_run({"q": {"d": 1}}, {"q": {"d": 1.0}}, ["map"]).summary == {"map": 1.0}
+
+
+@pytest.mark.parametrize("run, message", [
+    ({"q": {"d": True}}, "`run['q']['d']` must be a number (a score), got True"),
+    ({"q": {"d": "1.5"}}, "`run['q']['d']` must be a number (a score)"),
+    ({"q": {"d": float("nan")}}, "`run['q']['d']` must be a finite score"),
+    ({"q": {"d": 10**400}}, "`run['q']['d']` must be a finite score"),
+    ({"q": {"d e": 1.0}}, "TREC ids are non-empty words without spaces"),
+    ({"q": {"d\u2003": 1.0}}, "TREC ids are non-empty words without spaces"),       # a Unicode space
+    ({"q": {"d\x1f": 1.0}}, "TREC ids are non-empty words without spaces"),         # an ASCII separator str.split splits at
+    ({"q": {"": 1.0}}, "TREC ids are non-empty words without spaces"),
+    ({"q": {"d\x00": 1.0}}, "without spaces (or NUL)"),
+    ({"q": {"\ud800": 1.0}}, "not UTF-8 text"),
+    ({"q": {b"d": 1.0}}, "ids must be strings (or integers)"),
+    ({1: {"d": 1.0}, "1": {"d": 2.0}}, "query id '1' twice"),
+    ({"q": [1.0]}, "`run['q']` must be a dictionary"),
+])
+def test_a_bad_entry_among_many_is_named_as_the_careful_check_names_it(fast, run, message):
+    big = {f"t{i}": {f"d{j}": 0.5 for j in range(100)} for i in range(50)} | run
+    assert trec_module._fast_table(big, "run") is None
+    with pytest.raises(RetrievalInputError, match=None) as info:
+        evaluate_run({"q": {"d": 1}}, big, ["map"])
+    assert message in str(info.value)
+
+
+@pytest.mark.parametrize("qrels, message", [
+    ({"q": {"d": 1.5}}, "must be a whole-number relevance, got 1.5"),
+    ({"q": {"d": float("inf")}}, "must be a whole-number relevance"),
+    ({"q": {"d": 256}}, "is 256, above 255"),
+    ({"q": {"d": 2**70}}, "above 255"),
+    ({"q": {"d": np.bool_(True)}}, "must be a whole-number relevance"),
+])
+def test_bad_qrels_among_many_are_named(fast, qrels, message):
+    big = {f"t{i}": {f"d{j}": j % 3 for j in range(100)} for i in range(50)} | qrels
+    assert trec_module._fast_table(big, "qrels") is None
+    with pytest.raises(RetrievalInputError) as info:
+        evaluate_run(big, {"q": {"d": 1.0}}, ["map"])
+    assert message in str(info.value)
+
+
+def test_values_of_every_accepted_type_are_read_as_float_reads_them(fast):
+    "Integers (beyond 2^53, beyond int64), numpy scalars and -0.0: the doubles float() gives, bit for bit."
+    scores = [2**53 + 1, 2**63 + 1, -(2**64) - 3, 7, np.float32(0.1), np.float16(0.3), np.int64(-5), -0.0, 0.0, 1e-300]
+    run = {"q": {f"d{i}": s for i, s in enumerate(scores)}}
+    got = trec_module._fast_table(run, "run")
+    assert got is not None and same_table(got, careful_table(run, "run"))
+    assert sorted(got.values.tolist()) == sorted(float(s) for s in scores)
+    qrels = {"q": {"a": np.int64(2), "b": np.uint8(3), "c": -(2**40), "d": np.int32(0)}}
+    got = trec_module._fast_table(qrels, "qrels")
+    assert got is not None and same_table(got, careful_table(qrels, "qrels"))
+
+
+def test_integer_ids_and_objects_with_to_dict(fast):
+    "Integer ids fall back to the careful check (converted to strings); ranx-like objects are read through to_dict."
+    class Run:
+        def to_dict(self):
+            return {"q": {"d2": 0.5, "d1": 0.5}}
+    assert trec_module._fast_table({"q": {7: 1.0}}, "run") is None
+    assert evaluate_run({"q": {"7": 1}}, {"q": {7: 1.0}}, ["map"]).summary == {"map": 1.0}
+    assert same_table(trec_module._fast_table(Run(), "run"), careful_table(Run(), "run"))
+    assert trec_module._fast_table({301: {"d": 1.0}}, "run").qids == ["301"]
+
+
+def test_dictionaries_are_never_modified(fast):
+    qrels, run = random_dicts(np.random.default_rng(3))
+    before = repr(qrels), repr(run)
+    evaluate_run(qrels, run, MEASURES)
+    assert (repr(qrels), repr(run)) == before
+
+
+def test_split_ids_cuts_and_refuses():
+    data = lambda text: np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
+    ok, ids = split_ids(data("ab\x00c\x00\u00e9"), 3)
+    assert ok and ids.tolist() == [[97, 98], [99, 0], [0xC3, 0xA9]]
+    for text, n in [("a\x00\x00b", 3), ("a\x00b", 3), ("a\x00b", 1), ("a b", 1), ("a\tb", 1), ("", 1), ("a\x00", 2)]:
+        assert not split_ids(data(text), n)[0], (text, n)
