@@ -174,6 +174,10 @@ def _segment_order(starts: np.ndarray, keys: list, stable: bool = True) -> np.nd
     segment = np.repeat(np.arange(n_seg, dtype=np.int32), sizes)
     if n_seg * width > 2 * n + 4096:
         return np.lexsort(list(keys) + [segment])
+    if n == n_seg * width and len(keys) == 1:                    # segments of one size: the rows are the matrix
+        order = np.argsort(keys[0].reshape(n_seg, width), axis=-1, kind="stable" if stable else "quicksort")
+        order += starts[:-1, None]
+        return order.ravel()
     column = (np.arange(n) - np.repeat(starts[:-1], sizes)).astype(np.int32)
     grids = []
     for key in keys:

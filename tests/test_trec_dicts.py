@@ -219,3 +219,16 @@ def test_split_ids_cuts_and_refuses():
     assert ok and ids.tolist() == [[97, 98], [99, 0], [0xC3, 0xA9]]
     for text, n in [("a\x00\x00b", 3), ("a\x00b", 3), ("a\x00b", 1), ("a b", 1), ("a\tb", 1), ("", 1), ("a\x00", 2)]:
         assert not split_ids(data(text), n)[0], (text, n)
+
+
+@pytest.mark.parametrize("sizes", [[5, 5, 5], [0, 0], [7], [3, 5, 0, 2], []])
+def test_segment_order_of_equal_and_unequal_segments(sizes):
+    "Each segment sorted in place (stable: equal keys keep their order), as one lexsort by (segment, key) sorts it."
+    rng = np.random.default_rng(len(sizes))
+    starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    key = rng.integers(0, 3, int(starts[-1])).astype(np.float64)          # ties everywhere
+    segment = np.repeat(np.arange(len(sizes)), sizes)
+    expected = np.lexsort((key, segment))
+    assert trec_module._segment_order(starts, [key]).tolist() == expected.tolist()
+    distinct = rng.permutation(int(starts[-1])).astype(np.uint64)         # unstable sorts agree on distinct keys
+    assert trec_module._segment_order(starts, [distinct], stable=False).tolist() == np.lexsort((distinct, segment)).tolist()
