@@ -553,26 +553,36 @@ def _join(qrels: TrecTable, run: TrecTable, qids: list) -> np.ndarray:
     return match
 
 
-def _summarize_topics(sizes: np.ndarray, scores: np.ndarray, grades: np.ndarray, unranked: np.ndarray) -> RankSummary:
+def _summarize_topics(sizes: np.ndarray, scores: np.ndarray, grades: np.ndarray, unranked: np.ndarray,
+                      block_rows: int = 1 << 18) -> RankSummary:
     """The summary `summarize_lists` gives of the topics' lists (whole ranking kept as `top_grades`, grade 0 past each
-    list; groups padded with empty groups at the end), built at once from rows that come in rank order already
-    (trec_eval's): topic i holds the next sizes[i] rows, a tie group is a run of equal scores, and hist counts the
-    grades of each group. Memory: a few arrays of the rows, and the summary itself."""
+    list; groups padded with empty groups at the end), built from rows that come in rank order already (trec_eval's):
+    topic i holds the next sizes[i] rows, a tie group is a run of equal scores, and hist counts the grades of each
+    group. Memory: the running count of groups over all rows, and a block of about block_rows rows at a time."""
     n_q, n = len(sizes), len(scores)
-    heads = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
-    topic = np.repeat(np.arange(n_q), sizes)
-    first = heads[topic]                                         # each row's topic's first row
+    starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
     new = np.ones(n, dtype=bool)
     new[1:] = scores[1:] != scores[:-1]
-    new[heads[sizes > 0]] = True                                 # each topic's first row opens its first group
-    run_of = np.cumsum(new)
-    group = run_of - run_of[first]
-    n_groups, n_grades = int(group.max(initial=0)) + 1, unranked.shape[1]
-    hist = np.bincount((topic * n_groups + group) * n_grades + grades, minlength=n_q * n_groups * n_grades)
-    width = max(int(sizes.max(initial=0)), 1)
+    new[starts[:-1][sizes > 0]] = True                           # each topic's first row opens its first group
+    opened = np.zeros(n + 1, dtype=np.int32 if n < 2**31 else np.int64)
+    np.cumsum(new, out=opened[1:])                               # groups opened before each row
+    del new
+    n_groups = max(int((opened[starts[1:]] - opened[starts[:-1]]).max(initial=0)), 1)
+    n_grades, width = unranked.shape[1], max(int(sizes.max(initial=0)), 1)
+    hist = np.zeros((n_q, n_groups, n_grades), dtype=np.int64)
     top = np.zeros((n_q, width), dtype=np.uint8)
-    top[topic, np.arange(n) - first] = grades
-    return FrozenSummary(hist.reshape(n_q, n_groups, n_grades), width, top, kind="scores", unranked=unranked)
+    a = 0
+    while a < n_q:                                               # topics a..b-1: about block_rows rows
+        b = max(int(np.searchsorted(starts, starts[a] + block_rows, side="right")) - 1, a + 1)
+        r0, r1 = int(starts[a]), int(starts[b])
+        topic = np.repeat(np.arange(b - a), sizes[a:b])
+        first = starts[a:b][topic]                               # each row's topic's first row
+        group = opened[r0 + 1:r1 + 1] - opened[first + 1]        # its tie group within its topic
+        cell = (topic * n_groups + group) * n_grades + grades[r0:r1]
+        hist[a:b] = np.bincount(cell, minlength=(b - a) * n_groups * n_grades).reshape(b - a, n_groups, n_grades)
+        top[a + topic, np.arange(r0, r1) - first] = grades[r0:r1]
+        a = b
+    return FrozenSummary(hist, width, top, kind="scores", unranked=unranked)
 
 
 def rank_run(qrels,                     # {qid: {docid: rel}} or a TrecTable: rel >= 1 relevant, 0 non-relevant, < 0 unjudged

@@ -465,7 +465,7 @@ def test_fixed_order_measures_over_all_topics_equal_the_list_functions():
 
 
 def test_topics_summarised_at_once_equal_summarize_lists():
-    "`_summarize_topics` (rows in rank order, built at once) equals `summarize_lists` of the same lists, array for array."
+    "`_summarize_topics` (rows in rank order, a block of topics at a time) equals `summarize_lists`, array for array."
     from retrieval_lit.score_ranking import summarize_lists
     rng = np.random.default_rng(52)
     for trial in range(20):
@@ -476,9 +476,10 @@ def test_topics_summarised_at_once_equal_summarize_lists():
         scores, judged = [s[o] for s, o in zip(scores, orders)], [j[o] for j, o in zip(judged, orders)]
         unranked = rng.integers(0, 3, (len(sizes), 4)) * (rng.random((len(sizes), 4)) < 0.5)
         ref = summarize_lists(scores, [np.maximum(j, 0) for j in judged], top_columns=-1, unranked=unranked)
-        got = trec_module._summarize_topics(np.array(sizes, dtype=np.int64), np.concatenate(scores),
-                                            np.maximum(np.concatenate(judged), 0), ref.unranked)
-        for name in ("hist", "top_grades", "unranked"):
-            a, b = getattr(got, name), getattr(ref, name)
-            assert a.shape == b.shape and a.dtype == b.dtype and (a == b).all(), (trial, name)
-        assert got.n_ranks == ref.n_ranks and got.kind == ref.kind
+        for block_rows in (1, 40, 1 << 18):                                 # a topic at a time, a few, all
+            got = trec_module._summarize_topics(np.array(sizes, dtype=np.int64), np.concatenate(scores),
+                                                np.maximum(np.concatenate(judged), 0), ref.unranked, block_rows)
+            for name in ("hist", "top_grades", "unranked"):
+                a, b = getattr(got, name), getattr(ref, name)
+                assert a.shape == b.shape and a.dtype == b.dtype and (a == b).all(), (trial, block_rows, name)
+            assert got.n_ranks == ref.n_ranks and got.kind == ref.kind
