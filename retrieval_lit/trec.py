@@ -706,10 +706,12 @@ def interpolated_precision(judged: np.ndarray,  # one topic's codes in rank orde
 
 # %% ../nbs/52_trec.ipynb #58486b49
 MEASURE_ORDER = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
-                 "recip_rank", "iprec_at_recall", "P", "recall", "ndcg", "ndcg_cut", "map_cut", "success")
+                 "recip_rank", "iprec_at_recall", "P", "recall", "ndcg", "ndcg_cut", "map_cut", "success",
+                 "judged")
+NOT_TREC_EVAL = ("judged",)   # families trec_eval lacks (judged: ir_measures' Judged@k): never in all_trec
 DEFAULT_PARAMS = {"iprec_at_recall": RECALL_LEVELS, "P": CUTOFFS, "recall": CUTOFFS, "ndcg_cut": CUTOFFS,
-                  "map_cut": CUTOFFS, "success": SUCCESS_CUTOFFS}
-NICKNAMES = {"official": MEASURE_ORDER[:12], "all_trec": MEASURE_ORDER}
+                  "map_cut": CUTOFFS, "success": SUCCESS_CUTOFFS, "judged": CUTOFFS}
+NICKNAMES = {"official": MEASURE_ORDER[:12], "all_trec": tuple(f for f in MEASURE_ORDER if f not in NOT_TREC_EVAL)}
 LIBRARY_METRICS = {"map": "map", "Rprec": "rprec", "recip_rank": "mrr", "ndcg": "ndcg", "P": "p@{}",
                    "recall": "recall@{}", "ndcg_cut": "ndcg@{}", "map_cut": "map@{}", "success": "success@{}"}
 COUNT_MEASURES = ("num_q", "num_ret", "num_rel", "num_rel_ret")
@@ -785,6 +787,8 @@ def parse_measures(specs,               # a name or a list: 'map', 'P' (default 
         if not isinstance(spec, str):
             fail("measures", f"entries must be measure names, got {shown(spec)}")
         for family in NICKNAMES.get(spec, (spec,)):
+            if re.fullmatch(r"Judged@[0-9]+", family):           # ir_measures' spelling of judged_k
+                family = "judged_" + family[len("Judged@"):]
             ir = None if family in MEASURE_ORDER or family in NICKNAMES else trec_spec(family)
             if ir is not None:
                 if ir[1] > 1:
@@ -918,6 +922,8 @@ def measure_values(m: TrecMeasure,      # the measure (not runid or num_q: those
     if m.family in ("num_ret", "num_rel", "num_rel_ret"):
         v = _counts(m, ranking)
         return v, ((v, v) if bounds else None)
+    if m.family == "judged":
+        return _judged_values(ranking, m.param, ties, bounds)
     if m.family in FIXED_ORDER_MEASURES:
         if ties == "expected":
             fail("ties", f"is 'expected', but {m.name} has no closed form for the mean over tie orders here; "
@@ -936,6 +942,48 @@ def measure_values(m: TrecMeasure,      # the measure (not runid or num_q: those
         geo = lambda a: np.log(np.maximum(a, MIN_GEO_MEAN))
         return geo(v), (tuple(geo(a) for a in lo_hi) if bounds else None)
     return v, lo_hi
+
+# %% ../nbs/52_trec.ipynb #935cf899
+def _judged_groups(ranking: TrecRanking, c: np.ndarray) -> tuple:
+    """(full, m, J, G) per topic, all (Q,) int64: the judged documents (rel >= 0) in the tie groups wholly inside the
+    first c[i] ranks, and the group that rank c[i] cuts: its places inside (m), its judged documents (J) and its size
+    (G); (0, 0, 1) where no group is cut."""
+    sizes = ranking.n_ret
+    n_q, starts = len(sizes), np.concatenate([[0], np.cumsum(sizes)])
+    scores = np.concatenate(ranking.scores).astype(np.float64)
+    judged = np.concatenate(ranking.judged) >= 0
+    new = np.ones(len(scores), dtype=bool)
+    new[1:] = scores[1:] != scores[:-1]
+    new[starts[:-1][sizes > 0]] = True                           # a topic's first row opens a group
+    first = np.flatnonzero(new)                                  # each group's first row
+    size = np.diff(np.append(first, len(scores)))
+    n_judged = np.bincount((np.cumsum(new) - 1)[judged], minlength=len(first))
+    topic = np.repeat(np.arange(n_q), sizes)[first]
+    inside = np.clip(c[topic] - (first - starts[topic]), 0, size)   # the group's places among the first c
+    whole = inside == size
+    full = np.bincount(topic[whole], weights=n_judged[whole], minlength=n_q).astype(np.int64)   # exact: counts
+    cut = (inside > 0) & ~whole                                  # at most one group per topic
+    m, J, G = np.zeros(n_q, np.int64), np.zeros(n_q, np.int64), np.ones(n_q, np.int64)
+    m[topic[cut]], J[topic[cut]], G[topic[cut]] = inside[cut], n_judged[cut], size[cut]
+    return full, m, J, G
+
+
+def _judged_values(ranking: TrecRanking, k: int, ties: str, bounds: bool) -> tuple:
+    """(values, (low, high) or None): Judged@k of every topic, the share of its first c = min(k, retrieved) documents
+    that the qrels judge (rel >= 0), 0 where c = 0; under `ties` (expected: the mean over every tie order, as the one
+    rounding of (full G + m J) / (G c)); bounds: the fewest and the most judged documents any tie order puts inside."""
+    c = np.minimum(ranking.n_ret, k)
+    share = lambda count, den: np.divide(count, den, out=np.zeros(len(c)), where=den > 0)
+    if ties == "expected" or bounds:
+        full, m, J, G = _judged_groups(ranking, c)
+    if ties == "expected":
+        values = share((full * G + m * J).astype(np.float64), (G * c).astype(np.float64))
+    else:
+        codes = _fixed_order_matrix(ranking, ties)
+        values = share(((codes >= 0) & (np.arange(codes.shape[1]) < c[:, None])).sum(axis=1), c)
+    if not bounds:
+        return values, None
+    return values, (share(full + np.maximum(m - (G - J), 0), c), share(full + np.minimum(m, J), c))
 
 # %% ../nbs/52_trec.ipynb #90eef35e
 def _mean(values: np.ndarray) -> float:

@@ -232,3 +232,113 @@ def test_segment_order_of_equal_and_unequal_segments(sizes):
     assert trec_module._segment_order(starts, [key]).tolist() == expected.tolist()
     distinct = rng.permutation(int(starts[-1])).astype(np.uint64)         # unstable sorts agree on distinct keys
     assert trec_module._segment_order(starts, [distinct], stable=False).tolist() == np.lexsort((distinct, segment)).tolist()
+
+
+# ---------------------------------------------------------------- Judged@k (issue 33, item 2)
+def ir_judged(qrels, run, k):
+    ir_measures = pytest.importorskip("ir_measures")
+    return {m.query_id: m.value for m in ir_measures.iter_calc([ir_measures.Judged @ k], qrels, run)}
+
+
+def random_judged_case(rng, n_topics=12, distinct=True):
+    "Qrels without negative entries (ir_measures counts those as judged), runs of 1..30 documents (some shorter than k)."
+    qrels, run = {}, {}
+    for t in range(n_topics):
+        pool = [f"d{i}" for i in rng.choice(80, 40, replace=False)]
+        qrels[f"q{t}"] = {d: int(rng.integers(0, 3)) for d in pool[: int(rng.integers(1, 30))]}
+        docs = rng.choice(80, int(rng.integers(1, 30)), replace=False)
+        scores = rng.permutation(len(docs)) if distinct else rng.integers(0, 4, len(docs))
+        run[f"q{t}"] = {f"d{d}": float(s) for d, s in zip(docs, scores)}
+    return qrels, run
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_judged_equals_ir_measures_without_ties(seed):
+    qrels, run = random_judged_case(np.random.default_rng(300 + seed))
+    for k in (1, 5, 10, 20, 100):
+        ours = evaluate_run(qrels, run, [f"Judged@{k}"])
+        theirs = ir_judged(qrels, run, k)
+        assert sorted(theirs) == ours.qids
+        for ties in ("trec_eval", "expected", "optimistic", "pessimistic"):   # no ties: one order, one value
+            got = evaluate_run(qrels, run, [f"judged_{k}"], ties=ties).per_query[f"judged_{k}"]
+            assert got.tolist() == [theirs[q] for q in ours.qids], (k, ties)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_judged_in_trec_eval_order_equals_ir_measures_on_that_order(seed):
+    "With ties: ir_measures on the run rewritten with distinct scores in trec_eval's order (its own order breaks ties by id ascending)."
+    qrels, run = random_judged_case(np.random.default_rng(400 + seed), distinct=False)
+    rewritten = {q: {d: float(len(docs) - i) for i, (d, _) in enumerate(trec_order(docs))} for q, docs in run.items()}
+    for k in (1, 3, 10):
+        ours = evaluate_run(qrels, run, [f"Judged@{k}"]).to_dict()
+        theirs = ir_judged(qrels, rewritten, k)
+        assert {q: v[f"judged_{k}"] for q, v in ours.items()} == theirs
+
+
+def brute_judged(codes, scores, k):
+    "Every order of the tied documents (retrieval_lit.testing): the judged share of each order's first min(k, n)."
+    from retrieval_lit.testing import tie_orders
+    sizes = [len(list(g)) for _, g in __import__("itertools").groupby(scores)]
+    c = min(k, len(codes))
+    return [sum(x >= 0 for x in order[:c]) / c if c else 0.0 for order in tie_orders(list(codes), sizes)]
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_judged_expected_and_bounds_over_every_tie_order(seed):
+    rng = np.random.default_rng(500 + seed)
+    qrels, run = random_judged_case(rng, n_topics=6, distinct=False)
+    for q in qrels:                                                    # negative entries: unjudged here
+        qrels[q] |= {d: -1 for d in list(run.get(q, {}))[:2] if d not in qrels[q]}
+    run = {q: dict(list(docs.items())[:9]) for q, docs in run.items()}          # small: every order enumerable
+    ranking = rank_run(qrels, run)
+    for k in (1, 2, 4, 9):
+        m = trec_module.parse_measures(f"judged_{k}")[0]
+        expected = trec_module.measure_values(m, ranking, ties="expected")[0]
+        values, (low, high) = trec_module.measure_values(m, ranking, bounds=True)
+        for i, (scores, codes) in enumerate(zip(ranking.scores, ranking.judged)):
+            every = brute_judged(codes.tolist(), scores.tolist(), k)
+            assert low[i] == min(every) and high[i] == max(every) and values[i] in every
+            assert abs(expected[i] - sum(every) / len(every)) <= 1e-15, (k, i)
+
+
+def test_judged_expected_is_one_rounding_of_the_fraction():
+    "Expected Judged@k: (full G + m J) / (G c), one correctly rounded division (Fraction checks it)."
+    from fractions import Fraction
+    rng = np.random.default_rng(9)
+    run = {"q": {f"d{i}": float(rng.integers(0, 2)) for i in range(40)}}
+    qrels = {"q": {f"d{i}": 0 for i in rng.choice(40, 17, replace=False)}}
+    ranking = rank_run(qrels, run)
+    for k in range(1, 41):
+        got = trec_module.measure_values(trec_module.parse_measures(f"judged_{k}")[0], ranking, ties="expected")[0][0]
+        codes, scores = ranking.judged[0].tolist(), ranking.scores[0].tolist()
+        total, start = Fraction(0), 0                                  # each group's expected judged count inside
+        for _, group in __import__("itertools").groupby(range(len(scores)), key=lambda r: scores[r]):
+            rows = list(group)
+            inside = max(0, min(k, len(scores)) - start) if start < k else 0
+            inside = min(inside, len(rows))
+            total += Fraction(inside * sum(codes[r] >= 0 for r in rows), len(rows))
+            start += len(rows)
+        assert got == float(total / min(k, len(scores)))
+
+
+def test_judged_names_and_edges():
+    P = trec_module.parse_measures
+    assert P("Judged@10") == P("judged_10") == P("judged.10") and P("Judged@10")[0].name == "judged_10"
+    assert [m.name for m in P("judged")] == [f"judged_{k}" for k in trec_module.CUTOFFS]
+    assert not any(m.family == "judged" for m in P("all_trec")) and not any(m.family == "judged" for m in P("official"))
+    with pytest.raises(RetrievalInputError, match="cutoffs are whole numbers from 1"):
+        P("Judged@0")
+    report = evaluate_run({"a": {"x": 1}, "b": {"x": 0}}, {"a": {"x": 1.0}}, ["Judged@5", "map"], complete=True,
+                          bounds=True)
+    assert report.per_query["judged_5"].tolist() == [1.0, 0.0]          # b retrieves nothing: 0 (ir_measures divides by 0)
+    assert report.summary["judged_5"] == 0.5 and report.summary_bounds["judged_5"] == (0.5, 0.5)
+
+
+def test_judged_on_the_command_line(tmp_path):
+    from retrieval_lit.cli import main
+    import io
+    write_qrels({"q": {"a": 1, "b": 0}}, tmp_path / "qrels.txt")
+    write_run({"q": {"a": 2.0, "b": 1.0, "c": 0.5}}, tmp_path / "run.txt")
+    out = io.StringIO()
+    assert main(["trec-eval", str(tmp_path / "qrels.txt"), str(tmp_path / "run.txt"), "-m", "Judged@3"], out=out) == 0
+    assert out.getvalue().split() == ["judged_3", "all", f"{2 / 3:6.4f}"]
