@@ -415,6 +415,8 @@ def _rel(v, name: str) -> int:
         fail(name, f"must be a whole-number relevance, got {shown(v)}")
     if int(v) > MAX_TREC_GRADE:
         fail(name, f"is {int(v)}, above {MAX_TREC_GRADE}, the largest grade held")
+    if int(v) < -(1 << 63):
+        fail(name, f"is {int(v)}, below -2**63, the smallest relevance held (any negative one means unjudged)")
     return int(v)
 
 

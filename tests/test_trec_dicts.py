@@ -174,6 +174,7 @@ def test_a_bad_entry_among_many_is_named_as_the_careful_check_names_it(fast, run
     ({"q": {"d": 256}}, "is 256, above 255"),
     ({"q": {"d": 2**70}}, "above 255"),
     ({"q": {"d": np.bool_(True)}}, "must be a whole-number relevance"),
+    ({"q": {"d": -(2**70)}}, "below -2**63, the smallest relevance held"),
 ])
 def test_bad_qrels_among_many_are_named(fast, qrels, message):
     big = {f"t{i}": {f"d{j}": j % 3 for j in range(100)} for i in range(50)} | qrels
