@@ -5,13 +5,16 @@
 # %% ../nbs/62_torch_engine.ipynb #c4e8f1d7
 from __future__ import annotations
 
+import re
 import sys
 
 import numpy as np
 
+from .average_precision import APParts, finish_ap
 from .evaluation import (Report, _Accumulator, _Job, _parse_metrics, _Source, plan_summary)
 from .hamming import Progress, progress_wanted
-from .metrics import Conventions
+from .metrics import Conventions, apply_empty_policy
+from .precision import _ratio
 from .ranking import IndexSums, RankSummary
 from .relevance import LabelRelevance, make_ignore, make_relevance
 from .score_ranking import MAX_EXACT_INT_SCORE, PRECISIONS, SIMILARITIES, check_scores
@@ -29,7 +32,8 @@ def _torch():
 # %% auto #0
 __all__ = ['HALF', 'PAIR_BYTES', 'expected_ap_sums', 'is_tensor', 'wants_device', 'resolve_device', 'device_scores',
            'device_embeddings', 'device_similarities', 'sorted_block', 'group_bounds', 'tie_groups', 'grade_totals',
-           'index_sums', 'assemble_hist', 'block_rows', 'evaluate_on_device']
+           'index_sums', 'rank_positions', 'ordered_hits', 'device_hypergeometric', 'device_ap_parts', 'device_hits',
+           'device_finishes', 'finish_on_host', 'assemble_hist', 'block_rows', 'evaluate_on_device']
 
 # %% ../nbs/62_torch_engine.ipynb #81a6640e
 def expected_ap_sums(rows, start, size, counts, n_rows: int):
@@ -196,19 +200,22 @@ def sorted_block(key,          # (b, N) scores on the device, removed items alre
                  ) -> tuple:
     """(values, gallery indices, valid) of each row's ranked items, best first, ties in gallery-index order: the
     whole row by a stable sort, or, for a cutoff, only the items scoring at least the row's cutoff-th best score (the
-    cut group whole) by top-k, re-sorted stably; `valid` marks the kept candidates, a prefix of each row."""
+    cut group whole) by top-k, re-sorted stably; `valid` marks the kept candidates, a prefix of each row. When no
+    row's cut group reaches past the cutoff (the usual case without heavy ties), the first top-k is all it takes."""
     torch = _torch()
     b, n = key.shape
     if cutoff is None or cutoff >= n:
         vals, idx = torch.sort(key, dim=1, descending=True, stable=True)
         valid = (torch.ones_like(vals, dtype=torch.bool) if kept is None else torch.gather(kept, 1, idx))
         return vals, idx, valid
-    thr = torch.topk(key, cutoff, dim=1, sorted=False).values.min(dim=1).values   # the cutoff-th best score
+    vals, idx = torch.topk(key, cutoff, dim=1, sorted=True)
+    thr = vals[:, -1]                                            # the cutoff-th best score
     cand = key >= thr[:, None]
     if kept is not None:
         cand &= kept
     m = max(int(cand.sum(dim=1).max()), 1)                       # the widest row's candidates (ties at the cut)
-    vals, idx = torch.topk(key, m, dim=1, sorted=True)           # holds every candidate; ties in any order
+    if m > cutoff:                                               # a cut group runs past the cutoff: take it whole
+        vals, idx = torch.topk(key, m, dim=1, sorted=True)       # holds every candidate; ties in any order
     idx, by_index = torch.sort(idx, dim=1)                       # by gallery index, then stably by score
     vals = torch.gather(vals, 1, by_index)
     vals, order = torch.sort(vals, dim=1, descending=True, stable=True)
@@ -282,6 +289,174 @@ def index_sums(vals, idx, valid, grades, n_grades: int) -> IndexSums:
     n_rel = rel.sum(dim=1)
     hits = (rel & (torch.arange(g.shape[1], device=g.device)[None, :] < n_rel[:, None])).sum(dim=1)
     return IndexSums(psum.cpu().numpy(), dsum.cpu().numpy(), hits.cpu().numpy().astype(np.int64))
+
+# %% ../nbs/62_torch_engine.ipynb #f35b0002
+def rank_positions(vals,     # (b, m) each row's scores in rank order (`sorted_block`)
+                   idx,      # (b, m) their gallery indices
+                   valid,    # (b, m) bool: kept candidates
+                   grades,   # (b, N) grades of the block's rows
+                   ) -> tuple:
+    """Per position of each row's ranked items, on the device: (relevant (b, m) bool, its tie group's start, size n,
+    relevant items r, and relevant items before the group b), int64. Sums over the row; nothing comes back."""
+    torch = _torch()
+    rel = (torch.gather(grades, 1, idx) > 0) & valid
+    hits = torch.cumsum(rel, dim=1)                              # relevant items up to each position (int64)
+    start, end = group_bounds(vals)
+    before = torch.gather(hits - rel.to(torch.int64), 1, start)
+    return rel, start, end - start, torch.gather(hits, 1, end - 1) - before, before
+
+
+def ordered_hits(rel, start, n, r, before,   # from `rank_positions`
+                 ties: str,                  # "index" (the sort's stable order) | "optimistic" | "pessimistic"
+                 ) -> tuple:
+    """(relevant (b, m) bool, hits up to and including each position (b, m) int64) in the order `ties` gives inside
+    every tie group: the stable one, relevant items first, or relevant items last."""
+    torch = _torch()
+    if ties == "index":
+        return rel, torch.cumsum(rel, dim=1)
+    i = torch.arange(1, rel.shape[1] + 1, device=rel.device) - start          # 1-based slot inside the group
+    lead = r if ties == "optimistic" else n - r                  # relevant slots 1..r, or irrelevant slots 1..n-r
+    if ties == "optimistic":
+        return i <= lead, before + torch.minimum(i, lead)
+    return i > lead, before + torch.clamp(i - lead, min=0)
+
+# %% ../nbs/62_torch_engine.ipynb #f35b0005
+def device_hypergeometric(n, r, j) -> tuple:
+    """(h (c, L) float64, w (c, L)): w[:, k] = P(H = h[:, k]) for H the relevant items among the first j slots of a
+    group of n items holding r relevant ones, on the device; `ranking.hypergeometric_weights`' ratios from the mode,
+    zero-padded. n, r, j: (c,) int64 tensors."""
+    torch = _torch()
+    lo, hi = torch.clamp(j - (n - r), min=0), torch.minimum(j, r)
+    width = int((hi - lo).max()) + 1 if len(n) else 1
+    k = torch.arange(width, device=n.device)
+    h = (lo[:, None] + k).to(torch.float64)
+    ok = k <= (hi - lo)[:, None]
+    nf, rf, jf = (a[:, None].to(torch.float64) for a in (n, r, j))
+    den = (h + 1) * (nf - rf - jf + h + 1)
+    up = torch.where(ok & (den > 0), (rf - h) * (jf - h) / torch.where(den > 0, den, 1.0), 0.0)   # w[k+1] / w[k]
+    mode = (torch.minimum(torch.maximum((j + 1) * (r + 1) // (n + 2), lo), hi) - lo)[:, None]
+    one = torch.ones((len(n), 1), dtype=torch.float64, device=n.device)
+    right = torch.cumprod(torch.where(k >= mode + 1, torch.cat([one, up[:, :-1]], dim=1), 1.0), dim=1)
+    step_left = torch.where(k < mode, 1.0 / torch.where(up > 0, up, 1.0), 1.0)
+    left = torch.flip(torch.cumprod(torch.flip(step_left, [1]), dim=1), [1])
+    w = torch.where(ok, torch.where(k >= mode, right, left), 0.0)
+    return h, w / w.sum(dim=1, keepdim=True)
+
+
+def _cut_group(start, n, r, before, t: int) -> tuple:
+    """The group at rank t (the last inside the top t) of each row: (cut (b,) bool where it runs past rank t, its
+    size, relevant items, slots inside, items before it, relevant items before it)."""
+    at = lambda x: x[:, t - 1]
+    nb = at(start)
+    return at(start) + at(n) > t, at(n), at(r), t - nb, nb, at(before)
+
+
+def device_ap_parts(rel, start, n, r, before,   # from `rank_positions`, (b, m)
+                    t: int,                     # ranks read: min(p, N), or m for the whole ranking
+                    total,                      # (b,) int64: each row's relevant kept items R
+                    conventions: Conventions,   # reads `ties` and `ap_denominator` (step interpolation only)
+                    ) -> tuple:
+    """(value, p_defined, maybe_undefined) (b,) tensors: chapter 11's `APParts` of AP@t, finished on the device in
+    float64: the sum of the terms over the first t ranks, over R_t, R or min(R, t)."""
+    torch = _torch()
+    m = rel.shape[1]
+    cols = min(t, m)
+    rank = torch.arange(1, cols + 1, device=rel.device, dtype=torch.float64)
+    rel, start, n, r, before = (x[:, :cols] for x in (rel, start, n, r, before))
+    den_of = lambda got: {"retrieved": got, "all": total, "min": torch.minimum(total, torch.full_like(total, t))}[
+        conventions.ap_denominator]
+    finish = lambda s, den: (torch.where(den > 0, s / torch.where(den > 0, den, 1), 0.0), (den > 0).to(torch.float64),
+                             den == 0)
+    if conventions.ties != "expected":
+        relo, hits = ordered_hits(rel, start, n, r, before, conventions.ties)
+        s = torch.where(relo, hits / rank, 0.0).sum(dim=1)
+        return finish(s, den_of(relo.sum(dim=1)))
+    i = torch.arange(1, cols + 1, device=rel.device) - start                 # 1-based slot inside the group
+    nf, rf = n.to(torch.float64), r.to(torch.float64)
+    share = torch.where(n > 1, (i - 1) * (rf - 1) / torch.clamp(nf - 1, min=1), 0.0)
+    term = rf / nf * (before + 1 + share) / rank                 # P(relevant) * E[hits | relevant] / rank
+    whole = start + n <= t                                       # positions of groups wholly inside the top t
+    if conventions.ap_denominator != "retrieved" or cols < t:    # a fixed denominator, or no group is cut: linear
+        return finish(term.sum(dim=1), den_of(torch.where(whole, rel, False).sum(dim=1)))
+    a = torch.where(whole, term, 0.0).sum(dim=1)                 # the whole groups' sum, A
+    rb = torch.where(whole, rel, False).sum(dim=1)               # and their relevant items
+    value, p_defined, maybe = finish(a, rb)
+    cut, nc, rc, jc, nb, _ = _cut_group(start, n, r, before, t)
+    rows = torch.nonzero(cut, as_tuple=True)[0]
+    if len(rows):
+        nc, rc, jc, nb, rb_c, a_c = (x[rows] for x in (nc, rc, jc, nb, rb, a))
+        h, w = device_hypergeometric(nc, rc, jc)
+        inv = torch.where(~whole[rows], 1.0 / rank, 0.0)         # 1/rank over the cut group's inside slots
+        gap = inv.sum(dim=1)[:, None]
+        j, nbf, rbf = (x[:, None].to(torch.float64) for x in (jc, nb, rb_c))
+        q, slope = h / j, torch.where(j > 1, (h - 1) / torch.clamp(j - 1, min=1), 0.0)
+        s_c = q * (slope * j + (rbf + 1 - slope * (1 + nbf)) * gap)
+        den = rbf + h
+        value[rows] = (w * torch.where(den > 0, (a_c[:, None] + s_c) / torch.where(den > 0, den, 1.0), 0.0)).sum(dim=1)
+        p_defined[rows] = torch.where(den > 0, w, 0.0).sum(dim=1)
+        maybe[rows] = (rb_c == 0) & (jc <= nc - rc)
+    return value, p_defined, maybe
+
+
+def device_hits(rel, start, n, r, before,   # from `rank_positions`, (b, m)
+                k: int,                     # the cutoff k >= 1 (beyond the ranked items: those ranks are empty)
+                ties: str,                  # the tie mode
+                ) -> tuple:
+    """(numerator, denominator) (b,) int64: relevant items among the first k as chapter 10's exact fraction
+    (`hits_in_top`): under "expected", the whole groups' hits times the cut group's size plus its slots inside
+    times its relevant items, over its size."""
+    torch = _torch()
+    t = min(k, rel.shape[1])
+    rel, start, n, r, before = (x[:, :t] for x in (rel, start, n, r, before))
+    if ties != "expected":
+        relo, _ = ordered_hits(rel, start, n, r, before, ties)
+        return relo.sum(dim=1), torch.ones(len(rel), dtype=torch.int64, device=rel.device)
+    whole = torch.where(start + n <= t, rel, False).sum(dim=1)
+    cut, nc, rc, jc, _, _ = _cut_group(start, n, r, before, t)
+    nc = torch.where(cut, nc, 1)
+    return whole * nc + torch.where(cut, jc * rc, 0), nc
+
+# %% ../nbs/62_torch_engine.ipynb #f35b0008
+_ON_DEVICE = re.compile(r"(?P<kind>map|p|recall)(?:@(?P<k>[0-9]+))?")
+
+
+def device_finishes(metrics: dict,       # the parsed metrics, {name: Metric}
+                    conventions: Conventions,
+                    bounds: bool,        # bounds=True reads every tie order's extremes: the host finishes those
+                    n_gallery: int,      # N
+                    ) -> dict | None:
+    """{name: (kind, t)} when the device can finish every metric asked for: "map" (whole ranking, t = N) and
+    "map@p", "p@k", "recall@k" (t = the cutoff), any tie mode and `ap_denominator`, step interpolation, without
+    bounds; None otherwise (the groups then go to the host, which finishes everything)."""
+    if bounds or conventions.ap_interpolation != "step":
+        return None
+    out = {}
+    for name in metrics:
+        match = _ON_DEVICE.fullmatch(name)
+        if match is None or (match["k"] is None and match["kind"] != "map"):
+            return None
+        out[name] = (match["kind"], n_gallery if match["k"] is None else int(match["k"]))
+    return out
+
+
+def finish_on_host(parts: list,            # per block, `_DeviceJob.finish`'s {name: tensors}
+                   finishes: dict,         # `device_finishes`' {name: (kind, t)}
+                   conventions: Conventions,
+                   n_gallery: int,         # N
+                   ) -> dict:
+    """{name: (Q,) float64} per-query values from the device's (Q,) sums, by the CPU chapters' own last step: AP's
+    `finish_ap` (the empty-query policy), P@k's and recall@k's one division of exact integers (`_ratio`)."""
+    out = {}
+    for name, (kind, t) in finishes.items():
+        cols = [np.concatenate([p[name][i].cpu().numpy() for p in parts]) for i in range(3)]
+        if kind == "map":
+            out[name] = finish_ap(APParts(*cols), conventions, min(t, n_gallery))
+        elif kind == "p":
+            out[name] = _ratio(cols[0][:, None], cols[1][:, None], t)[:, 0]
+        else:
+            out[name] = apply_empty_policy(_ratio(cols[0][:, None], cols[1][:, None], cols[2][:, None])[:, 0],
+                                           cols[2] == 0, conventions, "have no relevant item, so no recall")
+    return out
 
 # %% ../nbs/62_torch_engine.ipynb #7f58a3e1
 def assemble_hist(b: int,           # rows of the block
@@ -400,6 +575,29 @@ class _DeviceJob:
         sums = index_sums(vals, idx, valid, grades, n_grades) if plan.index_sums else None
         return RankSummary(hist, self.n, top, None, sums, "scores")
 
+    def finish(self, start: int, stop: int, finishes: dict, conv: Conventions) -> dict:
+        """{name: (b,) float64 tensors} of queries start..stop-1, every metric finished on the device (`device_finishes`):
+        AP's (value, p_defined, maybe_undefined), or the hits fraction and R; nothing per group comes back."""
+        torch = _torch()
+        key, grades, kept = self.rows(start, stop), self.grades(start, stop), self.kept(start, stop)
+        if kept is not None:
+            key = torch.where(kept, key, torch.full_like(key, -float("inf")))
+        whole = any(kind == "map" and t >= self.n for kind, t in finishes.values())
+        cutoff = None if whole else max(t for _, t in finishes.values())
+        vals, idx, valid = sorted_block(key, kept, cutoff)
+        pos = rank_positions(vals, idx, valid, grades)
+        if cutoff is None or cutoff >= self.n:
+            total = pos[0].sum(dim=1)
+        else:                                                    # R over the whole row, not only the candidates
+            total = ((grades > 0) if kept is None else (grades > 0) & kept).sum(dim=1)
+        out = {}
+        for name, (kind, t) in finishes.items():
+            if kind == "map":
+                out[name] = device_ap_parts(*pos, min(t, self.n), total, conv)
+            else:
+                out[name] = device_hits(*pos, t, conv.ties) + (total,)
+        return out
+
 # %% ../nbs/62_torch_engine.ipynb #a9a8f931
 def _host(x, name: str):
     "Labels, relevance and ignore sets as numpy for the library's checks (tensors moved once; they are small or Q x N bytes)."
@@ -415,7 +613,8 @@ def evaluate_on_device(device=None,            # a torch device or its name; Non
                        client=None) -> Report:
     """`evaluate` on a torch device (what `evaluate(device=...)` and tensor inputs call): the product, the sort or
     top-k and the tie groups per block of queries on the device; the groups that hold relevant items (and the
-    index-order sums) come back, and the library's metric code finishes every value as on the CPU."""
+    index-order sums) come back, and the library's metric code finishes every value as on the CPU; map, map@p, p@k
+    and recall@k (`device_finishes`) are finished on the device, and only one number per query and metric comes back."""
     conv = conventions or Conventions()
     if client is not None:
         fail("device", "ranks in this process on a torch device; a Dask `client` ranks on a cluster: give one of them")
@@ -462,11 +661,13 @@ def evaluate_on_device(device=None,            # a torch device or its name; Non
     bar = Progress(n_q, progress_wanted(check_bool(progress, "progress", allow_none=True), n_q * n_g * 1e-9),
                    "evaluate")
     values = _Accumulator(job)
+    finishes = device_finishes(parsed, conv, bounds, n_g)
     step, start = block_rows(n_g, max_block_bytes, dev), 0
+    parts = []
     while start < n_q:
         stop = min(start + step, n_q)
         try:
-            summary = work.summary(start, stop)
+            got = (work.finish(start, stop, finishes, conv) if finishes else work.summary(start, stop))
         except Exception as e:                                   # a block too big for the device: halve it, retry
             if not _is_oom(e):
                 raise
@@ -476,7 +677,13 @@ def evaluate_on_device(device=None,            # a torch device or its name; Non
                 fail("device", f"{dev} has too little free memory for one query's {n_g:,} scores ({e})")
             step = max(1, step // 2)
             continue
-        values.add(summary)
+        if finishes:
+            parts.append(got)
+        else:
+            values.add(got)
         bar.update(stop - start)
         start = stop
+    if finishes:
+        for name, value in finish_on_host(parts, finishes, conv, n_g).items():
+            values.out["value"][name].append(value)
     return values.report()

@@ -94,20 +94,22 @@ def test_expected_ap_closed_form_equals_evaluate():
         np.testing.assert_allclose(closed, cpu, rtol=0, atol=1e-12)
 
 
-def test_a_block_the_device_cannot_hold_is_split(monkeypatch):
+@pytest.mark.parametrize("metrics", [["map", "p@5"], ["map", "ndcg@5"]])   # finished on the device; on the host
+def test_a_block_the_device_cannot_hold_is_split(monkeypatch, metrics):
     rng = np.random.default_rng(9)
     s, rel = np.round(rng.random((23, 30)), 1), rng.integers(0, 2, (23, 30))
-    real, sizes = torch_engine._DeviceJob.summary, []
+    method = "finish" if metrics == ["map", "p@5"] else "summary"
+    real, sizes = getattr(torch_engine._DeviceJob, method), []
 
-    def summary(self, start, stop):
+    def run(self, start, stop, *args):
         sizes.append(stop - start)
         if stop - start > 3:
             raise torch.cuda.OutOfMemoryError("CUDA out of memory (simulated)")
-        return real(self, start, stop)
-    monkeypatch.setattr(torch_engine._DeviceJob, "summary", summary)
-    b = evaluate(scores=s, relevance=rel, metrics=["map", "p@5"], device="cpu")
+        return real(self, start, stop, *args)
+    monkeypatch.setattr(torch_engine._DeviceJob, method, run)
+    b = evaluate(scores=s, relevance=rel, metrics=metrics, device="cpu")
     assert max(sizes) > 3 and sizes[-1] <= 3
-    close(evaluate(scores=s, relevance=rel, metrics=["map", "p@5"]), b)
+    close(evaluate(scores=s, relevance=rel, metrics=metrics), b)
 
 
 def test_bad_devices_and_dtypes_are_named():
