@@ -64,6 +64,67 @@ def test_scores_on_device_equal_numpy(ties, kind, metrics):
         close(a, c)
 
 
+ON_DEVICE = [["map"], ["map", "map@5", "p@3", "recall@4"], ["map@3", "p@2", "recall@7", "map@40", "p@40"]]
+
+
+@pytest.mark.parametrize("ties", ["expected", "optimistic", "pessimistic", "index"])
+@pytest.mark.parametrize("kind", ["class", "multihot", "given"])
+@pytest.mark.parametrize("metrics", ON_DEVICE)
+def test_device_finish_equals_the_host_finish(ties, kind, metrics, monkeypatch):
+    """The metrics the device finishes (whole map, map@p, p@k, recall@k: the top-k path when no whole map is asked)
+    equal the numpy path's to 1e-12, and no tie group goes to the host for them (`summary` is never called)."""
+    rng = np.random.default_rng(len(ties) * 11 + len(kind) + 3 * len(metrics))
+
+    def no_summary(*a):
+        raise AssertionError("the groups went to the host")
+    for trial in range(8):
+        q, n = int(rng.integers(1, 12)), int(rng.integers(1, 30))
+        s = np.round(rng.random((q, n)), trial % 3)                  # 0, 1, 2 decimals: many ties
+        kw = relevance_kwargs(rng, kind, q, n)
+        if trial % 2:
+            kw["ignore"] = rng.random((q, n)) < 0.3
+        if trial % 4 == 0:
+            kw["self_index"] = rng.integers(-1, n, q)
+        conv = dict(ties=ties, ap_denominator=["retrieved", "all", "min"][trial % 3], empty=["zero", "skip"][trial % 2])
+        a = evaluate(scores=s, metrics=metrics, **conv, **kw)
+        with monkeypatch.context() as mp:
+            mp.setattr(torch_engine._DeviceJob, "summary", no_summary)
+            b = evaluate(scores=torch.tensor(s), metrics=metrics, max_block_bytes=int(rng.integers(1, 4000)), **conv, **kw)
+            c = evaluate(scores=s.astype(np.float32), metrics=metrics, device="cpu", precision="float32", **conv, **kw)
+        close(a, b)
+        close(evaluate(scores=s.astype(np.float32), metrics=metrics, precision="float32", **conv, **kw), c)
+
+
+def test_device_finish_on_embeddings_and_the_empty_policy():
+    rng = np.random.default_rng(21)
+    q, g = rng.integers(-2, 3, (40, 4)).astype(np.float64), rng.integers(-2, 3, (300, 4)).astype(np.float64)
+    ql, gl = rng.integers(0, 6, 40), rng.integers(0, 5, 300)           # class 5: queries with no relevant item
+    for ties in ("expected", "index"):
+        for metrics in (["map", "p@10"], ["map@100", "recall@50", "p@7"]):
+            kw = dict(query_labels=ql, gallery_labels=gl, metrics=metrics, similarity="dot", ties=ties, empty="skip",
+                      self_index=np.arange(40))
+            a = evaluate(query_embeddings=q, gallery_embeddings=g, **kw)
+            b = evaluate(query_embeddings=torch.tensor(q), gallery_embeddings=torch.tensor(g), **kw)
+            close(a, b)
+            assert b.skipped[metrics[0]] == (ql == 5).sum() > 0
+    with pytest.raises(RetrievalInputError, match="^`empty`"):
+        evaluate(query_embeddings=torch.tensor(q), gallery_embeddings=torch.tensor(g), query_labels=ql,
+                 gallery_labels=gl, metrics="map", empty="error")
+
+
+def test_device_finish_covers_only_what_it_can():
+    from retrieval_lit.evaluation import _parse_metrics, _Source
+    from retrieval_lit.metrics import Conventions
+    parsed = lambda names: _parse_metrics(names, _Source("scores", 1, 10))
+    fin = torch_engine.device_finishes
+    assert fin(parsed(["map", "MAP@100", "p@10", "recall@20"]), Conventions(), False, 50) == {
+        "map": ("map", 50), "map@100": ("map", 100), "p@10": ("p", 10), "recall@20": ("recall", 20)}
+    for names, bounds, conv in ((["map", "ndcg@10"], False, Conventions()), ("map@r", False, Conventions()),
+                                ("mrr", False, Conventions()), ("map", True, Conventions()),
+                                ("map", False, Conventions(ap_interpolation="trapezoid"))):
+        assert fin(parsed(names), conv, bounds, 50) is None
+
+
 @pytest.mark.parametrize("similarity", ["cosine", "dot", "l2"])
 @pytest.mark.parametrize("precision", ["float64", "float32"])
 def test_embeddings_on_device_equal_numpy(similarity, precision):
