@@ -33,7 +33,8 @@ def _torch():
 __all__ = ['HALF', 'PAIR_BYTES', 'expected_ap_sums', 'is_tensor', 'wants_device', 'resolve_device', 'device_scores',
            'device_embeddings', 'device_similarities', 'sorted_block', 'group_bounds', 'tie_groups', 'grade_totals',
            'index_sums', 'rank_positions', 'ordered_hits', 'device_hypergeometric', 'device_ap_parts', 'device_hits',
-           'device_finishes', 'finish_on_host', 'assemble_hist', 'block_rows', 'evaluate_on_device']
+           'whole_ap_sums', 'through_cut', 'device_finishes', 'finish_on_host', 'assemble_hist', 'block_rows',
+           'evaluate_on_device']
 
 # %% ../nbs/62_torch_engine.ipynb #81a6640e
 def expected_ap_sums(rows, start, size, counts, n_rows: int):
@@ -416,6 +417,57 @@ def device_hits(rel, start, n, r, before,   # from `rank_positions`, (b, m)
     nc = torch.where(cut, nc, 1)
     return whole * nc + torch.where(cut, jc * rc, 0), nc
 
+# %% ../nbs/62_torch_engine.ipynb #f35b000b
+def whole_ap_sums(vals, idx, valid,   # (b, N) the whole sorted rows (`sorted_block` without a cutoff)
+                  grades,             # (b, N) grades of the block's rows
+                  ties: str,          # the tie mode
+                  ) -> tuple:
+    """(AP's sum over the whole ranking (b,) float64, R (b,) int64) on the device, in a few passes over the rows: the
+    stable order's sum of hits / rank as one product, then, for the items that tie with a neighbour only, each
+    group's terms under `ties` in place of the stable order's (the per-rank closed form for "expected")."""
+    torch = _torch()
+    b, m = vals.shape
+    rel = (torch.gather(grades, 1, idx) > 0) & valid
+    hits = torch.cumsum(rel, dim=1, dtype=torch.int32 if m < 2 ** 31 else torch.int64)
+    inv = 1.0 / torch.arange(1, m + 1, device=vals.device, dtype=torch.float64)
+    s = torch.where(rel, hits, 0).to(torch.float64) @ inv
+    total = hits[:, -1].to(torch.int64)
+    if ties == "index" or m < 2:
+        return s, total
+    eq = (vals[:, 1:] == vals[:, :-1]) & valid[:, 1:]            # position p + 1 ties with position p
+    tied = torch.zeros_like(rel)
+    tied[:, 1:] = eq
+    tied[:, :-1] |= eq
+    rows, pos = torch.nonzero(tied, as_tuple=True)               # row-major: each row's tied positions in rank order
+    if len(rows) == 0:
+        return s, total
+    new = (pos == 0) | ~eq[rows, torch.clamp(pos - 1, min=0)]
+    gid = torch.cumsum(new, 0) - 1
+    first = torch.nonzero(new, as_tuple=True)[0]
+    rel_t = rel[rows, pos]
+    n = torch.bincount(gid, minlength=len(first))
+    r = torch.zeros(len(first), dtype=torch.int64, device=vals.device).index_add_(0, gid, rel_t.to(torch.int64))
+    before = hits[rows[first], pos[first]].to(torch.int64) - rel_t[first].to(torch.int64)
+    n, r, bb, i = n[gid], r[gid], before[gid], pos - pos[first][gid] + 1
+    rank = (pos + 1).to(torch.float64)
+    stable = torch.where(rel_t, hits[rows, pos], 0) / rank
+    if ties == "expected":
+        nf, rf = n.to(torch.float64), r.to(torch.float64)
+        term = rf / nf * (bb + 1 + (i - 1) * (rf - 1) / (nf - 1)) / rank      # n >= 2 in a tie
+    elif ties == "optimistic":
+        term = torch.where(i <= r, bb + i, 0) / rank
+    else:
+        lead = n - r
+        term = torch.where(i > lead, bb + i - lead, 0) / rank
+    return s.index_add_(0, rows, term - stable), total
+
+
+def through_cut(vals, valid, t: int) -> int:
+    "Columns of the sorted rows that hold every tie group starting in the first t ranks (the group at rank t whole)."
+    if t >= vals.shape[1]:
+        return vals.shape[1]
+    return t + int(((vals[:, t:] == vals[:, t - 1:t]) & valid[:, t:]).sum(dim=1).max())
+
 # %% ../nbs/62_torch_engine.ipynb #f35b0008
 _ON_DEVICE = re.compile(r"(?P<kind>map|p|recall)(?:@(?P<k>[0-9]+))?")
 
@@ -575,25 +627,30 @@ class _DeviceJob:
         sums = index_sums(vals, idx, valid, grades, n_grades) if plan.index_sums else None
         return RankSummary(hist, self.n, top, None, sums, "scores")
 
+
     def finish(self, start: int, stop: int, finishes: dict, conv: Conventions) -> dict:
-        """{name: (b,) float64 tensors} of queries start..stop-1, every metric finished on the device (`device_finishes`):
+        """{name: (b,) tensors} of queries start..stop-1, every metric finished on the device (`device_finishes`):
         AP's (value, p_defined, maybe_undefined), or the hits fraction and R; nothing per group comes back."""
         torch = _torch()
         key, grades, kept = self.rows(start, stop), self.grades(start, stop), self.kept(start, stop)
         if kept is not None:
             key = torch.where(kept, key, torch.full_like(key, -float("inf")))
         whole = any(kind == "map" and t >= self.n for kind, t in finishes.values())
-        cutoff = None if whole else max(t for _, t in finishes.values())
-        vals, idx, valid = sorted_block(key, kept, cutoff)
-        pos = rank_positions(vals, idx, valid, grades)
-        if cutoff is None or cutoff >= self.n:
-            total = pos[0].sum(dim=1)
-        else:                                                    # R over the whole row, not only the candidates
-            total = ((grades > 0) if kept is None else (grades > 0) & kept).sum(dim=1)
-        out = {}
+        cuts = [min(t, self.n) for kind, t in finishes.values() if not (kind == "map" and t >= self.n)]
+        vals, idx, valid = sorted_block(key, kept, None if whole else max(cuts))
+        out, total = {}, None
+        if whole:
+            s, total = whole_ap_sums(vals, idx, valid, grades, conv.ties)
+            den = total.to(torch.float64)                        # R_N = R = min(R, N): every denominator is R
+            parts = (torch.where(total > 0, s / torch.clamp(den, min=1), 0.0), (total > 0).to(torch.float64), total == 0)
+        if cuts:
+            w = max(through_cut(vals, valid, t) for t in cuts) if whole else vals.shape[1]
+            pos = rank_positions(vals[:, :w], idx[:, :w], valid[:, :w], grades)
+            if total is None:                                    # R over the whole row, not only the candidates
+                total = ((grades > 0) if kept is None else (grades > 0) & kept).sum(dim=1)
         for name, (kind, t) in finishes.items():
             if kind == "map":
-                out[name] = device_ap_parts(*pos, min(t, self.n), total, conv)
+                out[name] = parts if t >= self.n else device_ap_parts(*pos, t, total, conv)
             else:
                 out[name] = device_hits(*pos, t, conv.ties) + (total,)
         return out
