@@ -11,6 +11,7 @@ import sys
 import numpy as np
 
 from .average_precision import APParts, finish_ap
+from .dcg import gain_values
 from .evaluation import (Report, _Accumulator, _Job, _parse_metrics, _Source, plan_summary)
 from .hamming import Progress, progress_wanted
 from .metrics import Conventions, apply_empty_policy
@@ -33,8 +34,8 @@ def _torch():
 __all__ = ['HALF', 'PAIR_BYTES', 'expected_ap_sums', 'is_tensor', 'wants_device', 'resolve_device', 'device_scores',
            'device_embeddings', 'device_similarities', 'sorted_block', 'group_bounds', 'tie_groups', 'grade_totals',
            'index_sums', 'rank_positions', 'ordered_hits', 'device_hypergeometric', 'device_ap_parts', 'device_hits',
-           'whole_ap_sums', 'through_cut', 'device_finishes', 'finish_on_host', 'assemble_hist', 'block_rows',
-           'evaluate_on_device']
+           'whole_ap_sums', 'through_cut', 'device_ndcg', 'device_first_relevant', 'device_finishes', 'finish_on_host',
+           'assemble_hist', 'block_rows', 'evaluate_on_device']
 
 # %% ../nbs/62_torch_engine.ipynb #81a6640e
 def expected_ap_sums(rows, start, size, counts, n_rows: int):
@@ -468,8 +469,65 @@ def through_cut(vals, valid, t: int) -> int:
         return vals.shape[1]
     return t + int(((vals[:, t:] == vals[:, t - 1:t]) & valid[:, t:]).sum(dim=1).max())
 
+# %% ../nbs/62_torch_engine.ipynb #f35b000e
+def device_ndcg(g, start, n,          # (b, w) grades in rank order (0 where not kept), and `rank_positions`' groups
+                t: int,               # the cutoff min(p, N)
+                gains,                # (G,) float64 on the device: `dcg.gain_values`
+                totals,               # (b, G) int64: each row's kept items of each grade (`grade_totals`)
+                ties: str,            # the tie mode
+                ) -> tuple:
+    """(nDCG@t (b,) float64, iDCG == 0 (b,) bool) on the device: each position's gain (its grade's, or under "expected"
+    its group's mean gain; "optimistic" / "pessimistic" sort each group's grades down / up) times 1/log2(rank + 1),
+    over the ideal order's DCG@t from the grade totals."""
+    torch = _torch()
+    b, w = g.shape
+    cols = min(t, w)
+    g = g.to(torch.int64)
+    if ties in ("optimistic", "pessimistic"):
+        order = torch.sort(start * 512 + (255 - g if ties == "optimistic" else g), dim=1).indices
+        g = torch.gather(g, 1, order)
+    gain = gains[g]
+    if ties == "expected":                                       # the group's mean gain, from its sum
+        flat = (torch.arange(b, device=g.device)[:, None] * w + start).reshape(-1)
+        sums = torch.zeros(b * w, dtype=torch.float64, device=g.device).index_add_(0, flat, gain.reshape(-1))
+        gain = sums[flat].view(b, w) / n
+    disc = 1.0 / torch.log2(torch.arange(2, t + 2, device=g.device, dtype=torch.float64))
+    dcg = gain[:, :cols] @ disc[:cols]
+    prefix = torch.cat([torch.zeros(1, dtype=torch.float64, device=g.device), torch.cumsum(disc, 0)])
+    after = torch.cumsum(totals.flip(1), dim=1)                  # items of the best grades down to each grade
+    d = lambda c: prefix[torch.clamp(c, max=t)]
+    ideal = ((d(after) - d(after - totals.flip(1))) * gains.flip(0)).sum(dim=1)
+    return torch.where(ideal > 0, dcg / torch.where(ideal > 0, ideal, 1.0), 0.0), ideal == 0
+
+
+def device_first_relevant(rel, start, n, r,   # (b, w) from `rank_positions`, the groups of the first k ranks whole
+                          k: int,             # the cutoff K: ranks beyond it count nothing
+                          ties: str,          # the tie mode
+                          reciprocal: bool,   # True: RR@k (mrr) | False: success@k
+                          ):
+    """(b,) float64: RR@k or success@k of each row on the device, from its first tie group holding a relevant item
+    (b items before it, n items, r relevant): under "expected" chapter 10's law of the first relevant slot X,
+    P(X = x+1) / P(X = x) = (n - x - r + 1) / (n - x), summed over b + X <= k."""
+    torch = _torch()
+    found = rel.any(dim=1)
+    p = torch.argmax(rel.to(torch.uint8), dim=1)[:, None]         # the first relevant position (stable order)
+    b, nn, rr = (torch.gather(x, 1, p)[:, 0] for x in (start, n, r))
+    if ties != "expected":
+        rank = {"index": p[:, 0] + 1, "optimistic": b + 1, "pessimistic": b + nn - rr + 1}[ties]
+        hit = found & (rank <= k)
+        return torch.where(hit, 1.0 / rank.to(torch.float64) if reciprocal else 1.0, 0.0).to(torch.float64)
+    span = torch.where(found, torch.minimum(nn - rr + 1, torch.clamp(k - b, min=0)), 0)
+    width = max(1, int(span.max())) if len(span) else 1
+    nf, rf = (torch.clamp(x, min=1)[:, None].to(torch.float64) for x in (nn, rr))
+    x = torch.arange(1, width, device=rel.device, dtype=torch.float64)[None, :]
+    step = torch.clamp(torch.where(nf - x > 0, (nf - x - rf + 1) / torch.where(nf - x > 0, nf - x, 1.0), 0.0), min=0.0)
+    pmf = torch.cumprod(torch.cat([rf / nf, step], dim=1), dim=1)
+    x = torch.arange(1, width + 1, device=rel.device)[None, :]
+    pmf = torch.where(x <= span[:, None], pmf, 0.0)
+    return (pmf / (b[:, None] + x) if reciprocal else pmf).sum(dim=1)
+
 # %% ../nbs/62_torch_engine.ipynb #f35b0008
-_ON_DEVICE = re.compile(r"(?P<kind>map|p|recall)(?:@(?P<k>[0-9]+))?")
+_ON_DEVICE = re.compile(r"(?P<kind>map|p|recall|ndcg|mrr|success)(?:@(?P<k>[0-9]+))?")
 
 
 def device_finishes(metrics: dict,       # the parsed metrics, {name: Metric}
@@ -477,15 +535,16 @@ def device_finishes(metrics: dict,       # the parsed metrics, {name: Metric}
                     bounds: bool,        # bounds=True reads every tie order's extremes: the host finishes those
                     n_gallery: int,      # N
                     ) -> dict | None:
-    """{name: (kind, t)} when the device can finish every metric asked for: "map" (whole ranking, t = N) and
-    "map@p", "p@k", "recall@k" (t = the cutoff), any tie mode and `ap_denominator`, step interpolation, without
-    bounds; None otherwise (the groups then go to the host, which finishes everything)."""
+    """{name: (kind, t)} when the device can finish every metric asked for: "map", "ndcg", "mrr" (the whole ranking,
+    t = N), "map@p", "ndcg@p", "mrr@k", "p@k", "recall@k", "success@k" (t = the cutoff), any tie mode, `gain` and
+    `ap_denominator`, step interpolation, without bounds; None otherwise (the groups then go to the host, which
+    finishes everything)."""
     if bounds or conventions.ap_interpolation != "step":
         return None
     out = {}
     for name in metrics:
         match = _ON_DEVICE.fullmatch(name)
-        if match is None or (match["k"] is None and match["kind"] != "map"):
+        if match is None or (match["k"] is None and match["kind"] not in ("map", "ndcg", "mrr")):
             return None
         out[name] = (match["kind"], n_gallery if match["k"] is None else int(match["k"]))
     return out
@@ -497,17 +556,23 @@ def finish_on_host(parts: list,            # per block, `_DeviceJob.finish`'s {n
                    n_gallery: int,         # N
                    ) -> dict:
     """{name: (Q,) float64} per-query values from the device's (Q,) sums, by the CPU chapters' own last step: AP's
-    `finish_ap` (the empty-query policy), P@k's and recall@k's one division of exact integers (`_ratio`)."""
+    `finish_ap` (the empty-query policy), P@k's and recall@k's one division of exact integers (`_ratio`), and the
+    others' `apply_empty_policy` with their chapter's message."""
     out = {}
     for name, (kind, t) in finishes.items():
-        cols = [np.concatenate([p[name][i].cpu().numpy() for p in parts]) for i in range(3)]
+        cols = [np.concatenate([p[name][i].cpu().numpy() for p in parts]) for i in range(len(parts[0][name]))]
         if kind == "map":
             out[name] = finish_ap(APParts(*cols), conventions, min(t, n_gallery))
         elif kind == "p":
             out[name] = _ratio(cols[0][:, None], cols[1][:, None], t)[:, 0]
-        else:
+        elif kind == "recall":
             out[name] = apply_empty_policy(_ratio(cols[0][:, None], cols[1][:, None], cols[2][:, None])[:, 0],
                                            cols[2] == 0, conventions, "have no relevant item, so no recall")
+        elif kind == "ndcg":
+            out[name] = apply_empty_policy(cols[0], cols[1], conventions, "have no relevant item (iDCG = 0)")
+        else:
+            out[name] = apply_empty_policy(cols[0], cols[1] == 0, conventions,
+                                           "have no relevant item, so no first relevant rank")
     return out
 
 # %% ../nbs/62_torch_engine.ipynb #7f58a3e1
@@ -648,11 +713,19 @@ class _DeviceJob:
             pos = rank_positions(vals[:, :w], idx[:, :w], valid[:, :w], grades)
             if total is None:                                    # R over the whole row, not only the candidates
                 total = ((grades > 0) if kept is None else (grades > 0) & kept).sum(dim=1)
+        if any(kind == "ndcg" for kind, _ in finishes.values()):
+            g = torch.gather(grades, 1, idx[:, :w]) * valid[:, :w]
+            totals = grade_totals(grades, kept, self.n_grades)
+            gains = torch.from_numpy(gain_values(self.n_grades, conv.gain)).to(vals.device)
         for name, (kind, t) in finishes.items():
             if kind == "map":
                 out[name] = parts if t >= self.n else device_ap_parts(*pos, t, total, conv)
-            else:
+            elif kind in ("p", "recall"):
                 out[name] = device_hits(*pos, t, conv.ties) + (total,)
+            elif kind == "ndcg":
+                out[name] = device_ndcg(g, pos[1], pos[2], min(t, self.n), gains, totals, conv.ties)
+            else:
+                out[name] = (device_first_relevant(*pos[:4], t, conv.ties, kind == "mrr"), total)
         return out
 
 # %% ../nbs/62_torch_engine.ipynb #a9a8f931
