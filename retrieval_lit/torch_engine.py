@@ -744,7 +744,8 @@ def evaluate_on_device(device=None,            # a torch device or its name; Non
     """`evaluate` on a torch device (what `evaluate(device=...)` and tensor inputs call): the product, the sort or
     top-k and the tie groups per block of queries on the device; the groups that hold relevant items (and the
     index-order sums) come back, and the library's metric code finishes every value as on the CPU; map, ndcg, mrr,
-    p@k, recall@k and success@k (`device_finishes`) are finished on the device, and only one number per query and metric comes back."""
+    p@k, recall@k and success@k (`device_finishes`) are finished on the device, and only one number per query
+    and metric comes back."""
     conv = conventions or Conventions()
     if client is not None:
         fail("device", "ranks in this process on a torch device; a Dask `client` ranks on a cluster: give one of them")
