@@ -510,7 +510,9 @@ def device_first_relevant(rel, start, n, r,   # (b, w) from `rank_positions`, th
     P(X = x+1) / P(X = x) = (n - x - r + 1) / (n - x), summed over b + X <= k."""
     torch = _torch()
     found = rel.any(dim=1)
-    p = torch.argmax(rel.to(torch.uint8), dim=1)[:, None]         # the first relevant position (stable order)
+    w = rel.shape[1]
+    p = torch.where(rel, torch.arange(w, device=rel.device), w).min(dim=1).values   # the first relevant position
+    p = torch.clamp(p, max=max(w - 1, 0))[:, None]          # (stable order); any position where none is
     b, nn, rr = (torch.gather(x, 1, p)[:, 0] for x in (start, n, r))
     if ties != "expected":
         rank = {"index": p[:, 0] + 1, "optimistic": b + 1, "pessimistic": b + nn - rr + 1}[ties]
