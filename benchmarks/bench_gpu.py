@@ -131,10 +131,12 @@ def main(argv=None):
         print(f"-- goal 3: every gpu run of s2 under 5 s (slowest {worst:.3f} s): {verdict(worst <= 5.0)}"
               + (" (a shrunk gallery: measures nothing)" if n < 1_000_000 else ""))
     if t_tm is not None:
-        print(f"   (information: torchmetrics {t_tm * scale:.3f} s, gpu map@100 / torchmetrics = {gm100 / (t_tm * scale):.3f})")
+        print(f"   (information: torchmetrics {t_tm * scale:.3f} s, gpu map@100 / torchmetrics = "
+              f"{gm100 / (t_tm * scale):.3f})")
     print(f"   (information: cpu map + map@100 {t_cpu * full_q / cpu_n:.3f} s, gpu map / cpu = "
           f"{gm / (t_cpu * full_q / cpu_n):.3f})")
-    diffs = [float(np.abs(res[m, "expected"][1].per_query[m][:cpu_n] - cpu.per_query[m]).max()) for m in ("map", "map@100")]
+    diffs = [float(np.abs(res[m, "expected"][1].per_query[m][:cpu_n] - cpu.per_query[m]).max())
+             for m in ("map", "map@100")]
     print(f"-- goal 4: values = the CPU path's (max |diff| {max(diffs):.2e} <= 1e-6): {verdict(max(diffs) <= 1e-6)}")
 
 if __name__ == "__main__":

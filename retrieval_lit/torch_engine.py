@@ -709,7 +709,8 @@ class _DeviceJob:
         if whole:
             s, total = whole_ap_sums(vals, idx, valid, grades, conv.ties)
             den = total.to(torch.float64)                        # R_N = R = min(R, N): every denominator is R
-            parts = (torch.where(total > 0, s / torch.clamp(den, min=1), 0.0), (total > 0).to(torch.float64), total == 0)
+            parts = (torch.where(total > 0, s / torch.clamp(den, min=1), 0.0), (total > 0).to(torch.float64),
+                     total == 0)
         if cuts:
             w = max(through_cut(vals, valid, t) for t in cuts) if whole else vals.shape[1]
             pos = rank_positions(vals[:, :w], idx[:, :w], valid[:, :w], grades)

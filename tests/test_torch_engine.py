@@ -65,7 +65,8 @@ def test_scores_on_device_equal_numpy(ties, kind, metrics):
 
 
 ON_DEVICE = [["map"], ["map", "map@5", "p@3", "recall@4", "ndcg@6", "mrr@4", "success@2"],
-             ["map@3", "p@2", "recall@7", "map@40", "p@40", "ndcg@3", "success@5", "mrr@40"], ["ndcg", "mrr", "ndcg@50"]]
+             ["map@3", "p@2", "recall@7", "map@40", "p@40", "ndcg@3", "success@5", "mrr@40"],
+             ["ndcg", "mrr", "ndcg@50"]]
 
 
 @pytest.mark.parametrize("ties", ["expected", "optimistic", "pessimistic", "index"])
@@ -92,7 +93,8 @@ def test_device_finish_equals_the_host_finish(ties, kind, metrics, monkeypatch):
         a = evaluate(scores=s, metrics=metrics, **conv, **kw)
         with monkeypatch.context() as mp:
             mp.setattr(torch_engine._DeviceJob, "summary", no_summary)
-            b = evaluate(scores=torch.tensor(s), metrics=metrics, max_block_bytes=int(rng.integers(1, 4000)), **conv, **kw)
+            b = evaluate(scores=torch.tensor(s), metrics=metrics, max_block_bytes=int(rng.integers(1, 4000)),
+                         **conv, **kw)
             c = evaluate(scores=s.astype(np.float32), metrics=metrics, device="cpu", precision="float32", **conv, **kw)
         close(a, b)
         close(evaluate(scores=s.astype(np.float32), metrics=metrics, precision="float32", **conv, **kw), c)
@@ -123,7 +125,8 @@ def test_device_finish_covers_only_what_it_can():
     assert fin(parsed(["map", "MAP@100", "p@10", "recall@20"]), Conventions(), False, 50) == {
         "map": ("map", 50), "map@100": ("map", 100), "p@10": ("p", 10), "recall@20": ("recall", 20)}
     assert fin(parsed(["ndcg", "ndcg@5", "mrr", "mrr@3", "success@2"]), Conventions(), False, 50) == {
-        "ndcg": ("ndcg", 50), "ndcg@5": ("ndcg", 5), "mrr": ("mrr", 50), "mrr@3": ("mrr", 3), "success@2": ("success", 2)}
+        "ndcg": ("ndcg", 50), "ndcg@5": ("ndcg", 5), "mrr": ("mrr", 50), "mrr@3": ("mrr", 3),
+        "success@2": ("success", 2)}
     for names, bounds, conv in ((["map", "rbp@10"], False, Conventions()), ("map@r", False, Conventions()),
                                 ("rprec", False, Conventions()), ("map", True, Conventions()),
                                 ("map", False, Conventions(ap_interpolation="trapezoid"))):
