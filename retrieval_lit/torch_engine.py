@@ -551,7 +551,7 @@ def device_finishes(metrics: dict,       # the parsed metrics, {name: Metric}
         out[name] = (match["kind"], n_gallery if match["k"] is None else int(match["k"]))
     return out
 
-
+# %% ../nbs/62_torch_engine.ipynb #f35b0011
 def finish_on_host(parts: list,            # per block, `_DeviceJob.finish`'s {name: tensors}
                    finishes: dict,         # `device_finishes`' {name: (kind, t)}
                    conventions: Conventions,
