@@ -73,7 +73,7 @@ def main(argv=None):
     from retrieval_lit.torch_engine import block_rows
     step = block_rows(n, block, dev)
     print(f"== {'small' if a.small else a.scenario}: {nq:,} queries x {n:,} gallery, {dim}-d float32, cosine, on "
-          f"{torch.cuda.get_device_name(dev) if dev.type == 'cuda' else 'cpu'}, blocks of {step:,} queries"
+          f"{torch.cuda.get_device_name(dev) if dev.type == 'cuda' else 'cpu'}, blocks of {min(step, nq):,} queries"
           + (f" (times x {scale:g})" if scale != 1 else ""))
     qt, gt = torch.tensor(q, device=dev), torch.tensor(g, device=dev)
     qlt, glt = torch.tensor(ql, device=dev), torch.tensor(gl, device=dev)
