@@ -64,6 +64,75 @@ def test_scores_on_device_equal_numpy(ties, kind, metrics):
         close(a, c)
 
 
+ON_DEVICE = [["map"], ["map", "map@5", "p@3", "recall@4", "ndcg@6", "mrr@4", "success@2"],
+             ["map@3", "p@2", "recall@7", "map@40", "p@40", "ndcg@3", "success@5", "mrr@40"],
+             ["ndcg", "mrr", "ndcg@50"]]
+
+
+@pytest.mark.parametrize("ties", ["expected", "optimistic", "pessimistic", "index"])
+@pytest.mark.parametrize("kind", ["class", "multihot", "given"])
+@pytest.mark.parametrize("metrics", ON_DEVICE)
+def test_device_finish_equals_the_host_finish(ties, kind, metrics, monkeypatch):
+    """The metrics the device finishes (whole map, ndcg, mrr; at a cutoff map, ndcg, mrr, p, recall, success: the
+    top-k path when no whole-ranking metric is asked)
+    equal the numpy path's to 1e-12, and no tie group goes to the host for them (`summary` is never called)."""
+    rng = np.random.default_rng(len(ties) * 11 + len(kind) + 3 * len(metrics))
+
+    def no_summary(*a):
+        raise AssertionError("the groups went to the host")
+    for trial in range(8):
+        q, n = int(rng.integers(1, 12)), int(rng.integers(1, 30))
+        s = np.round(rng.random((q, n)), trial % 3)                  # 0, 1, 2 decimals: many ties
+        kw = relevance_kwargs(rng, kind, q, n)
+        if trial % 2:
+            kw["ignore"] = rng.random((q, n)) < 0.3
+        if trial % 4 == 0:
+            kw["self_index"] = rng.integers(-1, n, q)
+        conv = dict(ties=ties, ap_denominator=["retrieved", "all", "min"][trial % 3], empty=["zero", "skip"][trial % 2],
+                    gain=["exp2", "linear"][trial % 2])
+        a = evaluate(scores=s, metrics=metrics, **conv, **kw)
+        with monkeypatch.context() as mp:
+            mp.setattr(torch_engine._DeviceJob, "summary", no_summary)
+            b = evaluate(scores=torch.tensor(s), metrics=metrics, max_block_bytes=int(rng.integers(1, 4000)),
+                         **conv, **kw)
+            c = evaluate(scores=s.astype(np.float32), metrics=metrics, device="cpu", precision="float32", **conv, **kw)
+        close(a, b)
+        close(evaluate(scores=s.astype(np.float32), metrics=metrics, precision="float32", **conv, **kw), c)
+
+
+def test_device_finish_on_embeddings_and_the_empty_policy():
+    rng = np.random.default_rng(21)
+    q, g = rng.integers(-2, 3, (40, 4)).astype(np.float64), rng.integers(-2, 3, (300, 4)).astype(np.float64)
+    ql, gl = rng.integers(0, 6, 40), rng.integers(0, 5, 300)           # class 5: queries with no relevant item
+    for ties in ("expected", "index"):
+        for metrics in (["map", "p@10", "mrr"], ["map@100", "recall@50", "p@7", "ndcg@20", "success@3"]):
+            kw = dict(query_labels=ql, gallery_labels=gl, metrics=metrics, similarity="dot", ties=ties, empty="skip",
+                      self_index=np.arange(40))
+            a = evaluate(query_embeddings=q, gallery_embeddings=g, **kw)
+            b = evaluate(query_embeddings=torch.tensor(q), gallery_embeddings=torch.tensor(g), **kw)
+            close(a, b)
+            assert b.skipped[metrics[0]] == (ql == 5).sum() > 0
+    with pytest.raises(RetrievalInputError, match="^`empty`"):
+        evaluate(query_embeddings=torch.tensor(q), gallery_embeddings=torch.tensor(g), query_labels=ql,
+                 gallery_labels=gl, metrics="map", empty="error")
+
+
+def test_device_finish_covers_only_what_it_can():
+    from retrieval_lit.evaluation import _parse_metrics, _Source
+    from retrieval_lit.metrics import Conventions
+    parsed = lambda names: _parse_metrics(names, _Source("scores", 1, 10))
+    fin = torch_engine.device_finishes
+    assert fin(parsed(["map", "MAP@100", "p@10", "recall@20"]), Conventions(), False, 50) == {
+        "map": ("map", 50), "map@100": ("map", 100), "p@10": ("p", 10), "recall@20": ("recall", 20)}
+    assert fin(parsed(["ndcg", "ndcg@5", "mrr", "mrr@3", "success@2"]), Conventions(), False, 50) == {
+        "ndcg": ("ndcg", 50), "ndcg@5": ("ndcg", 5), "mrr": ("mrr", 50), "mrr@3": ("mrr", 3),
+        "success@2": ("success", 2)}
+    for names, bounds, conv in ((["map", "rbp@10"], False, Conventions()), ("map@r", False, Conventions()),
+                                ("rprec", False, Conventions()), ("map", True, Conventions()),
+                                ("map", False, Conventions(ap_interpolation="trapezoid"))):
+        assert fin(parsed(names), conv, bounds, 50) is None
+
+
 @pytest.mark.parametrize("similarity", ["cosine", "dot", "l2"])
 @pytest.mark.parametrize("precision", ["float64", "float32"])
 def test_embeddings_on_device_equal_numpy(similarity, precision):
@@ -94,20 +163,22 @@ def test_expected_ap_closed_form_equals_evaluate():
         np.testing.assert_allclose(closed, cpu, rtol=0, atol=1e-12)
 
 
-def test_a_block_the_device_cannot_hold_is_split(monkeypatch):
+@pytest.mark.parametrize("metrics", [["map", "p@5"], ["map", "rbp@5"]])   # finished on the device; on the host
+def test_a_block_the_device_cannot_hold_is_split(monkeypatch, metrics):
     rng = np.random.default_rng(9)
     s, rel = np.round(rng.random((23, 30)), 1), rng.integers(0, 2, (23, 30))
-    real, sizes = torch_engine._DeviceJob.summary, []
+    method = "finish" if metrics == ["map", "p@5"] else "summary"
+    real, sizes = getattr(torch_engine._DeviceJob, method), []
 
-    def summary(self, start, stop):
+    def run(self, start, stop, *args):
         sizes.append(stop - start)
         if stop - start > 3:
             raise torch.cuda.OutOfMemoryError("CUDA out of memory (simulated)")
-        return real(self, start, stop)
-    monkeypatch.setattr(torch_engine._DeviceJob, "summary", summary)
-    b = evaluate(scores=s, relevance=rel, metrics=["map", "p@5"], device="cpu")
+        return real(self, start, stop, *args)
+    monkeypatch.setattr(torch_engine._DeviceJob, method, run)
+    b = evaluate(scores=s, relevance=rel, metrics=metrics, device="cpu")
     assert max(sizes) > 3 and sizes[-1] <= 3
-    close(evaluate(scores=s, relevance=rel, metrics=["map", "p@5"]), b)
+    close(evaluate(scores=s, relevance=rel, metrics=metrics), b)
 
 
 def test_bad_devices_and_dtypes_are_named():
