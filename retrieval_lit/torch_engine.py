@@ -10,16 +10,16 @@ import sys
 
 import numpy as np
 
-from .average_precision import APParts, finish_ap
-from .dcg import gain_values
-from .evaluation import (Report, _Accumulator, _Job, _parse_metrics, _Source, plan_summary)
-from .hamming import Progress, progress_wanted
-from .metrics import Conventions, apply_empty_policy
-from .precision import _ratio
-from .ranking import IndexSums, RankSummary
-from .relevance import LabelRelevance, make_ignore, make_relevance
-from .score_ranking import MAX_EXACT_INT_SCORE, PRECISIONS, SIMILARITIES, check_scores
-from .validate import check_bool, check_choice, check_int, check_numbers, fail, to_numpy
+from retrieval_lit.average_precision import APParts, finish_ap
+from retrieval_lit.dcg import gain_values
+from retrieval_lit.evaluation import (Report, _Accumulator, _Job, _parse_metrics, _Source, plan_summary)
+from retrieval_lit.hamming import Progress, progress_wanted
+from retrieval_lit.metrics import Conventions, apply_empty_policy
+from retrieval_lit.precision import _ratio
+from retrieval_lit.ranking import IndexSums, RankSummary
+from retrieval_lit.relevance import LabelRelevance, make_ignore, make_relevance
+from retrieval_lit.score_ranking import MAX_EXACT_INT_SCORE, PRECISIONS, SIMILARITIES, check_scores
+from retrieval_lit.validate import check_bool, check_choice, check_int, check_numbers, fail, to_numpy
 
 
 def _torch():
@@ -31,14 +31,15 @@ def _torch():
     return torch
 
 # %% auto #0
-__all__ = ['HALF', 'PAIR_BYTES', 'expected_ap_sums', 'is_tensor', 'wants_device', 'resolve_device', 'device_scores',
-           'device_embeddings', 'device_similarities', 'sorted_block', 'group_bounds', 'tie_groups', 'grade_totals',
-           'index_sums', 'rank_positions', 'ordered_hits', 'device_hypergeometric', 'device_ap_parts', 'device_hits',
-           'whole_ap_sums', 'through_cut', 'device_ndcg', 'device_first_relevant', 'device_finishes', 'finish_on_host',
-           'assemble_hist', 'block_rows', 'evaluate_on_device']
+__all__ = ['expected_ap_sums', 'evaluate_on_device']
 
 # %% ../nbs/62_torch_engine.ipynb #81a6640e
-def expected_ap_sums(rows, start, size, counts, n_rows: int):
+def expected_ap_sums(rows,           # (G,) the query (row of the block) of each relevant tie group, ascending
+                     start,          # (G,) items ranked before the group (a in the closed form)
+                     size,           # (G,) the group's items (n)
+                     counts,         # (G, grades) the group's items per grade (grade > 0 is relevant)
+                     n_rows: int,    # the queries of the block (rows without a relevant group sum to 0)
+                     ):
     """(n_rows,) float64 on the device: each query's E[sum over ranks of rel_k * hits_k / k] over uniform tie orders,
     by the closed form per rank, from `tie_groups`' relevant groups. A slot i (1-based) of a group of n items holding
     r relevant, after a items and b relevant ones: P(relevant) = r / n, and then E[hits] = b + 1 + (i-1)(r-1)/(n-1)."""
@@ -739,11 +740,26 @@ def _host(x, name: str):
 
 def evaluate_on_device(device=None,            # a torch device or its name; None: the device of the tensors given
                        *,
-                       scores=None, query_embeddings=None, gallery_embeddings=None, similarity="cosine",
-                       precision="float64", query_labels=None, gallery_labels=None, relevance=None,
-                       relation_types=None, ignore=None, self_index=None, metrics=("map",), conventions=None,
-                       bounds=False, max_block_bytes=1 << 28, progress=None, query_codes=None, gallery_codes=None,
-                       client=None) -> Report:
+                       scores=None,            # (Q, N) similarity scores, a tensor or an array (or None)
+                       query_embeddings=None,  # (Q, D) query vectors (with gallery_embeddings, instead of scores)
+                       gallery_embeddings=None,  # (N, D) gallery vectors
+                       similarity="cosine",    # "cosine" | "dot" | "l2", as evaluate's
+                       precision="float64",    # "float64" | "float32": the float type the scores are compared in
+                       query_labels=None,      # class ids or multi-hot labels of the queries, as evaluate's
+                       gallery_labels=None,    # ... and of the gallery items
+                       relevance=None,         # a (Q, N) grade matrix instead of labels
+                       relation_types=None,    # metrics note A's relation types instead of labels
+                       ignore=None,            # items removed from each query's ranking, as evaluate's
+                       self_index=None,        # each query's own gallery index, removed from its ranking
+                       metrics=("map",),       # metric names, as evaluate's
+                       conventions=None,       # a metrics.Conventions (None: the defaults)
+                       bounds=False,           # also the range over every tie order (finished on the host)
+                       max_block_bytes=1 << 28,  # memory bound of one block of queries on the device
+                       progress=None,          # a progress bar, as evaluate's
+                       query_codes=None,       # refused: codes are ranked on the CPU (named for a clear error)
+                       gallery_codes=None,     # refused, as query_codes
+                       client=None,            # refused: a Dask client ranks on a cluster, not on a device
+                       ) -> Report:
     """`evaluate` on a torch device (what `evaluate(device=...)` and tensor inputs call): the product, the sort or
     top-k and the tie groups per block of queries on the device; the groups that hold relevant items (and the
     index-order sums) come back, and the library's metric code finishes every value as on the CPU; map, ndcg, mrr,
