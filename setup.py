@@ -3,7 +3,9 @@ dynamic fields are all set here).
 
 `pip install -e ".[dev]"` installs everything the notebooks, tests and docs need;
 `pip install .` installs only what `import retrieval_lit` and the command line need;
-`pip install ".[plots]"`, `".[widgets]"`, `".[dask]"` add matplotlib, ipywidgets, dask for those modules.
+`pip install ".[plots]"`, `".[widgets]"`, `".[dask]"`, `".[torch]"` add matplotlib, ipywidgets, dask, PyTorch for
+those modules; `".[peers]"` installs the peer libraries that tests/test_peers.py and chapter 75 run, each pinned to
+the release whose behaviour the chapters describe (dev includes them: the book's claims about peers are tested).
 """
 import shlex
 from configparser import ConfigParser
@@ -45,7 +47,8 @@ setuptools.setup(
     package_data={cfg["lib_name"]: ["answers/*.json"]},   # the exercises' answer keys (data, not generated code)
     install_requires=_reqs("requirements"),
     # dev: notebooks, tests, docs; plots / widgets / dask: what those modules need beyond the core
-    extras_require={name: _reqs(f"{name}_requirements") for name in ("dev", "plots", "widgets", "dask")},
+    extras_require={**{name: _reqs(f"{name}_requirements") for name in ("plots", "widgets", "dask", "torch", "peers")},
+                    "dev": _reqs("dev_requirements") + _reqs("peers_requirements")},
     entry_points={
         "console_scripts": cfg["console_scripts"].split(),
         "nbdev": [f"{cfg['lib_path']}={cfg['lib_path']}._modidx:d"],

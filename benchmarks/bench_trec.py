@@ -1,6 +1,6 @@
 """TREC runs at the limit: a 2 M-line run (2,000 topics x 1,000 documents) read and scored.
 
-usage: python benchmarks/bench_trec.py [TOPICS DOCS] [--dir DIR]
+usage: python benchmarks/bench_trec.py [TOPICS DOCS] [--dir=DIR] [--part=all|files|dict]
 The run's scores are rounded to 3 decimals (so ties occur); the qrels judge 50 relevant documents per topic (40 of
 them retrieved) and 50 non-relevant ones. Each contender runs in a fresh process (its own peak RSS), best of 2:
   pytrec_eval    pytrec_eval.parse_qrel / parse_run (Python) + RelevanceEvaluator(map, P.10, ndcg_cut.10)
@@ -10,7 +10,16 @@ them retrieved) and 50 non-relevant ones. Each contender runs in a fresh process
 Times are wall-clock from the first byte read to the last line printed (imports excluded: numba's own import and the
 compiled reader's cached code loading are inside), with the process's CPU time beside them (steadier on a shared
 machine). Goals (issue 22, item 5): retrieval-lit no slower than pytrec_eval and at most its peak memory; `-m all_trec` at most
-2x `-m map`. The values are compared with pytrec_eval's per topic (the same tie order: trec_eval's)."""
+2x `-m map`. The values are compared with pytrec_eval's per topic (the same tie order: trec_eval's).
+
+The dict part (issue 33; `--part=dict`, or `--part=files` for the part above alone, both by default) starts from
+pytrec_eval's dictionaries, built from the same files before any clock starts, in one fresh process: each contender
+once to warm up (numba's cached code, ranx's compilation), then best of 3, wall and CPU time:
+  pytrec_eval    RelevanceEvaluator(qrels, {map, P.10, ndcg_cut.10}) built and .evaluate(run)
+  retrieval-lit  evaluate_run(qrels, run, ["map", "P_10", "ndcg_cut_10"]) on the same dictionaries
+  ranx           Qrels(qrels), Run(run) built and evaluate(..., ["map", "precision@10", "ndcg@10"]) (informative)
+Goal: retrieval-lit no slower than pytrec_eval (met / NOT MET, on wall and on CPU time); its values equal
+pytrec_eval's at full precision."""
 import io
 import json
 import resource
@@ -80,6 +89,65 @@ def stage(name, qrels, run):
     print(json.dumps(out))
 
 
+def timed(f, repeat=3):
+    "(value, best wall seconds, best CPU seconds) of f() after one warm-up call."
+    value, walls, cpus = f(), [], []
+    for _ in range(repeat):
+        t0, c0 = time.perf_counter(), time.process_time()
+        f()
+        walls.append(time.perf_counter() - t0)
+        cpus.append(time.process_time() - c0)
+    return value, min(walls), min(cpus)
+
+
+def dict_stage(qrels_path, run_path):
+    "The dict part in this process: the dictionaries first (untimed), then each contender (see the module docstring)."
+    import pytrec_eval
+    from retrieval_lit.trec import evaluate_run
+    with open(qrels_path) as f:
+        qrels = pytrec_eval.parse_qrel(f)
+    with open(run_path) as f:
+        run = pytrec_eval.parse_run(f)
+    out = {"entries": sum(len(d) for d in run.values())}
+    measures = {"map", "P.10", "ndcg_cut.10"}
+    py, *out["pytrec_eval"] = timed(lambda: pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run))
+    report, *out["retrieval_lit"] = timed(lambda: evaluate_run(qrels, run, ["map", "P_10", "ndcg_cut_10"]))
+    ours = report.to_dict()
+    out["largest_difference"] = max(abs(ours[q][m] - v[m]) for q, v in py.items() for m in ("map", "P_10", "ndcg_cut_10"))
+    out["same_topics"] = sorted(ours) == sorted(py)
+    try:
+        import ranx
+        _, *out["ranx"] = timed(lambda: ranx.evaluate(ranx.Qrels(qrels), ranx.Run(run), ["map", "precision@10", "ndcg@10"]))
+    except ImportError:
+        out["ranx"] = None
+    out["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps(out))
+
+
+def dict_part(qrels, run):
+    p = subprocess.run([sys.executable, __file__, "--stage", "dict", str(qrels), str(run)], capture_output=True, text=True)
+    if p.returncode:
+        raise SystemExit(f"the dict part failed:\n{p.stderr[-3000:]}")
+    res = json.loads(p.stdout.strip().splitlines()[-1])
+    print(f"dict part: pytrec_eval's dictionaries ({res['entries']:,} run entries), one fresh process, "
+          f"each contender warmed up once, best of 3")
+    label = {"pytrec_eval": "pytrec_eval RelevanceEvaluator(qrels, ...).evaluate(run)",
+             "retrieval_lit": "retrieval-lit evaluate_run(qrels, run, ...)",
+             "ranx": "ranx Qrels + Run + evaluate (informative)"}
+    for name in ("pytrec_eval", "retrieval_lit", "ranx"):
+        if res[name] is None:
+            print(f"  {label[name]:58s} (not installed)")
+        else:
+            print(f"  {label[name]:58s} {res[name][0]:6.2f} s wall {res[name][1]:6.2f} s CPU")
+    py, ours = res["pytrec_eval"], res["retrieval_lit"]
+    print(f"  largest |difference| from pytrec_eval (map, P_10, ndcg_cut_10, every topic): {res['largest_difference']:.1e}")
+    for i, clock in enumerate(("wall", "CPU")):
+        print(f"  goal dict {clock + ' time: retrieval-lit <= pytrec_eval':38s} {ours[i]:8.2f} vs {py[i]:8.2f}  "
+              f"{'met' if ours[i] <= py[i] else 'NOT MET'} (ratio {ours[i] / py[i]:.2f})")
+    same = res["same_topics"] and res["largest_difference"] == 0.0
+    print(f"  agreement with pytrec_eval, bit for bit: {'met' if same else 'NOT MET'}")
+
+
 def fresh(name, qrels, run, repeat=2):
     "Best time of `repeat` fresh processes, and the peak RSS of the best one."
     best = None
@@ -94,12 +162,20 @@ def fresh(name, qrels, run, repeat=2):
     return best
 
 
-def main(n_topics=2000, n_docs=1000, folder=None):
+def main(n_topics=2000, n_docs=1000, folder=None, part="all"):
     folder = Path(folder or tempfile.gettempdir()) / "retrieval_lit_bench_trec"
     folder.mkdir(exist_ok=True)
     qrels, run = write_files(folder, n_topics, n_docs)
     print(f"{n_topics:,} topics x {n_docs:,} documents ({run.stat().st_size / 2**20:.0f} MiB run, "
-          f"{qrels.stat().st_size / 2**20:.1f} MiB qrels); each contender in a fresh process, best of 2")
+          f"{qrels.stat().st_size / 2**20:.1f} MiB qrels)")
+    if part in ("all", "files"):
+        files_part(qrels, run)
+    if part in ("all", "dict"):
+        dict_part(qrels, run)
+
+
+def files_part(qrels, run):
+    print("files part: each contender in a fresh process, best of 2")
     res = {name: fresh(name, qrels, run) for name in ("pytrec_eval", "three", "map", "all_trec")}
     label = {"pytrec_eval": "pytrec_eval parse + evaluate (map, P.10, ndcg_cut.10)",
              "three": "retrieval-lit trec-eval -m map -m P.10 -m ndcg_cut_10",
@@ -119,8 +195,11 @@ def main(n_topics=2000, n_docs=1000, folder=None):
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--stage":
-        stage(sys.argv[2], Path(sys.argv[3]), Path(sys.argv[4]))
+        (dict_stage if sys.argv[2] == "dict" else lambda *a: stage(sys.argv[2], *a))(Path(sys.argv[3]), Path(sys.argv[4]))
     else:
-        args = [a for a in sys.argv[1:] if not a.startswith("--dir")]
+        args = [a for a in sys.argv[1:] if not a.startswith("--")]
         folder = next((a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--dir=")), None)
-        main(*map(int, args[:2]), folder=folder)
+        part = next((a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--part=")), "all")
+        if part not in ("all", "files", "dict"):
+            raise SystemExit(f"--part must be all, files or dict, got {part!r}")
+        main(*map(int, args[:2]), folder=folder, part=part)

@@ -20,7 +20,7 @@ from .compare import CORRECTIONS, TESTS, compare
 from .evaluation import Report, evaluate
 from .hamming import PackedCodes, pack_codes
 from .metrics import convention_fields, known_metrics
-from .trec import NICKNAMES, TREC_TIES, evaluate_run, parse_measures, read_qrels, read_run
+from .trec import NICKNAMES, SUMMARY_ONLY, TREC_TIES, evaluate_run, parse_measures, read_qrels, read_run
 from .validate import RetrievalInputError, fail
 
 # %% auto #0
@@ -233,7 +233,8 @@ def _add_trec_eval(sub):
                          "'P(rel=2)@5'), or official / all_trec; repeatable (default: official)")
     te.add_argument("-q", dest="per_query", action="store_true", help="also print each topic's lines")
     te.add_argument("-c", dest="complete", action="store_true",
-                    help="average over every topic of the qrels (a topic the run lacks scores 0)")
+                    help="average over every topic of the qrels (a topic the run lacks scores 0); without it, "
+                         "trec_eval names leave such a topic out and ir_measures names score it 0, as each tool does")
     te.add_argument("--ties", choices=TREC_TIES, default="trec_eval",
                     help="trec_eval (descending docid inside a tie; default), expected (mean over tie orders), "
                          "optimistic or pessimistic")
@@ -282,9 +283,19 @@ def build_parser() -> argparse.ArgumentParser:
     _add_conventions(ev)
     sub.add_parser("metrics", help="list the metric names")
     _add_trec_eval(sub)
-    course = sub.add_parser("course", help="for teachers: write the notebooks without their solutions (student copies)")
-    course.add_argument("--student", metavar="DIR", required=True, help="a new folder for the student copies")
+    course = sub.add_parser("course", help="for teachers: student copies without solutions, the teacher's copy with "
+                            "the answer keys, slides per session, or sealing the keys the package ships")
+    what = course.add_mutually_exclusive_group(required=True)
+    what.add_argument("--student", metavar="DIR", help="a new folder for the student copies (solutions removed)")
+    what.add_argument("--teacher", metavar="DIR", help="a new folder for the teacher's copy: the notebooks with their "
+                      "solutions and the plain answer keys (read from a source checkout's nbs/answers)")
+    what.add_argument("--slides", metavar="DIR", help="a new folder for one reveal.js deck per session")
+    what.add_argument("--seal", metavar="DIR", help="maintainers: seal the plain answer keys into DIR "
+                      "(retrieval_lit/answers), the digests the package ships")
     course.add_argument("--nbs", metavar="DIR", default="nbs", help="the book's notebook folder (default: nbs)")
+    course.add_argument("--answers", metavar="DIR", help="the plain answer keys (default: the notebook folder's answers/)")
+    course.add_argument("--reveal-prefix", metavar="URL", help="where the decks load reveal.js from (default: "
+                        "nbconvert's CDN address; a local reveal.js folder for a room without a network)")
     _add_compare(sub)
     return parser
 
@@ -303,7 +314,8 @@ def _add_comparison_options(p,                  # the subcommand's parser
     g.add_argument("--confidence", type=float, default=0.95,
                    help="the intervals' level; significance is judged at 1 - confidence (default: 0.95)")
     g.add_argument("--resamples", type=int, default=10_000,
-                   help="bootstrap resamples and randomization-test draws (default: 10000)")
+                   help="bootstrap resamples and randomization-test draws (default: 10000; at most 10000000, and "
+                        "resamples x queries at most 1000000000)")
     g.add_argument("--seed", type=int, default=0, help="seed of the resampling (default: 0)")
     g.add_argument("--baseline", default=None, metavar="NAME",
                    help="the baseline's name (default: the first system), or 'all' to compare every pair")
@@ -440,6 +452,37 @@ def run_evaluate(args,                   # the parsed `evaluate` options (an arg
     return r
 
 # %% ../nbs/80_cli.ipynb #72b4f5d0
+_NO_PER_TOPIC = {"gm_map": "it is trec_eval's geometric mean of the topics' AP (exp of the mean of their logs), not a "
+                           "mean of per-topic values, which --compare's paired tests and intervals need: compare map "
+                           "(each topic's AP) instead, or score each run alone for its gm_map",
+                 "runid": "it is the run's name", "num_q": "it is the number of topics"}
+
+
+def _refuse_summary_only(measures,  # the -m values as given (a nickname's measures may be left out, with a note)
+                         ):
+    "For --compare: refuse a measure named on its own (not through official / all_trec) that has no value per topic."
+    for text in measures:
+        if text not in NICKNAMES:
+            for m in parse_measures([text]):
+                if m.family in SUMMARY_ONLY:
+                    fail("-m", f"{m.name}: --compare has no value per topic to compare for it: {_NO_PER_TOPIC[m.family]}")
+
+
+def _note_left_out(measures,  # the -m values as given
+                   kept,      # the names the output holds (a report's summary, or its per-topic values)
+                   ):
+    "Notes on stderr naming the measures asked for through a nickname that the output leaves out, and why."
+    left = [m for m in parse_measures(measures) if m.name not in kept]
+    families = lambda ms: ", ".join(sorted({m.family for m in ms}))
+    no_topic = [m for m in left if m.family in SUMMARY_ONLY]
+    if no_topic:
+        print(f"retrieval-lit: note: {families(no_topic)} are not compared (they have no value per topic)",
+              file=sys.stderr)
+    if len(left) > len(no_topic):
+        print(f"retrieval-lit: note: under --ties expected, {families([m for m in left if m not in no_topic])} are "
+              "left out (no closed form for their mean over tie orders)", file=sys.stderr)
+
+
 def run_trec_eval(args,                  # the parsed `trec-eval` options (an argparse.Namespace from build_parser)
                   out,                   # text stream for trec_eval's lines, e.g. sys.stdout
                   ):
@@ -449,16 +492,13 @@ def run_trec_eval(args,                  # the parsed `trec-eval` options (an ar
     qrels, (run, tag) = read_qrels(args.qrels, table=True), read_run(args.run[0], with_tag=True, table=True)
     measures = args.measures or ["official"]
     nicknames_only = all(m in NICKNAMES for m in measures)
-    report = evaluate_run(qrels, run, measures, ties=args.ties, bounds=args.bounds, complete=args.complete,
+    report = evaluate_run(qrels, run, measures, ties=args.ties, bounds=args.bounds, complete=args.complete or None,
                           trec_version=args.trec_version, runid=tag, skip_unsupported=nicknames_only)
     if report.dropped:
         print(f"retrieval-lit: note: {len(report.dropped)} topic(s) of the run are not in the qrels and were not "
               f"evaluated, as trec_eval does: {', '.join(report.dropped[:10])}{' ...' if len(report.dropped) > 10 else ''}",
               file=sys.stderr)
-    left_out = [m.name for m in parse_measures(measures) if m.name not in report.summary]
-    if left_out:
-        print(f"retrieval-lit: note: under --ties expected, {', '.join(sorted({n.rstrip('0123456789.').rstrip('_') for n in left_out}))} "
-              f"are left out (no closed form for their mean over tie orders)", file=sys.stderr)
+    _note_left_out(measures, report.summary)
     print("\n".join(report.lines(per_query=args.per_query)), file=out)
     return report
 
@@ -468,6 +508,23 @@ COMPARE_MEASURES = ("map", "P_10", "ndcg_cut_10")   # what trec-eval --compare c
 
 def _print_comparison(c, args, out):
     print(c.to_latex() if args.latex else c.to_markdown() if args.markdown else c.table(), file=out)
+
+
+def _check_resamples(args):
+    "--resamples refused at once beyond chapter 53's MAX_RESAMPLES, before any file is read."
+    from retrieval_lit.compare import check_resamples
+    check_resamples(args.resamples, name="--resamples")
+
+
+def _compare(systems, metrics, args):
+    "`compare` with the options; its refusal of too many resamples for the queries names --resamples."
+    try:
+        return compare(systems, metrics, args.baseline, args.test, args.correction, args.confidence, args.resamples,
+                       args.seed)
+    except RetrievalInputError as e:
+        if str(e).startswith("`n_resamples` "):
+            fail("--resamples", str(e)[len("`n_resamples` "):])
+        raise
 
 
 def run_trec_compare(args,               # the parsed `trec-eval` options with several runs (and --compare)
@@ -480,43 +537,62 @@ def run_trec_compare(args,               # the parsed `trec-eval` options with s
                           "(trec_eval's lines are for one run)")
     if len(args.run) < 2:
         fail("--compare", "needs at least two runs, after the qrels")
+    _check_resamples(args)
     qrels, systems = read_qrels(args.qrels), {}
     measures = args.measures or list(COMPARE_MEASURES)
+    _refuse_summary_only(measures)
     for path in args.run:
         run, tag = read_run(path, with_tag=True)
         name = tag if tag not in systems else str(path)
         if name in systems:
             fail("run", f"names {path} twice")
-        systems[name] = evaluate_run(qrels, run, measures, ties=args.ties, bounds=args.bounds, complete=args.complete,
-                                     trec_version=args.trec_version, runid=tag, skip_unsupported=True)
+        systems[name] = evaluate_run(qrels, run, measures, ties=args.ties, bounds=args.bounds, complete=args.complete or None,
+                                     trec_version=args.trec_version, runid=tag,
+                                     skip_unsupported=all(m in NICKNAMES for m in measures))
     first = next(iter(systems.values()))
     for name, r in systems.items():
         if r.qids != first.qids:
             fail("run", f"files cover different topics of the qrels ({len(first.qids)} and {len(r.qids)} evaluated): "
                         "add -c to score every topic of the qrels in every run (a topic a run lacks scores 0)")
-    c = compare(systems, None, args.baseline, args.test, args.correction, args.confidence, args.resamples, args.seed)
+    _note_left_out(measures, [m.name for m in first.measures if m.family not in SUMMARY_ONLY])   # (the compared ones)
+    c = _compare(systems, None, args)
     _print_comparison(c, args, out)
     return c
 
 
-def _reports_in(path) -> dict:
-    "The reports of one JSON file written by `evaluate --json` (one report) or `demo --json` (several, by title)."
+def _reports_in(path,                   # a JSON file written by `evaluate --json` or `demo --json`
+                name: str,              # the system's name (several reports in one file: name + ": " + title)
+                ) -> dict:
+    """The reports of one JSON file written by `evaluate --json` (one report) or `demo --json` (several, by title).
+    Anything else ends in one error naming the file, the system and the entry (a query by its position in the
+    file's per-query list)."""
+    what = "a JSON file written by `evaluate --json`"
     try:
         data = json.loads(Path(path).read_text())
     except OSError as e:
-        fail("reports", f"{path} cannot be read ({e.strerror})")
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        fail("reports", f"{path} is not a JSON file written by `evaluate --json` ({e})")
+        fail("reports", f"{path} cannot be read ({e.strerror or e})")
+    except RecursionError:
+        fail("reports", f"{path} is not {what}: its JSON is nested too deeply to read")
+    except (ValueError, UnicodeDecodeError) as e:                     # JSONDecodeError is a ValueError
+        fail("reports", f"{path} is not {what} ({e})")
     if not isinstance(data, dict):
-        fail("reports", f"{path} is not a JSON file written by `evaluate --json`")
-    found = {"": data} if "metrics" in data else data
+        fail("reports", f"{path} is not {what}: it holds a JSON {type(data).__name__}, not an object")
+    single = any(k in data for k in ("metrics", "conventions", "n_queries", "per_query"))   # else demo's titles
+    found = {"": data} if single else data
+    reports = {}
     for title, d in found.items():
+        system = f"{name}: {title}" if title else name
         if not isinstance(d, dict) or "metrics" not in d:
-            fail("reports", f"{path} is not a JSON file written by `evaluate --json`")
+            fail("reports", f"{path} is not {what}: {'entry ' + repr(title) if title else 'it'} holds no 'metrics'")
         if "per_query" not in d:
-            fail("reports", f"{path} holds no per-query values, which a comparison needs: write it again with this "
-                            "version's `retrieval-lit evaluate --json`")
-    return {title.split(":")[0]: Report.from_dict(d) for title, d in found.items()}
+            fail("reports", f"{path} (system {system!r}) holds no per-query values, which a comparison needs: write it "
+                            "again with this version's `retrieval-lit evaluate --json`")
+        try:
+            reports[title.split(":")[0]] = Report.from_dict(d)
+        except RetrievalInputError as e:
+            reason = str(e).split("Report.to_dict writes it: ", 1)[-1]
+            fail("reports", f"{path} (system {system!r}) is not {what}: {reason}")
+    return reports
 
 
 def run_compare(args,                    # the parsed `compare` options (an argparse.Namespace from build_parser)
@@ -525,16 +601,16 @@ def run_compare(args,                    # the parsed `compare` options (an argp
     "Compare the systems of reports written by `evaluate --json`: every one against the first (chapter 53)."
     if args.names is not None and len(args.names) != len(args.reports):
         fail("--names", f"must give one name per report: {len(args.reports)} reports, {len(args.names)} names")
+    _check_resamples(args)
     systems = {}
     for i, path in enumerate(args.reports):
         name = args.names[i] if args.names else Path(path).stem
-        for title, r in _reports_in(path).items():
+        for title, r in _reports_in(path, name).items():
             key = f"{name}: {title}" if title else name
             if key in systems:
                 fail("--names", f"gives two systems the name {key!r}: name each report with --names")
             systems[key] = r
-    c = compare(systems, args.metrics, args.baseline, args.test, args.correction, args.confidence, args.resamples,
-                args.seed)
+    c = _compare(systems, args.metrics, args)
     _print_comparison(c, args, out)
     return c
 
@@ -569,9 +645,8 @@ def main(argv=None,                      # the arguments after the program's nam
         elif args.command == "trec-eval":
             run_trec_eval(args, out)
         elif args.command == "course":
-            from retrieval_lit.course import write_student_copies   # floor 5 beside the cli: loaded only for this command
-            written = write_student_copies(args.student, args.nbs)
-            print(f"wrote {len(written)} student notebooks (solutions removed) to {args.student}", file=out)
+            from retrieval_lit.course import run_course   # floor 5 beside the cli: loaded only for this command
+            run_course(args, out)
         elif args.command == "compare":
             run_compare(args, out)
         else:

@@ -18,24 +18,66 @@ from .validate import (check_bool, check_choice, check_int, check_numbers, check
                                     fail, shown)
 
 # %% auto #0
-__all__ = ['VERDICTS', 'TESTS', 'MONOTONE_TESTS', 'CORRECTIONS', 'paired_values', 'TestResult', 'incomplete_beta',
-           'paired_t_test', 'randomization_test', 'bootstrap_interval', 'wilcoxon_test', 'sign_test', 'effect_size',
-           'wins_ties_losses', 'bonferroni', 'holm', 'difference_under_ties', 'run_test', 'Robustness',
-           'tie_robustness', 'Comparison', 'compare', 'plot_differences', 'plot_means']
+__all__ = ['MAX_RESAMPLES', 'MAX_RESAMPLED_VALUES', 'MAX_BATCH_VALUES', 'VERDICTS', 'TESTS', 'MONOTONE_TESTS', 'CORRECTIONS',
+           'paired_values', 'check_resamples', 'TestResult', 'incomplete_beta', 'paired_t_test', 'randomization_test',
+           'bootstrap_interval', 'wilcoxon_test', 'sign_test', 'effect_size', 'wins_ties_losses', 'bonferroni', 'holm',
+           'difference_under_ties', 'run_test', 'Robustness', 'tie_robustness', 'Comparison', 'compare',
+           'plot_differences', 'plot_means']
 
 # %% ../nbs/53_compare.ipynb #4ee9049d
-def paired_values(a,                      # (n,) per-query values of system A
-                  b,                      # (n,) per-query values of system B, the same queries in the same order
+def paired_values(a,                      # (Q,) per-query values of system A
+                  b,                      # (Q,) per-query values of system B, the same queries in the same order
                   minimum: int = 2,       # the fewest queries the caller's test needs
                   ) -> tuple:
-    "`a`, `b` and `d = a - b` as float64 arrays, checked: 1-D, finite, of one length, at least `minimum` queries."
+    """`a`, `b` and `d = a - b` as float64 arrays, checked: 1-D, finite, of one length, at least `minimum` queries,
+    and differences that float64 can sum (Q * max |d| finite: every mean and resampled sum of them is finite)."""
     a = check_numbers(a, "a", 1, "queries").astype(np.float64)
     b = check_numbers(b, "b", 1, "queries").astype(np.float64)
     if len(a) != len(b):
         fail("b", f"must hold one value per query of `a`: {len(a)} queries in `a`, {len(b)} in `b`")
     if len(a) < minimum:
         fail("a", f"must hold at least {minimum} queries to compare two systems, got {len(a)}")
-    return a, b, a - b
+    with np.errstate(over="ignore", invalid="ignore"):
+        d = a - b
+    i = _overflowing(d)
+    if i is not None:
+        fail("a", f"and `b` differ by more than float64 can sum over {len(d)} queries: a - b = {shown(float(d[i]))} "
+                  f"at query {i} ({len(d)} times |a - b| must stay below {np.finfo(np.float64).max:.4g})")
+    return a, b, d
+
+
+def _overflowing(d: np.ndarray):
+    "The index of the first non-finite difference, or of the largest one when len(d) * max |d| overflows; else None."
+    bad = np.flatnonzero(~np.isfinite(d))
+    if len(bad):
+        return int(bad[0])
+    if len(d) and len(d) * float(np.max(np.abs(d))) > np.finfo(np.float64).max:
+        return int(np.argmax(np.abs(d)))
+    return None
+
+# %% ../nbs/53_compare.ipynb #09464c0f
+MAX_RESAMPLES = 10_000_000             # the most resamples (bootstrap) or sign vectors (randomization) one call draws
+MAX_RESAMPLED_VALUES = 1_000_000_000   # the most random values one call draws: resamples x queries
+
+
+def check_resamples(n_resamples,                  # the resamples asked for, 1..MAX_RESAMPLES
+                    n_queries: int | None = None,  # the queries each resample draws (None: not known yet)
+                    name: str = "n_resamples",     # the argument's name, for the message
+                    ) -> int:
+    """`n_resamples` as an int, refused (naming `name`) beyond MAX_RESAMPLES = 10**7 or when n_resamples * n_queries
+    exceeds MAX_RESAMPLED_VALUES = 10**9: work that could not finish is refused before it starts.
+
+    >>> check_resamples(10_000, 297)
+    10000
+    """
+    n_resamples = check_int(n_resamples, name, 1)
+    if n_resamples > MAX_RESAMPLES:
+        fail(name, f"must be at most {MAX_RESAMPLES:,} (MAX_RESAMPLES: more would not finish), got {n_resamples:,}")
+    if n_queries is not None and n_resamples * n_queries > MAX_RESAMPLED_VALUES:
+        fail(name, f"x queries must be at most {MAX_RESAMPLED_VALUES:,} (MAX_RESAMPLED_VALUES: more would not "
+                   f"finish), got {n_resamples:,} x {n_queries:,}; at most {MAX_RESAMPLED_VALUES // n_queries:,} "
+                   f"resamples of {n_queries:,} queries")
+    return n_resamples
 
 # %% ../nbs/53_compare.ipynb #09b6bbd6
 @dataclass(frozen=True)
@@ -48,6 +90,7 @@ class TestResult:
     exact: bool = True               # False: a Monte Carlo estimate or a normal approximation
     mc_error: float = 0.0            # the Monte Carlo standard error of p_value (0 when exact)
     df: float | None = None          # the t-test's degrees of freedom
+    direction: int = 0               # the sign of the test's own statistic: +1 A higher, -1 B higher, 0 neither
 
     __test__ = False                 # not a pytest test class, despite its name
 
@@ -117,9 +160,12 @@ def incomplete_beta(x: float,      # the upper limit of the integral, in [0, 1]
 
 # %% ../nbs/53_compare.ipynb #42e3469b
 def _spread(d: np.ndarray) -> float:
-    "sd(d) with ddof=1, or 0 when the differences are equal to within rounding (1e-13 of their size)."
-    sd = float(np.std(d, ddof=1))
-    return 0.0 if sd <= 1e-13 * float(np.max(np.abs(d))) else sd
+    """sd(d) with ddof=1, or 0 when the differences are equal to within rounding (1e-13 of their size). Differences
+    beyond 2^500 are scaled by a power of two first (exactly), so that their squares do not overflow."""
+    top = float(np.max(np.abs(d)))
+    scale = 2.0 ** math.frexp(top)[1] if top > 2.0 ** 500 else 1.0
+    sd = float(np.std(d / scale, ddof=1)) * scale
+    return 0.0 if sd <= 1e-13 * top else sd
 
 
 def paired_t_test(a,        # (n,) per-query values of system A, n >= 2
@@ -135,10 +181,16 @@ def paired_t_test(a,        # (n,) per-query values of system A, n >= 2
     n, mean, sd = len(d), float(np.mean(d)), _spread(d)
     if sd == 0.0:
         t = 0.0 if mean == 0.0 else math.copysign(math.inf, mean)
-        return TestResult("t", t, 1.0 if mean == 0.0 else 0.0, n, df=n - 1)
+        return TestResult("t", t, 1.0 if mean == 0.0 else 0.0, n, df=n - 1, direction=_sign(t))
     t = mean / (sd / math.sqrt(n))
     df = n - 1.0
-    return TestResult("t", t, _ibeta(df / (df + t * t), t * t / (df + t * t), df / 2.0, 0.5), n, df=n - 1)
+    return TestResult("t", t, _ibeta(df / (df + t * t), t * t / (df + t * t), df / 2.0, 0.5), n, df=n - 1,
+                      direction=_sign(t))
+
+
+def _sign(x: float) -> int:
+    "+1, -1 or 0: the direction a statistic points."
+    return int(x > 0) - int(x < 0)
 
 # %% ../nbs/53_compare.ipynb #3b3a4c58
 def _two_sided_share(null: np.ndarray, observed: float, adjustment: int) -> float:
@@ -157,20 +209,22 @@ def randomization_test(a,                          # (n,) per-query values of sy
                        ) -> TestResult:
     """Fisher's paired randomization test of the mean difference: exact over all 2^n sign flips when
     n <= exact_up_to, else Monte Carlo with `n_resamples` seeded draws (p = (count + 1) / (B + 1) per side, and its
-    standard error in `mc_error`). Two-sided as scipy.stats.permutation_test(permutation_type='samples').
+    standard error sqrt(p (2 - p) / B) in `mc_error`). Two-sided as scipy.stats.permutation_test(permutation_type=
+    'samples'). At most MAX_RESAMPLES draws, and MAX_RESAMPLED_VALUES draws x queries (check_resamples).
 
     >>> r = randomization_test([0.5, 0.6, 0.7], [0.4, 0.4, 0.4]); r.p_value, r.exact   # 2 of 8 flips as extreme
     (0.25, True)
     """
     _, _, d = paired_values(a, b)
-    n_resamples = check_int(n_resamples, "n_resamples", 1)
     seed, exact_up_to = check_int(seed, "seed", 0), check_int(exact_up_to, "exact_up_to", 0, 24)
     n, observed = len(d), float(d.sum())
+    n_resamples = check_resamples(n_resamples, None if n <= exact_up_to else n)
     if n <= exact_up_to:
         null = np.zeros(1)
         for x in np.abs(d):
             null = np.concatenate([null + x, null - x])
-        return TestResult("randomization", observed / n, _two_sided_share(null, observed, 0), n)
+        return TestResult("randomization", observed / n, _two_sided_share(null, observed, 0), n,
+                          direction=_sign(observed))
     rng, parts = np.random.default_rng(seed), []
     rows = max(1, (1 << 22) // n)
     for start in range(0, n_resamples, rows):
@@ -178,9 +232,12 @@ def randomization_test(a,                          # (n,) per-query values of sy
         parts.append(np.where(signs == 1, d, -d).sum(axis=1))
     p = _two_sided_share(np.concatenate(parts), observed, 1)
     return TestResult("randomization", observed / n, p, n, exact=False,
-                      mc_error=math.sqrt(p * (1 - p) / n_resamples))
+                      mc_error=math.sqrt(p * (2 - p) / n_resamples), direction=_sign(observed))
 
 # %% ../nbs/53_compare.ipynb #347eb864
+MAX_BATCH_VALUES = 1 << 27             # the most indices one batch of bootstrap resamples holds (1 GiB)
+
+
 def bootstrap_interval(a,                          # (n,) per-query values of system A, n >= 2
                        b,                          # (n,) per-query values of system B on the same queries
                        confidence: float = 0.95,   # the interval's confidence level, in (0, 1)
@@ -190,15 +247,20 @@ def bootstrap_interval(a,                          # (n,) per-query values of sy
                        ) -> tuple:
     """The paired bootstrap percentile interval of mean(a - b): queries resampled with replacement. The same
     numbers as scipy.stats.bootstrap((a - b,), np.mean, method='percentile') with the same generator and batch.
+    At most MAX_RESAMPLES resamples, and MAX_RESAMPLED_VALUES resamples x queries (check_resamples).
 
     >>> [round(x, 12) for x in bootstrap_interval([0.5, 0.6, 0.7], [0.4, 0.4, 0.4], n_resamples=1000)]
     [0.1, 0.3]
     """
     _, _, d = paired_values(a, b)
     confidence = check_probability(confidence, "confidence")
-    n_resamples, seed = check_int(n_resamples, "n_resamples", 1), check_int(seed, "seed", 0)
     n = len(d)
+    n_resamples, seed = check_resamples(n_resamples, n), check_int(seed, "seed", 0)
     batch = check_int(batch, "batch", 1) if batch is not None else max(1, min(n_resamples, (1 << 22) // n))
+    batch = min(batch, n_resamples)                 # a larger batch draws the same resamples
+    if batch * n > MAX_BATCH_VALUES:
+        fail("batch", f"x queries must be at most {MAX_BATCH_VALUES:,} (the indices of one batch in memory), got "
+                      f"{batch:,} x {n:,}")
     rng, means = np.random.default_rng(seed), []
     for start in range(0, n_resamples, batch):
         means.append(d[rng.integers(0, n, (min(batch, n_resamples - start), n))].mean(axis=-1))
@@ -259,21 +321,21 @@ def wilcoxon_test(a,                           # (n,) per-query values of system
     if zero_method == "zsplit":
         r_plus += ranks[kept == 0].sum() / 2
         r_minus += ranks[kept == 0].sum() / 2
-    statistic = min(r_plus, r_minus)
+    statistic, way = min(r_plus, r_minus), _sign(r_plus - r_minus)
     has_ties = bool(np.any(sizes > 1)) if zero_method == "wilcox" else bool(np.any(_average_ranks(np.abs(d))[1] > 1))
     if n_all <= 50 and not (has_ties or zeros.any()):                       # exact, no ties, no zeros
         pmf = _signed_rank_counts(n) / 2.0 ** n
         k = int(r_plus)
         cdf = pmf[:k + 1].sum() if k <= n * (n + 1) / 4 else 1 - pmf[k + 1:].sum()
         sf = pmf[k:].sum() if k <= n * (n + 1) / 4 else 1 - pmf[:k].sum()
-        return TestResult("wilcoxon", statistic, float(min(1.0, 2 * min(sf, cdf))), n)
+        return TestResult("wilcoxon", statistic, float(min(1.0, 2 * min(sf, cdf))), n, direction=way)
     if n_all <= 13:                                                          # exact over the 2^n sign flips
         movable = ranks[kept != 0]
         null = np.zeros(1)
         for r in movable:
             null = np.concatenate([null + r, null])
         null = null + (ranks[kept == 0].sum() / 2 if zero_method == "zsplit" else 0.0)
-        return TestResult("wilcoxon", statistic, _two_sided_share(null, r_plus, 0), n)
+        return TestResult("wilcoxon", statistic, _two_sided_share(null, r_plus, 0), n, direction=way)
     mean, var = n * (n + 1) / 4, n * (n + 1) * (2 * n + 1)                   # the normal approximation
     if zero_method == "pratt":
         n_zero = int(zeros.sum())
@@ -284,7 +346,7 @@ def wilcoxon_test(a,                           # (n,) per-query values of system
     z = (r_plus - mean) / se
     if correction:
         z -= math.copysign(0.5, z) / se if z != 0 else 0.0
-    return TestResult("wilcoxon", statistic, _normal_two_sided(z), n, exact=False)
+    return TestResult("wilcoxon", statistic, _normal_two_sided(z), n, exact=False, direction=way)
 
 # %% ../nbs/53_compare.ipynb #7b8e6324
 def sign_test(a,        # (n,) per-query values of system A
@@ -302,7 +364,7 @@ def sign_test(a,        # (n,) per-query values of system A
     if m == 0:
         return TestResult("sign", 0.0, 1.0, 0)
     tail = sum(math.comb(m, k) for k in range(min(wins, losses) + 1))
-    return TestResult("sign", float(wins), min(1.0, 2 * tail / 2 ** m), m)
+    return TestResult("sign", float(wins), min(1.0, 2 * tail / 2 ** m), m, direction=_sign(wins - losses))
 
 # %% ../nbs/53_compare.ipynb #a071e566
 def effect_size(a,        # (n,) per-query values of system A, n >= 2
@@ -428,15 +490,7 @@ def run_test(test: str,                 # "randomization" | "t" | "wilcoxon" | "
 def _claim(test: str, gains: np.ndarray, alpha: float, n_resamples: int, seed: int) -> tuple:
     "(p-value, does the test say 'A beats B' at level alpha) for a vector of gains (positive: A better)."
     r = run_test(test, gains, np.zeros_like(gains), n_resamples, seed)
-    if test == "sign":
-        direction = np.count_nonzero(gains > 0) > np.count_nonzero(gains < 0)
-    elif test == "wilcoxon":
-        nz = gains[gains != 0]
-        ranks = _average_ranks(np.abs(nz))[0] if len(nz) else nz
-        direction = ranks[nz > 0].sum() > ranks[nz < 0].sum()
-    else:
-        direction = gains.mean() > 0
-    return r.p_value, bool(direction and r.p_value <= alpha)
+    return r.p_value, bool(r.direction > 0 and r.p_value <= alpha)     # the direction of the test's own statistic
 
 # %% ../nbs/53_compare.ipynb #2248b666
 @dataclass(frozen=True)
@@ -497,11 +551,40 @@ class _Systems:
     "The systems' per-query values, read and checked: what every comparison starts from."
     names: list
     metrics: list
-    values: dict                   # metric -> {system: (n,) values}
-    bounds: dict                   # metric -> {system: ((n,) lows, (n,) highs)}, where every system has them
+    values: dict                   # metric -> {system: (Q,) values}
+    bounds: dict                   # metric -> {system: ((Q,) lows, (Q,) highs)}, where every system has them
     lower_is_better: set
     n_queries: int
     ties: str | None               # the tie convention of the values, when known
+    query_ids: list | None = None  # the queries' ids (TREC topics), to name a query in a message; None: positions
+
+    def query(self, i: int) -> str:
+        "Query i as the user numbers it: its id, or its position in the per-query values."
+        return f"query {i}" if self.query_ids is None else f"topic {self.query_ids[i]!r}"
+
+# %% ../nbs/53_compare.ipynb #04033ed4
+def _per_query_array(x,                  # the per-query values of one system and metric
+                     name,               # the system's name
+                     metric=None,        # the metric's name, for the message
+                     n: int | None = None,   # the queries the system was evaluated on (None: any length)
+                     ids=None,           # the queries' ids (TREC topics), to name a query; None: its position
+                     ) -> np.ndarray:
+    "A system's per-query values: 1-D real numbers (n of them), NaN allowed (a query skipped), no infinity."
+    of = f" of {metric!r}" if metric is not None else ""
+    try:
+        a = np.array(x, dtype=np.float64)
+    except (TypeError, ValueError, OverflowError):
+        fail("systems", f"[{name!r}] must be a 1-D array of per-query values{of}, a Report or a TrecReport; got "
+                        f"{type(x).__name__}")
+    if a.ndim != 1:
+        fail("systems", f"[{name!r}] must be a 1-D array of per-query values{of}, got shape {a.shape}")
+    if n is not None and len(a) != n:
+        fail("systems", f"[{name!r}] holds {len(a)} values{of} for its {n} queries")
+    if np.isinf(a).any():
+        i = int(np.flatnonzero(np.isinf(a))[0])
+        fail("systems", f"[{name!r}] holds an infinite value at {'query' if ids is None else 'topic'} "
+                        f"{i if ids is None else repr(ids[i])}{' (' + metric + ')' if metric else ''}")
+    return a
 
 # %% ../nbs/53_compare.ipynb #ef36b0e0
 def _report_systems(systems: dict, metrics) -> _Systems:
@@ -522,9 +605,10 @@ def _report_systems(systems: dict, metrics) -> _Systems:
         for name, r in systems.items():
             if m not in r.per_query:
                 fail("metrics", f"names {m!r}, which the report of {name!r} lacks; it holds {', '.join(r.per_query)}")
-        values[m] = {name: np.asarray(r.per_query[m], dtype=np.float64) for name, r in systems.items()}
+        values[m] = {name: _per_query_array(r.per_query[m], name, m, first.n_queries) for name, r in systems.items()}
         if all(m in r.per_query_bounds for r in reports):
-            bounds[m] = {name: tuple(np.asarray(x, dtype=np.float64) for x in r.per_query_bounds[m])
+            bounds[m] = {name: tuple(_per_query_array(x, name, f"{m} ({side})", first.n_queries)
+                                     for x, side in zip(r.per_query_bounds[m], ("lows", "highs")))
                          for name, r in systems.items()}
     lower = {m for m in metrics if m in first.lower_is_better}
     return _Systems(names, metrics, values, bounds, lower, first.n_queries, first.conventions.ties)
@@ -548,10 +632,13 @@ def _trec_systems(systems: dict, metrics) -> _Systems:
             if m not in r.per_query or m.startswith("gm_"):
                 fail("metrics", f"names {m!r}, which the evaluation of {name!r} lacks per topic; it holds "
                                 f"{', '.join(n for n in r.per_query if not n.startswith('gm_'))}")
-        values[m] = {name: np.asarray(r.per_query[m], dtype=np.float64) for name, r in systems.items()}
+        ids = list(first.qids)
+        values[m] = {name: _per_query_array(r.per_query[m], name, m, len(ids), ids) for name, r in systems.items()}
         if all(m in r.bounds for r in reports):
-            bounds[m] = {name: tuple(np.asarray(x, dtype=np.float64) for x in r.bounds[m]) for name, r in systems.items()}
-    return _Systems(names, metrics, values, bounds, set(), len(first.qids), first.ties)
+            bounds[m] = {name: tuple(_per_query_array(x, name, f"{m} ({side})", len(ids), ids)
+                                     for x, side in zip(r.bounds[m], ("lows", "highs")))
+                         for name, r in systems.items()}
+    return _Systems(names, metrics, values, bounds, set(), len(first.qids), first.ties, list(first.qids))
 
 # %% ../nbs/53_compare.ipynb #fdd1ff69
 def _array_systems(systems: dict, metrics) -> _Systems:
@@ -586,19 +673,6 @@ def _array_systems(systems: dict, metrics) -> _Systems:
     return _Systems(names, metrics, values, {}, lower, len(next(iter(values[metrics[0]].values()))), None)
 
 
-def _per_query_array(x, name) -> np.ndarray:
-    "A system's per-query values: 1-D real numbers, NaN allowed (a query skipped), no infinity."
-    try:
-        a = np.asarray(x, dtype=np.float64)
-    except (TypeError, ValueError):
-        fail("systems", f"[{name!r}] must be a 1-D array of per-query values, a Report or a TrecReport; got "
-                        f"{type(x).__name__}")
-    if a.ndim != 1:
-        fail("systems", f"[{name!r}] must be a 1-D array of per-query values, got shape {a.shape}")
-    if np.isinf(a).any():
-        fail("systems", f"[{name!r}] holds an infinite value at query {int(np.flatnonzero(np.isinf(a))[0])}")
-    return a
-
 # %% ../nbs/53_compare.ipynb #aaa58d03
 def _read_systems(systems, metrics) -> _Systems:
     if not isinstance(systems, Mapping):
@@ -607,9 +681,16 @@ def _read_systems(systems, metrics) -> _Systems:
     if len(systems) < 2:
         fail("systems", f"must name at least two systems to compare, got {len(systems)}")
     if metrics is not None:
-        metrics = [metrics] if isinstance(metrics, str) else list(metrics)
+        given = metrics
+        try:
+            metrics = [metrics] if isinstance(metrics, str) else list(metrics)
+        except TypeError:
+            metrics = None
         if not metrics or not all(isinstance(m, str) for m in metrics):
-            fail("metrics", f"must be a metric name or a non-empty list of them, got {metrics!r}")
+            fail("metrics", f"must be a metric name or a non-empty list of them, got {given!r}")
+        twice = [m for i, m in enumerate(metrics) if m in metrics[:i]]
+        if twice:
+            fail("metrics", f"names {twice[0]!r} twice")
     kinds = {Report if isinstance(v, Report) else TrecReport if isinstance(v, TrecReport) else "arrays"
              for v in systems.values()}
     if len(kinds) > 1:
@@ -666,17 +747,19 @@ class Comparison:
                 f"{self.correction} correction, alpha = {self.alpha:g}>")
 
     def _mark(self, r) -> str:
+        "† or ‡ where the adjusted p-value is at most alpha, by the direction of the test's own statistic."
         if r is None or not (r["p_adjusted"] <= self.alpha):
             return ""
-        return "†" if r["gain"] > 0 else "‡" if r["gain"] < 0 else ""
+        return "†" if r["direction"] > 0 else "‡" if r["direction"] < 0 else ""
 
     def legend(self) -> str:
         "What the marks mean."
         fix = {"holm": "Holm-corrected", "bonferroni": "Bonferroni-corrected", "none": "uncorrected"}[self.correction]
         who = f"the baseline {self.baseline}" if self.baseline else "the second system"
         name = "paired t" if self.test == "t" else self.test
+        way = {"sign": "more wins / more losses", "wilcoxon": "R+ above / below R-"}.get(self.test, "the mean difference")
         return (f"† / ‡: significantly better / worse than {who} ({name} test, {fix} over each metric's "
-                f"comparisons, alpha = {self.alpha:g}); bold: the best mean")
+                f"comparisons, alpha = {self.alpha:g}; the direction: {way}); bold: the best mean")
 
     def table(self) -> str:
         "A plain-text table: one line per metric and compared pair."
@@ -775,19 +858,35 @@ class Comparison:
 CORRECTIONS = ("holm", "bonferroni", "none")
 
 
+def _check_differences(s: _Systems, metric: str, x: str, y: str, defined: np.ndarray):
+    "Refuse two systems whose differences on `metric` float64 cannot sum (paired_values' rule), naming the query."
+    with np.errstate(over="ignore", invalid="ignore"):
+        d = s.values[metric][x][defined] - s.values[metric][y][defined]
+    i = _overflowing(d)
+    if i is not None:
+        q = s.query(int(np.flatnonzero(defined)[i]))
+        fail("systems", f"{x!r} and {y!r} differ on {metric!r} by more than float64 can sum over their {len(d)} "
+                        f"paired queries: {x} - {y} = {shown(float(d[i]))} at {q} ({len(d)} times the difference "
+                        f"must stay below {np.finfo(np.float64).max:.4g})")
+
+
 def compare(systems,                         # {name: Report | TrecReport | (n,) per-query values | {metric: values}}
             metrics=None,                    # metric names to compare (None: every metric of the first system)
             baseline=None,                   # the baseline's name (None: the first system), or "all" for every pair
             test: str = "randomization",     # "randomization" | "t" | "wilcoxon" | "sign"
             correction: str = "holm",        # "holm" | "bonferroni" | "none", over the comparisons of each metric
             confidence: float = 0.95,        # the bootstrap intervals' level; significance at alpha = 1 - confidence
-            n_resamples: int = 10_000,       # bootstrap resamples, and the randomization test's Monte Carlo draws
+            n_resamples: int = 10_000,       # bootstrap resamples and randomization draws: at most MAX_RESAMPLES,
+                                             # and MAX_RESAMPLED_VALUES with the paired queries (check_resamples)
             seed: int = 0,                   # seed of both
             ) -> Comparison:
     """Compare systems on the same queries: per metric and system, the mean, the mean paired difference with its
     bootstrap interval, Cohen's d_z, the test's p-value and its adjusted value, and wins / ties / losses; with
     per-query ranges over tie orders (evaluate(..., bounds=True)), the difference's range and whether the
-    conclusion holds under every tie order.
+    conclusion holds under every tie order. A significant row is marked better or worse by the direction of the test's
+    own statistic (`direction`: wins against losses for the sign test, R+ against R- for Wilcoxon, the mean for t and
+    randomization), not by the sign of the mean. Refused before any work: more than MAX_RESAMPLES = 10**7 resamples,
+    or resamples x paired queries beyond MAX_RESAMPLED_VALUES = 10**9; differences too large for float64 to sum.
 
     >>> c = compare({"baseline": [0.4, 0.4, 0.4, 0.4], "new": [0.5, 0.6, 0.7, 0.8]}, test="sign")
     >>> r = c.row("new"); round(r["delta"], 12), r["p_value"], (r["wins"], r["ties"], r["losses"])
@@ -796,7 +895,7 @@ def compare(systems,                         # {name: Report | TrecReport | (n,)
     check_choice(test, "test", TESTS)
     check_choice(correction, "correction", CORRECTIONS)
     confidence = check_probability(confidence, "confidence")
-    n_resamples, seed = check_int(n_resamples, "n_resamples", 1), check_int(seed, "seed", 0)
+    n_resamples, seed = check_resamples(n_resamples), check_int(seed, "seed", 0)
     s = _read_systems(systems, metrics)
     if baseline is not None and baseline != "all" and baseline not in s.names:
         fail("baseline", f"must be one of the systems ({', '.join(map(repr, s.names))}) or 'all', got {baseline!r}")
@@ -804,13 +903,19 @@ def compare(systems,                         # {name: Report | TrecReport | (n,)
     pairs = ([(x, base) for x in s.names if x != base] if base is not None
              else [(x, y) for i, x in enumerate(s.names) for y in s.names[i + 1:]])
     alpha = 1 - confidence
-    rows, means = [], {}
-    for m in s.metrics:
-        vals = s.values[m]
-        defined = np.all([~np.isnan(v) for v in vals.values()], axis=0)
+    paired = {}
+    for m in s.metrics:                                    # everything refused before any work starts
+        defined = np.all([~np.isnan(v) for v in s.values[m].values()], axis=0)
         if defined.sum() < 2:
             fail("systems", f"hold {int(defined.sum())} paired queries with a value of {m!r} in every system: "
                             "a comparison needs at least 2")
+        check_resamples(n_resamples, int(defined.sum()))
+        for x, y in pairs:
+            _check_differences(s, m, x, y, defined)
+        paired[m] = defined
+    rows, means = [], {}
+    for m in s.metrics:
+        vals, defined = s.values[m], paired[m]
         means[m] = {name: float(vals[name][defined].mean()) for name in s.names}
         higher = m not in s.lower_is_better
         metric_rows = []
@@ -824,7 +929,7 @@ def compare(systems,                         # {name: Report | TrecReport | (n,)
                    "delta": delta, "ci_low": lo, "ci_high": hi, "effect_size": effect_size(a, b),
                    "statistic": res.statistic, "p_value": res.p_value, "p_adjusted": res.p_value,
                    "mc_error": res.mc_error, "wins": w, "ties": t, "losses": l, "n": int(defined.sum()),
-                   "gain": delta if higher else -delta}
+                   "gain": delta if higher else -delta, "direction": res.direction if higher else -res.direction}
             if m in s.bounds:
                 (alo, ahi), (blo, bhi) = s.bounds[m][x], s.bounds[m][y]
                 gains, glo, ghi = difference_under_ties(a, b, (alo[defined], ahi[defined]), (blo[defined], bhi[defined]),

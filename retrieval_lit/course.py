@@ -7,34 +7,123 @@ from __future__ import annotations
 
 import ast
 import copy
+import hashlib
 import importlib.resources
 import json
 import math
 import re
+import secrets
 import shutil
+from fractions import Fraction
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
-from .validate import as_numeric_array, check_bool, fail
+from .validate import as_numeric_array, check_bool, fail, shown
 
 # %% auto #0
-__all__ = ['check', 'student_notebook', 'write_student_copies']
+__all__ = ['SESSIONS', 'OPTIONAL', 'check', 'seal_answer_keys', 'write_teacher_copy', 'student_notebook', 'write_student_copies',
+           'chapter_slides', 'write_slides', 'run_course']
+
+# %% ../nbs/95_course.ipynb #0f891b17
+SESSIONS = (   # (session, topic, its chapters, what a student can do after it)
+    (1, "Hamming rankings tie", ("01", "03", "05", "06"),
+     "derive the cosine–Hamming identity; explain why a K-bit ranking has K + 1 distances and large tie groups; read a "
+     "ranking as the summary hist[q, d, g]; enumerate a tie group's orders by brute force"),
+    (2, "Relevance, conventions and names", ("02", "04", "08"),
+     "produce grades from class ids, multi-hot labels and relation types; name every convention that moves a number; "
+     "read another tool's metric name (AP@100, nDCG@10) as conventions"),
+    (3, "The precision family, exactly under ties", ("09", "10"),
+     "derive E[P@K] over tie orders and its bounds; rank by scores and by lists into the same summary; explain why "
+     "the expected reciprocal rank is not one over the expected rank"),
+    (4, "Average precision, exactly", ("11", "14"),
+     "state the three AP denominators; derive the closed form of expected AP per tie group; find AP's range over tie "
+     "orders, by proof and by brute force"),
+    (5, "Graded relevance and scores", ("12", "13"),
+     "compute DCG and nDCG with both gains, the ideal DCG over every judged item, expected DCG under ties; treat junk, "
+     "self-exclusion and float32 score ties"),
+    (6, "Benchmarks: files, protocols, trec_eval", ("54", "51", "52"),
+     "read the benchmarks' ground-truth files safely; reproduce the revisited Oxford/Paris, Holidays and UKBench "
+     "protocols; score a TREC run as trec_eval does and say what its tie order hides"),
+    (7, "Code usage and mLGAP", ("20", "22", "23"),
+     "compute the ball penalty φ and LGAP@r; state Proposition 1 and what exact search says about it"),
+    (8, "Measures and scores of the papers: EGR and Bayes merging", ("30", "33", "40", "42"),
+     "compute EGR by its closed form and say where it disagrees with AP; run Algorithms 1 and 2 of Bayes merging on a "
+     "small inverted index and explain why sums of TF-IDF scores tie"),
+    (9, "Comparing systems", ("53",),
+     "compare two systems query by query with the paired t, randomization, Wilcoxon and sign tests, a bootstrap "
+     "interval and Holm's correction; decide which conclusions survive every tie order"),
+    (10, "Reporting honestly, from a training loop to a paper", ("50", "55", "56", "75", "80"),
+     "report one evaluate call with every convention named, its expected value and range; evaluate inside a training "
+     "loop; reproduce another tool's number and name the conventions it implies; use the command line"),
+)
+OPTIONAL = {   # chapter: why it is reading, not a session
+    "00": "validation: how every input is checked (for students who extend the library)",
+    "07": "the plumbing of figures and widgets",
+    "21": "the hashing lab: the project (set after session 7)",
+    "31": "the N = 12 enumeration of the EGR paper's tables (after session 8)",
+    "32": "the compiled expected-EGR kernel (systems side)",
+    "34": "EGR's companion measures: error rates, extended precision, Entropy, Purity, V-measure",
+    "41": "the Bayes-merging lab on the digits (after session 8)",
+    "57": "the compiled TREC reader (systems side)",
+    "58": "the compiled ranking by scores (systems side)",
+    "60": "the engine: every metric in one fused pass (systems side)",
+    "61": "sharded evaluation on Dask (systems side)",
+    "62": "evaluation on a torch device (systems side)",
+    "70": "the demo's figures: a review of the whole course on the digits",
+    "90": "the references",
+    "91": "the notation",
+    "95": "this chapter: for teachers",
+    "96": "the syllabus: outcomes, calendar, policies, grading",
+}
 
 # %% ../nbs/95_course.ipynb #edfd0578
 _EXERCISE_ID = re.compile(r"(\d\d)\.([1-9][0-9]*)")
+_GRID = 8                    # grid cells per tolerance: every answer within a tolerance is accepted, none beyond 9/8 of it
+_PERSON = b"retrieval-lit"   # blake2b's personalisation: these digests are of nothing else
+_LEVELS = ("right", "close")
 
 
-@lru_cache(maxsize=None)
-def _answer_key(chapter: str) -> dict:
-    "The answers of chapter `chapter` (e.g. '11') shipped in retrieval_lit/answers/, checked; {} when it has none."
-    res = importlib.resources.files("retrieval_lit").joinpath("answers").joinpath(f"{chapter}.json")
-    if not res.is_file():
-        return {}
-    where = f"answers/{chapter}.json"
+def _tolerances(entry: dict) -> tuple:
+    "(rtol, atol, close_rtol, close_atol) of an answer-key entry, with their defaults."
+    rtol, atol = float(entry.get("rtol", 1e-9)), float(entry.get("atol", 1e-12))
+    return (rtol, atol, float(entry.get("close_rtol", max(0.01, 10 * rtol))),
+            float(entry.get("close_atol", max(1e-6, 10 * atol))))
+
+
+def _cells(x: float,      # a finite number
+           rtol: float,   # a relative tolerance in [0, 1); 0: no relative grid
+           atol: float,   # an absolute tolerance >= 0; 0: no absolute grid
+           reach: int,    # 0: the cell of x; _GRID: it and the _GRID cells either side
+           ) -> dict:
+    """The cells of `x` on two grids: "rel", logarithms of |x| in steps of rtol's log-width / _GRID (the sign kept, 0 a
+    cell of its own), and "abs", x in steps of atol / _GRID (exact: fractions, no rounding)."""
+    out = {"rel": [], "abs": []}
+    if rtol > 0:
+        if x == 0:
+            out["rel"] = ["0"]
+        else:
+            k = math.floor(math.log(abs(x)) / (-math.log1p(-rtol) / _GRID))
+            out["rel"] = [f"{'-' if x < 0 else '+'}{k + d}" for d in range(-reach, reach + 1)]
+    if atol > 0:
+        k = math.floor(Fraction(x) * _GRID / Fraction(atol))
+        out["abs"] = [str(k + d) for d in range(-reach, reach + 1)]
+    return out
+
+
+def _digest(salt: bytes, exercise_id: str, i: int, level: str, regime: str, cell: str) -> str:
+    "The salted digest of one cell of number `i` of an exercise's answer, at one level (right, close), on one grid."
+    token = f"{exercise_id}|{i}|{level}|{regime}|{cell}".encode()
+    return hashlib.blake2b(token, digest_size=16, salt=salt, person=_PERSON).hexdigest()
+
+# %% ../nbs/95_course.ipynb #010ac3a0
+def _plain_key(path: Path,   # a plain answer key CC.json of the source tree (nbs/answers/), read by teachers' tools only
+               ) -> dict:
+    "The plain answer key at `path`, checked: {'CC.N': {'value': a number or a list of numbers, 'rtol': ...}}."
+    chapter, where = path.stem, f"answers/{path.name}"
     try:
-        key = json.loads(res.read_text(encoding="utf-8"))
+        key = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise RuntimeError(f"the answer key {where} is not valid JSON ({e})") from None
     if not isinstance(key, dict):
@@ -45,22 +134,75 @@ def _answer_key(chapter: str) -> dict:
         ok = (m is not None and m.group(1) == chapter and isinstance(entry, dict) and value.ndim <= 1 and value.size
               and all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
                       for v in value.reshape(-1)))
-        tols = [entry.get(t, 0) for t in ("rtol", "atol", "close_rtol", "close_atol")] if ok else []
-        if not ok or not all(isinstance(t, (int, float)) and not isinstance(t, bool) and 0 <= t < 1 for t in tols):
+        given = [entry.get(t, 0) for t in ("rtol", "atol", "close_rtol", "close_atol")] if ok else []
+        ok = ok and all(isinstance(t, (int, float)) and not isinstance(t, bool) and 0 <= t < 1 for t in given)
+        tols = _tolerances(entry) if ok else ()       # (a default close_rtol is 10 rtol: it must stay below 1 too)
+        if not ok or not all(0 <= t < 1 for t in tols) or max(tols[:2]) == 0 or max(tols[2:]) == 0:
             raise RuntimeError(f"the answer key {where}: entry {ex!r} must be {{'value': a number or a list of numbers, "
                                f"'rtol': a tolerance in [0, 1)}} under an id {chapter}.N")
     return key
 
 
-def _tolerances(entry: dict) -> tuple:
-    "(rtol, atol, close_rtol, close_atol) of an answer-key entry, with their defaults."
-    rtol, atol = float(entry.get("rtol", 1e-9)), float(entry.get("atol", 1e-12))
-    return (rtol, atol, float(entry.get("close_rtol", max(0.01, 10 * rtol))),
-            float(entry.get("close_atol", max(1e-6, 10 * atol))))
+def _seal(exercise_id: str,   # "CC.N"
+          entry: dict,        # its plain entry: {"value": ..., "rtol": ..., optional "atol", "close_rtol", "close_atol"}
+          salt: bytes = None,  # 16 bytes; None: fresh random ones
+          ) -> dict:
+    """The sealed entry that ships in the package: the tolerances, the answer's shape, a salt, and per number the
+    digests of its cells at each level (right, close) on each grid (relative, absolute); never the number."""
+    salt = secrets.token_bytes(16) if salt is None else salt
+    value = np.asarray(entry["value"], dtype=np.float64)
+    tols = _tolerances(entry)
+    sealed = {"n": None if value.ndim == 0 else int(value.size), "rtol": tols[0], "atol": tols[1],
+              "close_rtol": tols[2], "close_atol": tols[3], "grid": _GRID, "salt": salt.hex()}
+    for level, (rtol, atol) in zip(_LEVELS, (tols[:2], tols[2:])):
+        sealed[level] = [{regime: _digest(salt, exercise_id, i, level, regime, cells[0]) if cells else None
+                          for regime, cells in _cells(x, rtol, atol, 0).items()}
+                         for i, x in enumerate(value.reshape(-1).tolist())]
+    return sealed
+
+# %% ../nbs/95_course.ipynb #06248282
+@lru_cache(maxsize=None)
+def _answer_key(chapter: str) -> dict:
+    "The sealed answers of chapter `chapter` (e.g. '11') shipped in retrieval_lit/answers/, checked; {} when it has none."
+    res = importlib.resources.files("retrieval_lit").joinpath("answers").joinpath(f"{chapter}.json")
+    if not res.is_file():
+        return {}
+    where = f"answers/{chapter}.json"
+    try:
+        key = json.loads(res.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise RuntimeError(f"the answer key {where} is not valid JSON ({e})") from None
+    if not isinstance(key, dict):
+        raise RuntimeError(f"the answer key {where} must hold one JSON object")
+    hexes = lambda d, k: isinstance(d, dict) and set(d) == {"rel", "abs"} and all(
+        v is None or isinstance(v, str) and re.fullmatch(r"[0-9a-f]{%d}" % k, v) for v in d.values())
+    for ex, e in key.items():
+        m = _EXERCISE_ID.fullmatch(ex)
+        n = e.get("n", 0) if isinstance(e, dict) else 0
+        count = 1 if n is None else n
+        ok = (m is not None and m.group(1) == chapter and isinstance(e, dict) and e.get("grid") == _GRID
+              and (n is None or isinstance(n, int) and not isinstance(n, bool) and n >= 1)
+              and all(isinstance(e.get(t), float) and 0 <= e[t] < 1 for t in ("rtol", "atol", "close_rtol", "close_atol"))
+              and hexes({"rel": e.get("salt"), "abs": None}, 32)
+              and all(isinstance(e.get(lv), list) and len(e[lv]) == count and all(hexes(d, 32) for d in e[lv])
+                      for lv in _LEVELS))
+        if not ok:
+            raise RuntimeError(f"the answer key {where}: entry {ex!r} is not a sealed entry under an id {chapter}.N "
+                               "(seal the plain keys with `retrieval-lit course --seal`)")
+    return key
 
 
-def _within(answer: np.ndarray, value: np.ndarray, rtol: float, atol: float) -> np.ndarray:
-    return np.abs(answer - value) <= np.maximum(rtol * np.abs(value), atol)
+def _graded(exercise_id: str, sealed: dict, answer: np.ndarray) -> dict:
+    "{level: a truth value per number of `answer`}: whether its cells reach the sealed answer's at that level."
+    salt, tols = bytes.fromhex(sealed["salt"]), {"right": (sealed["rtol"], sealed["atol"]),
+                                                  "close": (sealed["close_rtol"], sealed["close_atol"])}
+    out = {}
+    for level in _LEVELS:
+        out[level] = np.array([any(want[regime] is not None and any(_digest(salt, exercise_id, i, level, regime, c)
+                                                                      == want[regime] for c in cells)
+                                   for regime, cells in _cells(x, *tols[level], _GRID).items())
+                               for i, (x, want) in enumerate(zip(answer.reshape(-1).tolist(), sealed[level]))], dtype=bool)
+    return out
 
 # %% ../nbs/95_course.ipynb #dc5c0f1f
 def check(exercise_id: str,      # the exercise, "CC.N": exercise N of chapter CC, e.g. "11.1"
@@ -69,10 +211,10 @@ def check(exercise_id: str,      # the exercise, "CC.N": exercise N of chapter C
           ) -> str:
     """Check an answer against the book's answer key: "right" (within the key's tolerance), "close" (within a looser
     one: a rounded answer, or one convention away) or "wrong". Prints a message saying which, with the tolerance;
-    never the answer.
+    never the answer, which the installed package does not hold (only salted digests of it, see the chapter).
 
-    >>> check("95.2", [252, 7])                     # exercise 95.2 asks for a list of two whole numbers
-    95.2: right, within an absolute tolerance of 1e-12 of the answer key.
+    >>> check("95.1", 1 - (1/6 + 2/7 + 3/8 + 4/9 + 5/10) / 5)     # exercise 95.1, solved in the chapter
+    95.1: right, within a relative tolerance of 1e-09 of the answer key.
     'right'
     """
     if not isinstance(exercise_id, str) or not _EXERCISE_ID.fullmatch(exercise_id.strip()):
@@ -86,25 +228,26 @@ def check(exercise_id: str,      # the exercise, "CC.N": exercise N of chapter C
         fail("exercise_id", f"{exercise_id!r} has no answer to check (the key of chapter {exercise_id.split('.')[0]} "
                             f"holds {known or 'none'}); exercises without one numerical answer are checked against "
                             "their worked solution")
-    entry = key[exercise_id]
-    value = np.asarray(entry["value"], dtype=np.float64)
+    sealed = key[exercise_id]
+    n = sealed["n"]
     if isinstance(answer, (bool, np.bool_)) or (isinstance(answer, np.ndarray) and answer.dtype == bool):
         fail("answer", f"must be a number, not a truth value, got {answer!r}")
     a = as_numeric_array(answer, "answer")
     if a.dtype == bool:
         fail("answer", f"must hold numbers, not truth values, got {answer!r}")
-    if value.ndim == 0 and a.size != 1:
+    if n is None and a.size != 1:
         fail("answer", f"must be one number for exercise {exercise_id}, got {a.size} numbers (shape {a.shape})")
-    if value.ndim == 1 and (a.ndim != 1 or a.size != value.size):
-        fail("answer", f"must be a list of {value.size} numbers for exercise {exercise_id} (in the order the exercise "
+    if n is not None and (a.ndim != 1 or a.size != n):
+        fail("answer", f"must be a list of {n} numbers for exercise {exercise_id} (in the order the exercise "
                        f"asks for), got shape {a.shape}")
-    a = a.astype(np.float64).reshape(value.shape)
+    a = a.astype(np.float64).reshape(-1)
     if not np.isfinite(a).all():
         fail("answer", f"must hold finite numbers (no NaN or inf), got {answer!r}")
-    rtol, atol, close_rtol, close_atol = _tolerances(entry)
-    right, close = _within(a, value, rtol, atol), _within(a, value, close_rtol, close_atol)
+    graded = _graded(exercise_id, sealed, a)
+    right, close = graded["right"], graded["close"] | graded["right"]
     verdict = "right" if right.all() else "close" if close.all() else "wrong"
     if not quiet:
+        rtol, atol, close_rtol, close_atol = (sealed[t] for t in ("rtol", "atol", "close_rtol", "close_atol"))
         some = f" ({int(right.sum())} of {right.size} numbers right)" if right.size > 1 else ""
         tol = lambda r, a: f"a relative tolerance of {r:g}" if r > 0 else f"an absolute tolerance of {a:g}"
         print({"right": f"{exercise_id}: right, within {tol(rtol, atol)} of the answer key.",
@@ -114,6 +257,82 @@ def check(exercise_id: str,      # the exercise, "CC.N": exercise N of chapter C
                "wrong": f"{exercise_id}: wrong, not within {tol(close_rtol, close_atol)} of the answer key{some}. "
                         "Try again."}[verdict])
     return verdict
+
+# %% ../nbs/95_course.ipynb #8c372898
+def _check_dest(dest: Path, nbs: Path, what: str) -> None:
+    "Refuse a `dest` that holds files (no one's work is overwritten) or lies inside the notebook folder."
+    if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
+        fail("dest", f"{str(dest)!r} exists and is not an empty folder: choose a new folder for {what}")
+    if dest.resolve() == nbs.resolve() or nbs.resolve() in dest.resolve().parents:
+        fail("dest", f"{str(dest)!r} is inside the notebook folder {str(nbs)!r}: choose a folder outside it")
+
+# %% ../nbs/95_course.ipynb #0aa7c299
+def seal_answer_keys(plain="nbs/answers",             # the folder of plain keys CC.json (the source tree's)
+                     dest="retrieval_lit/answers",    # the package's folder of sealed keys, rewritten
+                     ) -> list:
+    """Seal every plain key of `plain` into `dest` (`_seal`): what ships in the package. An entry already sealed whose
+    answer, shape and tolerances still hold keeps its salt, so sealing again changes nothing; a sealed key of a
+    chapter with no plain key left is removed. Returns the files written."""
+    plain, dest = Path(plain), Path(dest)
+    paths = sorted(p for p in plain.glob("*.json") if re.fullmatch(r"\d\d", p.stem)) if plain.is_dir() else []
+    if not paths:
+        fail("plain", f"must be a folder of plain answer keys (CC.json), got {str(plain)!r}")
+    dest.mkdir(parents=True, exist_ok=True)
+    written = []
+    for p in paths:
+        key, out = _plain_key(p), {}
+        try:
+            old = json.loads((dest / p.name).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            old = {}
+        for ex in sorted(key, key=lambda e: int(e.split(".")[1])):
+            value = np.asarray(key[ex]["value"], dtype=np.float64)
+            fresh = _seal(ex, key[ex], salt=bytes(16))               # (the salt aside, what the entry must say)
+            kept = old.get(ex) if isinstance(old, dict) else None
+            same = isinstance(kept, dict) and all(kept.get(f) == fresh[f] for f in
+                                                  ("n", "rtol", "atol", "close_rtol", "close_atol", "grid"))
+            try:
+                holds = same and all(_graded(ex, kept, value.reshape(-1))[lv].all() for lv in _LEVELS)
+            except (KeyError, TypeError, ValueError):
+                holds = False
+            out[ex] = kept if holds else _seal(ex, key[ex])
+        (dest / p.name).write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
+        written.append(dest / p.name)
+    for stale in dest.glob("*.json"):
+        if re.fullmatch(r"\d\d", stale.stem) and not (plain / stale.name).exists():
+            stale.unlink()
+    return written
+
+
+def write_teacher_copy(dest,             # a new or empty folder
+                       nbs="nbs",        # the book's notebook folder (its solutions kept)
+                       answers=None,     # the plain answer keys; None: `nbs`/answers
+                       ) -> Path:
+    """The teacher's copy: the notebooks as they are (solutions included), the folder's other files, the plain answer
+    keys in `dest`/answers/ and a table of every keyed answer in `dest`/answers.md. Returns that table's path."""
+    nbs, dest = Path(nbs), Path(dest)
+    answers = nbs / "answers" if answers is None else Path(answers)
+    if not nbs.is_dir() or not any(nbs.glob("*.ipynb")):
+        fail("nbs", f"must be a folder of notebooks, got {str(nbs)!r}")
+    keys = sorted(p for p in answers.glob("*.json") if re.fullmatch(r"\d\d", p.stem)) if answers.is_dir() else []
+    if not keys:
+        fail("answers", f"must be the folder of plain answer keys (CC.json) of a source checkout, got {str(answers)!r}; "
+                        "the installed package holds only sealed digests of the answers")
+    _check_dest(dest, nbs, "the teacher's copy")
+    plain = {p.stem: _plain_key(p) for p in keys}                            # all checked first
+    shutil.copytree(nbs, dest, dirs_exist_ok=True,
+                    ignore=shutil.ignore_patterns(".*", "__pycache__", "answers"))
+    (dest / "answers").mkdir()
+    rows = ["| exercise | answer | tolerance (right) | tolerance (close) |", "|---|---|---|---|"]
+    for chapter, key in plain.items():
+        shutil.copy2(answers / f"{chapter}.json", dest / "answers" / f"{chapter}.json")
+        for ex in sorted(key, key=lambda e: int(e.split(".")[1])):
+            r, a, cr, ca = _tolerances(key[ex])
+            tol = lambda r, a: f"rtol {r:g}" if r > 0 else f"atol {a:g}"
+            rows.append(f"| {ex} | {json.dumps(key[ex]['value'])} | {tol(r, a)} | {tol(cr, ca)} |")
+    table = dest / "answers.md"
+    table.write_text("# Answer keys (teacher's copy: do not hand out)\n\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    return table
 
 # %% ../nbs/95_course.ipynb #335e12d3
 _DIRECTIVE = re.compile(r"^\s*#\|\s*([\w-]+):?\s*(.*?)\s*$")
@@ -182,6 +401,25 @@ def _stub(names) -> str:
     return ("# Exercise: write this cell (the teacher's copy has a worked version).\n"
             f'print("Exercise: fill in this cell ({what})")')
 
+# %% ../nbs/95_course.ipynb #3280ca79
+def _check_notebook(nb,     # a notebook as json.load read it, checked as it is (not modified)
+                    name,   # its name, for the messages
+                    ) -> list:
+    "The cells of `nb`, after checking the shape a student copy reads: a JSON object whose 'cells' are objects with text sources."
+    if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
+        json_types = {list: "a JSON list", str: "a JSON string", int: "a number", float: "a number", bool: "true or false"}
+        got = ("an object without a list of 'cells'" if isinstance(nb, dict) else "null" if nb is None
+               else json_types.get(type(nb), type(nb).__name__))
+        fail("nb", f"{name}: must be a notebook as json.load reads it (a JSON object with a list of 'cells'), got {got}")
+    for i, cell in enumerate(nb["cells"]):
+        if not isinstance(cell, dict):
+            fail("nb", f"{name}: cell {i} must be a JSON object, got {shown(cell)[:40]} ({type(cell).__name__})")
+        s = cell.get("source", "")
+        if not (isinstance(s, str) or isinstance(s, list) and all(isinstance(line, str) for line in s)):
+            fail("nb", f"{name}: cell {i} has a source that is neither text nor a list of lines: {shown(s)[:40]} "
+                       f"({type(s).__name__})")
+    return nb["cells"]
+
 # %% ../nbs/95_course.ipynb #3b62c9b6
 def student_notebook(nb: dict,               # a notebook as read by json.load (nbformat 4); not modified
                      name: str = "notebook",  # its name, for error messages
@@ -189,9 +427,7 @@ def student_notebook(nb: dict,               # a notebook as read by json.load (
     """A student's copy of notebook `nb`: everything from the `## Solutions` cell to the end removed (except a trailing
     `#| hide` cell that only exports), and each `#| student: stub` code cell replaced by a stub that prints
     'Exercise: fill in this cell (...)' and defines nothing."""
-    if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
-        fail("nb", f"must be a notebook as json.load reads it (a dict with a list of 'cells'), got {type(nb).__name__}")
-    cells = nb["cells"]
+    cells = _check_notebook(nb, name)
     start = next((i for i, c in enumerate(cells) if _is_solutions(c)), len(cells))
     kept = cells[:start] + ([cells[-1]] if start < len(cells) - 1 and _only_exports(cells[-1]) else [])
     out, stubbed = [], {}                     # stubbed: name -> the stub cell's index in `nb`
@@ -220,20 +456,37 @@ def student_notebook(nb: dict,               # a notebook as read by json.load (
     student["cells"] = out
     return student
 
+# %% ../nbs/95_course.ipynb #2808a848
+def _read_notebook(path: Path,   # a notebook file of the teacher's folder
+                   ) -> dict:
+    "The notebook at `path` as json.load reads it; a file that is no JSON text (unreadable, not UTF-8, empty) is refused, naming it."
+    try:
+        text = path.read_bytes().decode("utf-8-sig")        # (a byte-order mark, as some editors write, is allowed)
+    except OSError as e:
+        fail("nbs", f"{path.name} cannot be read ({e.strerror})")
+    except UnicodeDecodeError as e:
+        fail("nbs", f"{path.name} is not a notebook: not UTF-8 text (byte {e.object[e.start]:#04x} at offset {e.start})")
+    if not text.strip():
+        fail("nbs", f"{path.name} is not a notebook: the file is empty")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        fail("nbs", f"{path.name} is not a notebook: not valid JSON ({e.msg} at line {e.lineno}, column {e.colno})")
+    except RecursionError:
+        fail("nbs", f"{path.name} is not a notebook: its JSON is nested too deeply to read")
+
 # %% ../nbs/95_course.ipynb #5bcf2b60
 def write_student_copies(dest,              # a new or empty folder for the copies
                          nbs="nbs",         # the teacher's notebook folder (the book's nbs/)
                          only=None,         # notebook names (stems, e.g. "11_average_precision") to copy; None: all
                          ) -> list:
     """Write the student copy (`student_notebook`) of each notebook of `nbs` into `dest`, with the folder's other
-    files; return the notebooks written. Refuses a `dest` that holds files, so no one's work is overwritten."""
+    files (except `answers/`, the plain answer keys); return the notebooks written. Refuses a `dest` that holds
+    files, so no one's work is overwritten."""
     nbs, dest = Path(nbs), Path(dest)
     if not nbs.is_dir() or not any(nbs.glob("*.ipynb")):
         fail("nbs", f"must be a folder of notebooks, got {str(nbs)!r}")
-    if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
-        fail("dest", f"{str(dest)!r} exists and is not an empty folder: choose a new folder for the student copies")
-    if dest.resolve() == nbs.resolve() or nbs.resolve() in dest.resolve().parents:
-        fail("dest", f"{str(dest)!r} is inside the notebook folder {str(nbs)!r}: choose a folder outside it")
+    _check_dest(dest, nbs, "the student copies")
     paths = sorted(p for p in nbs.glob("*.ipynb") if not p.name.startswith("."))
     if only is not None:
         want = [only] if isinstance(only, str) else list(only)
@@ -241,10 +494,10 @@ def write_student_copies(dest,              # a new or empty folder for the copi
         if missing:
             fail("only", f"names no notebook of {str(nbs)!r}: {missing}")
         paths = [p for p in paths if p.stem in {Path(str(w)).stem for w in want}]
-    copies = [(p, student_notebook(json.loads(p.read_text(encoding="utf-8")), p.name)) for p in paths]  # all checked first
+    copies = [(p, student_notebook(_read_notebook(p), p.name)) for p in paths]  # all checked first
     dest.mkdir(parents=True, exist_ok=True)
     for item in nbs.iterdir():
-        if item.suffix == ".ipynb" or item.name.startswith((".", "__")):
+        if item.suffix == ".ipynb" or item.name.startswith((".", "__")) or item.name == "answers":   # (plain keys)
             continue
         (shutil.copytree if item.is_dir() else shutil.copy2)(item, dest / item.name)
     written = []
@@ -253,3 +506,118 @@ def write_student_copies(dest,              # a new or empty folder for the copi
         out.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
         written.append(out)
     return written
+
+# %% ../nbs/95_course.ipynb #9480d7dd
+_FIGURE = re.compile(r"\b(?:plot_\w+|new_axes|show_\w+_figure)\(|\.plot\(|\.bar\(|\.imshow\(")
+_WORKED = re.compile(r"^##+ .*(?:worked|example|Fig\. ?\d|by hand)", re.I)
+
+
+def _slide(cell: dict, kind: str) -> dict:
+    "A copy of `cell` for a deck: its nbdev directives dropped, marked as a reveal.js `kind` (slide, subslide, fragment)."
+    out = {"cell_type": cell["cell_type"], "metadata": {"slideshow": {"slide_type": kind}}, "source": _source(cell)}
+    if cell["cell_type"] == "code":
+        out["source"] = _split_directives(_source(cell))[1]
+        out["outputs"], out["execution_count"] = copy.deepcopy(cell.get("outputs", [])), None
+    return out
+
+
+def chapter_slides(nb: dict,                 # a chapter as json.load reads it
+                   name: str = "notebook",   # its name, for error messages
+                   ) -> list:
+    """The cells of a chapter a lecture shows, in the chapter's order: its title, the question, the formulas (markdown
+    with a displayed formula), the worked example (the first section whose heading names one, up to the next
+    section), the first figure (a code cell that draws), and the summary; never anything from the solutions."""
+    cells = _check_notebook(nb, name)
+    end = next((i for i, c in enumerate(cells) if _is_solutions(c)), len(cells))
+    head = lambda c: _source(c).lstrip().split("\n", 1)[0].strip() if c.get("cell_type") == "markdown" else ""
+    picked, section, worked, figure = {}, None, None, False
+    for i, cell in enumerate(cells[:end]):
+        h, text = head(cell), _source(cell)
+        if h.startswith("#"):
+            section = h if h.startswith(("# ", "## ")) else section
+            if worked is None and _WORKED.match(h):
+                worked = section
+        if h.startswith("# ") or h in ("## The question", "## Summary"):
+            picked[i] = "slide"
+        elif section == "## The question" and cell.get("cell_type") == "markdown":
+            picked[i] = "fragment"
+        elif cell.get("cell_type") == "markdown" and "$$" in text and section != "## Exercises":
+            picked[i] = "slide"
+        elif worked is not None and section == worked:
+            if cell.get("cell_type") == "markdown" or "export" not in _split_directives(text)[0]:
+                picked[i] = "slide" if h.startswith("#") else "fragment"
+        elif (cell.get("cell_type") == "code" and not figure and _FIGURE.search(text)
+              and not {"export", "exporti", "hide"} & set(_split_directives(text)[0])):
+            picked[i], figure = "slide", True
+    return [_slide(cells[i], kind) for i, kind in sorted(picked.items())]
+
+
+def write_slides(dest,                # a new or empty folder for the decks
+                 nbs="nbs",           # the book's notebook folder
+                 sessions=None,       # session numbers (1 to 10) to write; None: all
+                 reveal_prefix=None,  # where reveal.js is loaded from (a URL or a local folder); None: nbconvert's CDN
+                 ) -> list:
+    """One reveal.js deck per session of `SESSIONS`, `dest`/session-NN.slides.html: a title slide (the session's
+    topic, chapters and outcomes), then `chapter_slides` of each of its chapters, through nbconvert's slides
+    exporter. Returns the decks written."""
+    nbs, dest = Path(nbs), Path(dest)
+    if not nbs.is_dir() or not any(nbs.glob("*.ipynb")):
+        fail("nbs", f"must be a folder of notebooks, got {str(nbs)!r}")
+    known = [s[0] for s in SESSIONS]
+    want = known if sessions is None else [sessions] if isinstance(sessions, int) else list(sessions)
+    if not want or not all(isinstance(s, int) and not isinstance(s, bool) and s in known for s in want):
+        fail("sessions", f"must be session numbers among {known}, got {sessions!r}")
+    if reveal_prefix is not None and not (isinstance(reveal_prefix, str) and reveal_prefix.strip()):
+        fail("reveal_prefix", f"must be a URL or a folder where reveal.js is, got {reveal_prefix!r}")
+    try:
+        import nbformat
+        from nbconvert import SlidesExporter
+    except ImportError as e:
+        raise ImportError(f"slides need nbconvert and nbformat (pip install nbconvert): {e}") from None
+    _check_dest(dest, nbs, "the slides")
+    found = {p.name[:2]: p for p in nbs.glob("[0-9][0-9]_*.ipynb")}
+    decks = []
+    for number, topic, chapters, outcomes in SESSIONS:
+        if number not in want:
+            continue
+        missing = [c for c in chapters if c not in found]
+        if missing:
+            fail("nbs", f"{str(nbs)!r} lacks chapter(s) {missing} of session {number}")
+        title = (f"# Session {number}: {topic}\n\n**Chapters:** " + ", ".join(found[c].stem for c in chapters)
+                 + f"\n\n**After it a student can:** {outcomes}.")
+        cells = [{"cell_type": "markdown", "metadata": {"slideshow": {"slide_type": "slide"}}, "source": title}]
+        for c in chapters:
+            cells += chapter_slides(_read_notebook(found[c]), found[c].name)
+        for i, cell in enumerate(cells):
+            cell["id"] = f"s{number:02d}c{i:03d}"
+        nb = nbformat.from_dict({"nbformat": 4, "nbformat_minor": 5, "cells": cells,
+                                 "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                                             "language": "python"},
+                                              "language_info": {"name": "python"}}})
+        exporter = SlidesExporter(**({} if reveal_prefix is None else {"reveal_url_prefix": reveal_prefix}))
+        html, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": f"Session {number}: {topic}"}})
+        dest.mkdir(parents=True, exist_ok=True)
+        out = dest / f"session-{number:02d}.slides.html"
+        out.write_text(html, encoding="utf-8")
+        decks.append(out)
+    return decks
+
+# %% ../nbs/95_course.ipynb #8fece4e7
+def run_course(args,   # the parsed `retrieval-lit course` options: student, teacher, slides, seal, nbs, answers, reveal_prefix
+               out,    # where to say what was written
+               ) -> None:
+    "The `retrieval-lit course` command: one of --student, --teacher, --slides, --seal."
+    answers = args.answers or str(Path(args.nbs) / "answers")
+    if args.student:
+        written = write_student_copies(args.student, args.nbs)
+        print(f"wrote {len(written)} student notebooks (solutions removed) to {args.student}", file=out)
+    elif args.teacher:
+        table = write_teacher_copy(args.teacher, args.nbs, answers)
+        print(f"wrote the teacher's copy (notebooks with solutions, plain answer keys) to {args.teacher}; "
+              f"the keys: {table}", file=out)
+    elif args.slides:
+        decks = write_slides(args.slides, args.nbs, reveal_prefix=args.reveal_prefix)
+        print(f"wrote {len(decks)} reveal.js decks (one per session) to {args.slides}", file=out)
+    else:
+        written = seal_answer_keys(answers, args.seal)
+        print(f"sealed {len(written)} answer keys from {answers} into {args.seal}", file=out)

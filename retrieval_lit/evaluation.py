@@ -133,21 +133,96 @@ class Report(Mapping):
     def from_dict(cls,
                   d: dict,            # what `to_dict` returned, e.g. read back from the JSON of `evaluate --json`
                   ) -> "Report":
-        "A Report from its `to_dict` form (per-query values and their bounds only if it holds them; None is NaN)."
-        values = lambda xs: np.array([np.nan if x is None else x for x in xs], dtype=np.float64)
-        number = lambda x: np.nan if x is None else float(x)
+        """A Report from its `to_dict` form (per-query values and their bounds only if it holds them; None is NaN).
+        Anything else is refused in one RetrievalInputError that starts "`d` is not a report's dictionary" and names
+        the entry: a missing or mistyped field, a per-query list of the wrong length, a value that is not a finite
+        number or null (named by its position in its list: the query as the file numbers it)."""
+        def refuse(where, what):
+            fail("d", f"is not a report's dictionary as Report.to_dict writes it: {where} {what}")
+
+        def at(*keys) -> str:
+            return "".join(f"[{k!r}]" for k in keys)
+
+        def table(parent, *keys, required=False) -> dict:
+            if keys[-1] not in parent:
+                if required:
+                    refuse(at(*keys[:-1]) or "it", f"lacks {keys[-1]!r}")
+                return {}
+            v = parent[keys[-1]]
+            if not isinstance(v, Mapping) or not all(isinstance(k, str) for k in v):
+                refuse(at(*keys), f"must be a dictionary keyed by names, got {type(v).__name__}")
+            return v
+
+        def brief(x) -> str:
+            if isinstance(x, (list, tuple, Mapping)):
+                return f"a {'list' if isinstance(x, (list, tuple)) else 'dictionary'}"
+            text = repr(x)
+            return text if len(text) <= 40 else text[:37] + "..."
+
+        def number(x, *keys, query=False) -> float:
+            where = at(*keys) + (f" (query {keys[-1]})" if query else "")
+            if x is None:
+                return np.nan
+            if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, float, np.integer, np.floating)):
+                refuse(where, f"must be a number or null, got {brief(x)}")
+            try:
+                v = float(x)
+            except OverflowError:
+                v = np.inf
+            if np.isinf(v):
+                refuse(where, f"must be a finite number or null, got {brief(x)}")
+            return v
+
+        def whole(x, *keys, none=False, minimum=0):
+            if x is None and none:
+                return None
+            if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)) or x < minimum:
+                refuse(at(*keys), f"must be a whole number >= {minimum}{' or null' if none else ''}, got {brief(x)}")
+            return int(x)
+
+        def values(xs, n, *keys) -> np.ndarray:
+            if not isinstance(xs, (list, tuple)):
+                refuse(at(*keys), f"must be a list of {n} per-query values, got {type(xs).__name__}")
+            if len(xs) != n:
+                refuse(at(*keys), f"holds {len(xs)} values for the report's {n} queries (n_queries)")
+            return np.array([number(x, *keys, i, query=True) for i, x in enumerate(xs)], dtype=np.float64)
+
+        def pair(v, first, second, *keys, n=None) -> tuple:
+            if not isinstance(v, Mapping) or first not in v or second not in v:
+                refuse(at(*keys), f"must be a dictionary with {first!r} and {second!r}")
+            if n is None:
+                return number(v[first], *keys, first), number(v[second], *keys, second)
+            return values(v[first], n, *keys, first), values(v[second], n, *keys, second)
+
+        if not isinstance(d, Mapping):
+            refuse("it", f"must be a dictionary, got {type(d).__name__}")
+        metrics = table(d, "metrics", required=True)
+        means = {k: number(v, "metrics", k) for k, v in metrics.items()}
+        conv = table(d, "conventions", required=True)
         try:
-            means = {k: number(v) for k, v in d["metrics"].items()}
-            conv = Conventions.make(**d["conventions"])
-            bounds = {k: (number(v["min"]), number(v["max"])) for k, v in d.get("bounds", {}).items()}
-            orders = {k: (number(v["relevant_last"]), number(v["relevant_first"])) for k, v in d.get("orders", {}).items()}
-            pq = {k: values(v) for k, v in d.get("per_query", {}).items()}
-            pqb = {k: (values(v["min"]), values(v["max"])) for k, v in d.get("per_query_bounds", {}).items()}
-            lower = tuple(k for k in means if not parse_metric(k).higher_is_better)
-            return cls(means, pq, dict(d.get("skipped", {})), conv, int(d["n_queries"]), int(d["n_gallery"]),
-                       d.get("nbits"), bounds, lower, orders, pqb)
-        except (KeyError, TypeError, AttributeError) as e:
-            fail("d", f"is not a report's dictionary as Report.to_dict writes it ({type(e).__name__}: {e})")
+            conv = Conventions.make(**conv)
+        except (ValueError, TypeError) as e:
+            refuse(at("conventions"), f"are not conventions: {e}")
+        n_queries, n_gallery = (whole(d.get(k), k) if k in d else refuse("it", f"lacks {k!r}")
+                                for k in ("n_queries", "n_gallery"))
+        nbits = whole(d.get("nbits"), "nbits", none=True, minimum=1)
+        precision = d.get("precision")
+        if precision is not None and precision not in PRECISIONS:
+            refuse(at("precision"), f"must be one of {', '.join(PRECISIONS)} or null, got {brief(precision)}")
+        skipped = {k: whole(v, "skipped", k) for k, v in table(d, "skipped").items()}
+        bounds = {k: pair(v, "min", "max", "bounds", k) for k, v in table(d, "bounds").items()}
+        orders = {k: pair(v, "relevant_last", "relevant_first", "orders", k) for k, v in table(d, "orders").items()}
+        pq = {k: values(v, n_queries, "per_query", k) for k, v in table(d, "per_query").items()}
+        pqb = {k: pair(v, "min", "max", "per_query_bounds", k, n=n_queries)
+               for k, v in table(d, "per_query_bounds").items()}
+        lower = []
+        for k in means:
+            try:
+                if not parse_metric(k).higher_is_better:
+                    lower.append(k)
+            except ValueError:
+                refuse(at("metrics"), f"names {k!r}, which is not a metric name `evaluate` knows")
+        return cls(means, pq, skipped, conv, n_queries, n_gallery, nbits, bounds, tuple(lower), orders, pqb, precision)
 
     def per_query_rows(self) -> list:
         "One dict per query: `query` (its index) and every metric's value (None where skipped), for CSV or pandas."
@@ -259,6 +334,7 @@ class _Source:
     similarity: str = "cosine"  # how embeddings compare
     codes: tuple = ()          # (query PackedCodes, gallery PackedCodes) for "hamming"
     rows: Callable | None = None   # rows(start, stop) -> score rows, for "scores"
+    items: tuple = ("query_codes", "gallery_codes")   # the arguments whose rows are the queries and the gallery items
 
 
 def _ranking_source(query_codes, gallery_codes, scores, query_embeddings, gallery_embeddings, similarity,
@@ -273,14 +349,15 @@ def _ranking_source(query_codes, gallery_codes, scores, query_embeddings, galler
                        f"query_embeddings with gallery_embeddings; got {' and '.join(given) if given else 'none'}")
     if scores is not None:
         s = check_scores(scores, "scores", precision=precision)
-        return _Source("scores", s.shape[0], s.shape[1], precision=precision, rows=lambda a, b: s[a:b])
+        return _Source("scores", s.shape[0], s.shape[1], precision=precision, rows=lambda a, b: s[a:b],
+                       items=("scores", "scores"))
     if given[0].startswith("query_embeddings"):
         for name, x in (("query_embeddings", query_embeddings), ("gallery_embeddings", gallery_embeddings)):
             if x is None:
                 fail(name, "is required when the other embeddings are given")
         n_q, n_g, rows = similarity_rows(query_embeddings, gallery_embeddings, similarity, precision)
         return _Source("scores", n_q, n_g, precision=precision, rows=rows, similarity=similarity,
-                       embeddings=(query_embeddings, gallery_embeddings))
+                       embeddings=(query_embeddings, gallery_embeddings), items=("query_embeddings", "gallery_embeddings"))
     for name, x in (("query_codes", query_codes), ("gallery_codes", gallery_codes)):
         if x is None:
             fail(name, "is required when the other codes are given")
@@ -527,6 +604,7 @@ def evaluate(query_codes=None,              # Q x K codes, {0,1} or {-1,+1} (ite
              client=None,                   # codes or embeddings ranked on a Dask cluster: a Client or an address
              max_block_bytes: int = 1 << 28,  # memory bound of one query block
              progress: bool | None = None,  # a progress bar; None: if stderr is a terminal and the run looks > 2 s
+             device=None,                   # a torch device ("cuda", "cpu"): rank scores / embeddings there (chapter 62)
              threads: int | None = None,    # threads sharing the work (an int >= 1); None: the CPUs this process has
              ) -> Report:
     """Evaluate a retrieval ranking: the mean (and per-query values) of every metric named in `metrics`.
@@ -542,7 +620,9 @@ def evaluate(query_codes=None,              # Q x K codes, {0,1} or {-1,+1} (ite
     torch compute; scores rounded to float32, similarities computed by float32 BLAS), which can form other ties.
     `client` (a `dask.distributed.Client` or a scheduler address such as "tcp://host:8786") ranks codes or embeddings
     on that cluster: the gallery is sent once, in one shard per worker, and every value is the single-process one.
-    `threads`: how many threads share the work in this process (every value is the same for any count).
+    `device` (or torch tensors as `scores` or embeddings) ranks on that torch device, block by block (chapter 62):
+    the same values; torch is imported only then. `threads`: how many threads share the work in this process (every
+    value is the same for any count).
 
     >>> r = evaluate([[0, 0]], [[0, 0], [0, 1], [1, 0], [1, 1]], [0], [0, 1, 0, 0], ["map", "p@2"])  # distances 0,1,1,2
     >>> round(r["map"], 4), r["p@2"]    # items 1, 2 tie, one relevant: AP = (29/36 + 33/36)/2, P@2 = 1.5/2
@@ -556,10 +636,22 @@ def evaluate(query_codes=None,              # Q x K codes, {0,1} or {-1,+1} (ite
         conv = Conventions.make(ties=ties, ap_denominator=ap_denominator, empty=empty, gain=gain,
                                 rbp_persistence=rbp_persistence, ap_interpolation=ap_interpolation)
         check_choice(engine, "engine", ("auto",) + tuple(ENGINES))
+        torch = __import__("sys").modules.get("torch")   # a tensor exists only where torch is loaded
+        if device is not None or torch is not None and any(isinstance(x, torch.Tensor)
+                                                           for x in (scores, query_embeddings, gallery_embeddings)):
+            from retrieval_lit.torch_engine import evaluate_on_device      # torch only when asked for
+            return evaluate_on_device(device, scores=scores, query_embeddings=query_embeddings,
+                                      gallery_embeddings=gallery_embeddings, similarity=similarity, precision=precision,
+                                      query_labels=query_labels, gallery_labels=gallery_labels, relevance=relevance,
+                                      relation_types=relation_types, ignore=ignore, self_index=self_index,
+                                      metrics=metrics, conventions=conv, bounds=bounds, max_block_bytes=max_block_bytes,
+                                      progress=progress, query_codes=query_codes, gallery_codes=gallery_codes,
+                                      client=client)
         check_int(max_block_bytes, "max_block_bytes", 1)
         src = _ranking_source(query_codes, gallery_codes, scores, query_embeddings, gallery_embeddings, similarity,
                               precision)
-        rel = make_relevance(src.n_queries, src.n_gallery, query_labels, gallery_labels, relevance, relation_types)
+        rel = make_relevance(src.n_queries, src.n_gallery, query_labels, gallery_labels, relevance, relation_types,
+                             src.items)
         ig = make_ignore(src.n_queries, src.n_gallery, ignore, self_index)
         job = _plan_job(src, rel, ig, _parse_metrics(metrics, src), conv, check_bool(bounds, "bounds"),
                         _choose_engine(engine, src, ig, client), max_block_bytes)

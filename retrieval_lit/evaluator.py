@@ -5,12 +5,15 @@
 # %% ../nbs/55_evaluator.ipynb #6a632f60
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from .evaluation import Report, evaluate
 from .hamming import PackedCodes, pack_codes
 from .metrics import Conventions, metric_names, parse_metric
 from .score_ranking import SIMILARITIES
+from .torch_engine import HALF, is_tensor
 from .validate import check_choice, check_codes, check_labels, check_numbers, fail, to_numpy
 
 # %% auto #0
@@ -78,8 +81,35 @@ class Evaluator:
         values = np.unique(a)
         return "codes" if np.isin(values, (0, 1)).all() or np.isin(values, (-1, 1)).all() else "embeddings"
 
+    def _device_batch(self, queries, batch: int):
+        """A torch tensor of embeddings, kept on its device (a detached copy) with its bookkeeping; None for anything
+        else (codes, even as tensors, are packed on the host)."""
+        if not is_tensor(queries) or self._kind == "codes":
+            return None
+        torch, t = sys.modules["torch"], queries.detach()
+        if self._kind is None and t.numel() and (t.dtype == torch.bool or bool(((t == 0) | (t == 1)).all())
+                                                 or bool(((t == -1) | (t == 1)).all())):
+            return None
+        if t.ndim != 2 or 0 in t.shape:
+            fail("queries", f"batch {batch} must be a non-empty 2-D tensor (items x dimensions), got shape {tuple(t.shape)}")
+        if str(t.dtype).split(".")[-1] in HALF or not t.is_floating_point():
+            fail("queries", f"batch {batch} is a {t.dtype} tensor: give embeddings as float32 or float64")
+        if not bool(torch.isfinite(t).all()):
+            fail("queries", f"batch {batch} must be finite (no NaN or infinity)")
+        if self._queries and (not is_tensor(self._queries[0]) or self._queries[0].device != t.device):
+            where = self._queries[0].device if is_tensor(self._queries[0]) else "the host (numpy)"
+            fail("queries", f"batch {batch} is a tensor on {t.device}, but earlier batches are on {where}: keep every "
+                            "batch on one device")
+        return "embeddings", t.clone(), None, t.shape[1], t.dtype
+
     def _check_queries(self, queries, batch: int):
         "The batch's queries as what is kept (packed words or a copy of the embeddings), and its bookkeeping."
+        on_device = self._device_batch(queries, batch)
+        if on_device is not None:
+            return on_device
+        if self._queries and is_tensor(self._queries[0]):
+            fail("queries", f"batch {batch} is not a tensor, but earlier batches are tensors on "
+                            f"{self._queries[0].device}: keep every batch on one device")
         x = to_numpy(queries, "queries")
         if isinstance(x, PackedCodes):
             if self._kind == "embeddings":
@@ -146,9 +176,9 @@ class Evaluator:
                 ) -> Report:
         """The `Report` of `evaluate` on the concatenated batches against `gallery`; without a gallery, the queries
         against themselves, each query's own item removed."""
-        if not self._queries:
+        queries, labels = self._gathered()
+        if queries is None:
             fail("queries", "have not been given: call update(queries, labels) for at least one batch before compute")
-        labels = np.concatenate(self._labels)
         if gallery is None and gallery_labels is None:
             self_index = np.arange(len(labels)) if self_index is None else self_index
         elif gallery is None or gallery_labels is None:
@@ -157,12 +187,16 @@ class Evaluator:
         common = dict(metrics=self.metrics, ignore=ignore, self_index=self_index, bounds=bounds,
                       max_block_bytes=max_block_bytes, progress=progress, **self._conventions)
         if self._kind == "codes":
-            q = PackedCodes(np.concatenate(self._queries), self._width)
+            q = PackedCodes(queries, self._width)
             g = q if gallery is None else pack_codes(to_numpy(gallery, "gallery"), "gallery")
             if g.nbits != q.nbits:
                 fail("gallery", f"has {g.nbits}-bit codes but the batches have {q.nbits}-bit codes: the lengths must match")
             return evaluate(q, g, labels, labels if gallery is None else gallery_labels, engine=engine, **common)
-        q = np.concatenate(self._queries)
+        q = queries
+        if is_tensor(q):                  # on its device: evaluate ranks there (chapter 62); it checks the gallery
+            return evaluate(query_embeddings=q, gallery_embeddings=q if gallery is None else gallery, query_labels=labels,
+                            gallery_labels=labels if gallery is None else gallery_labels, similarity=self.similarity,
+                            **common)
         g = q if gallery is None else check_numbers(to_numpy(gallery, "gallery"), "gallery", 2, "items x dimensions",
                                                     nonempty=True)
         if g.shape[1] != q.shape[1]:
@@ -170,3 +204,41 @@ class Evaluator:
         return evaluate(query_embeddings=q, gallery_embeddings=g, query_labels=labels,
                         gallery_labels=labels if gallery is None else gallery_labels, similarity=self.similarity,
                         **common)
+
+    def _gathered(self) -> tuple:
+        """(queries, labels) of every batch, joined: this process's, or under torch.distributed every rank's in rank
+        order, as one process holding them all would join them (tensors by all_gather on their device, host arrays
+        as objects); (None, None) when no rank holds a batch."""
+        mine = (None if not self._queries else sys.modules["torch"].cat(self._queries) if is_tensor(self._queries[0])
+                else np.concatenate(self._queries))
+        labels = np.concatenate(self._labels) if self._labels else None
+        torch = sys.modules.get("torch")
+        dist = getattr(torch, "distributed", None)
+        if dist is None or not dist.is_available() or not dist.is_initialized() or dist.get_world_size() == 1:
+            return mine, labels
+        world = dist.get_world_size()
+        meta = [None] * world
+        on_device = is_tensor(mine)
+        dist.all_gather_object(meta, (self._kind, self._width, str(self._dtype), on_device,
+                                      0 if mine is None else len(mine)))
+        held = [m for m in meta if m[4]]
+        if not held:
+            return None, None
+        if len({m[:4] for m in held}) > 1:
+            fail("queries", "differ between the ranks (kind, width, dtype, device or host): "
+                            + "; ".join(f"rank {r}: {m[:4]}" for r, m in enumerate(meta) if m[4]))
+        parts = [None] * world
+        dist.all_gather_object(parts, labels)
+        labels = np.concatenate([p for p in parts if p is not None])
+        if held[0][3] and all(m[4] for m in meta):             # tensors everywhere: gathered on the device, padded
+            n_max = max(m[4] for m in meta)
+            pad = torch.zeros((n_max, mine.shape[1]), dtype=mine.dtype, device=mine.device)
+            pad[:len(mine)] = mine
+            got = [torch.empty_like(pad) for _ in range(world)]
+            dist.all_gather(got, pad)
+            return torch.cat([g[:m[4]] for g, m in zip(got, meta)]), labels
+        parts = [None] * world
+        dist.all_gather_object(parts, mine)
+        parts = [p for p in parts if p is not None]
+        return (torch.cat([p.to(parts[0].device) for p in parts]) if is_tensor(parts[0]) else np.concatenate(parts)), labels
+

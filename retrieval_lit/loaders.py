@@ -5,9 +5,11 @@
 # %% ../nbs/54_loaders.ipynb #4881fe42
 from __future__ import annotations
 
+import math
 import os
 import pickle
 import re
+import reprlib
 from pathlib import Path
 
 import numpy as np
@@ -40,31 +42,140 @@ def _text_lines(path, what: str):
         _file_error(path, f"is not UTF-8 text (byte {e.start}); {what}")
     return [(n, line.strip()) for n, line in enumerate(text.splitlines(), 1)]
 
-# %% ../nbs/54_loaders.ipynb #1fdd56f6
-def _numpy_global(name: str):
-    "numpy's pickling helper `name`, from numpy 2's `numpy._core` or numpy 1's `numpy.core`."
-    try:
-        from numpy._core import multiarray, numeric
-    except ImportError:                                    # numpy 1.x
-        from numpy.core import multiarray, numeric
-    return {"_reconstruct": multiarray._reconstruct, "scalar": multiarray.scalar,
-            "_frombuffer": numeric._frombuffer}[name]
+# %% ../nbs/54_loaders.ipynb #4a161182
+class _RefusedNumpy(pickle.UnpicklingError):
+    "The file asked numpy for a value outside what numpy writes for plain numbers: a dtype, a state, a buffer."
+
+
+class _RefusedData(pickle.UnpicklingError):
+    "The data the file built is not data a ground truth can be: a container inside itself, or nested too deep."
+
+
+_SHORT = reprlib.Repr()
+_SHORT.maxstring, _SHORT.maxother, _SHORT.maxlevel = 40, 40, 3
+
+
+def _short(value) -> str:
+    "A repr of something a file built, cut short (a file may hold a gigabyte-long string)."
+    return _SHORT.repr(value)
 
 # %% ../nbs/54_loaders.ipynb #d865986d
 class _NdarrayToken:
     "numpy.ndarray as a pickle may name it: the first argument of `_reconstruct`, and nothing that can be called."
     __slots__ = ()
 
+    def __repr__(self):
+        return "ndarray"
+
 
 _NDARRAY = _NdarrayToken()
 
+# %% ../nbs/54_loaders.ipynb #76577012
+_PLAIN_DTYPES = ("b1", "i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f2", "f4", "f8", "c8", "c16")
+
+
+def _dtype_state(byteorder: str) -> tuple:
+    "The state numpy pickles with a plain numeric dtype: version 3, its byte order, no fields, sizes and flags unset."
+    return (3, byteorder, None, None, None, -1, -1, 0)
+
+
+def _same(a: tuple, b: tuple) -> bool:
+    "Equal item by item and of the same types (so that False does not pass for 0, nor 1.0 for 1)."
+    return len(a) == len(b) and all(type(x) is type(y) and x == y for x, y in zip(a, b))
+
+
+class _DtypeToken:
+    "What `numpy.dtype` gives a pickle: a plain numeric dtype, whose state the file may only restate, never change."
+    __slots__ = ("descr", "dtype")
+
+    def __init__(self, descr: str):
+        self.descr, self.dtype = descr, np.dtype(descr)    # numpy's dtype(descr): native byte order
+
+    def __repr__(self):
+        return f"dtype({self.dtype.str!r})"
+
+    def __setstate__(self, state):
+        orders = "|" if self.dtype.itemsize == 1 else "<>"
+        if type(state) is not tuple or not any(_same(state, _dtype_state(o)) for o in orders):
+            raise _RefusedNumpy(f"the state of dtype {self.descr!r} must be numpy's own, "
+                                + " or ".join(repr(_dtype_state(o)) for o in orders) + f"; got {_short(state)}")
+        self.dtype = np.dtype(self.descr if state[1] == "|" else state[1] + self.descr)
+
+
+def _plain_dtype(descr, align=False, copy=True, *rest):
+    "`numpy.dtype` as numpy's pickles call it, dtype(descr, False, True), and only for a plain number type."
+    if type(descr) is not str or descr not in _PLAIN_DTYPES or align is not False or copy is not True or rest:
+        raise _RefusedNumpy(f"numpy.dtype is allowed only for plain numbers ({', '.join(_PLAIN_DTYPES)}) as numpy "
+                            f"pickles them, dtype(descr, False, True); got dtype{_short((descr, align, copy, *rest))}")
+    return _DtypeToken(descr)
+
+# %% ../nbs/54_loaders.ipynb #2b864c10
+def _plain_array(raw, dtype, shape, order: str) -> np.ndarray:
+    "A new array of `shape` read from the bytes `raw` by a dtype from `_plain_dtype`, checked before numpy sees them."
+    # at most 32 axes (numpy 1's limit): an array 32 lists deep in a ground truth stays within numpy 2's 64
+    if type(dtype) is not _DtypeToken:
+        raise _RefusedNumpy(f"an array's dtype must be one numpy.dtype made in the file, got {_short(dtype)}")
+    if type(shape) is not tuple or len(shape) > 32 or any(type(n) is not int or not 0 <= n < 2**63 for n in shape):
+        raise _RefusedNumpy(f"an array's shape must be a tuple of at most 32 whole numbers >= 0, got {_short(shape)}")
+    if type(raw) not in (bytes, bytearray):
+        raise _RefusedNumpy(f"an array's contents must be bytes, got {type(raw).__name__} (numpy writes a list "
+                            "only for an array of Python objects)")
+    need = math.prod(shape) * dtype.dtype.itemsize
+    if len(raw) != need:
+        raise _RefusedNumpy(f"an array of shape {shape} and dtype {dtype.dtype} holds {need} bytes, the file gives "
+                            f"{len(raw)}")
+    if dtype.dtype.kind == "b" and raw.translate(None, b"\x00\x01"):
+        raise _RefusedNumpy("a bool array's bytes must be 0 or 1")
+    return np.frombuffer(raw, dtype=dtype.dtype).reshape(shape, order=order).copy(order="K")
+
+# %% ../nbs/54_loaders.ipynb #61c368a7
+class _NumpyValue:
+    "What `_reconstruct`, `scalar` and `_frombuffer` give a pickle: a place for an array or number built here."
+    __slots__ = ("value",)
+
+    def __init__(self, value=None):
+        self.value = value
+
+    def __repr__(self):
+        return "<an array, its state not yet set>" if self.value is None else f"<{type(self.value).__name__}>"
+
+    def __setstate__(self, state):
+        "An array's state, (1, shape, dtype, is_fortran, bytes) as numpy writes it, set once after `_reconstruct`."
+        if self.value is not None:
+            raise _RefusedNumpy("the file sets the state of an array or number already made; numpy's pickles set an "
+                                "array's state once, right after _reconstruct")
+        if type(state) is not tuple or len(state) != 5 or type(state[0]) is not int or state[0] != 1 \
+                or type(state[3]) is not bool:
+            raise _RefusedNumpy("an array's state must be (1, shape, dtype, is_fortran, bytes) as numpy writes it, "
+                                f"got {_short(state)}")
+        _, shape, dtype, fortran, raw = state
+        a = _plain_array(raw, dtype, shape, "F" if fortran else "C")
+        self.value = a.astype(a.dtype.newbyteorder("="), copy=False)   # native, as numpy's setstate gives
+
 # %% ../nbs/54_loaders.ipynb #b3803940
 def _reconstruct(subtype, shape, dtype, *rest):
-    "numpy's `_reconstruct` as numpy's pickles call it, and only so: an empty array, whose state the file then sets."
-    if subtype is not _NDARRAY or not isinstance(shape, tuple) or shape != (0,) or rest:
-        raise pickle.UnpicklingError("_reconstruct is allowed only as numpy calls it, _reconstruct(ndarray, (0,), "
-                                     f"dtype); got shape {shape!r}")
-    return _numpy_global("_reconstruct")(np.ndarray, (0,), dtype)
+    "numpy's `_reconstruct` as numpy's pickles call it, and only so: a place for the array whose state the file sets."
+    if subtype is not _NDARRAY or type(shape) is not tuple or shape != (0,) or type(dtype) not in (bytes, str) \
+            or dtype not in (b"b", "b") or rest:
+        raise _RefusedNumpy("_reconstruct is allowed only as numpy calls it, _reconstruct(ndarray, (0,), b'b'); got "
+                            f"shape {_short(shape)}, dtype {_short(dtype)}")
+    return _NumpyValue()
+
+# %% ../nbs/54_loaders.ipynb #385464ba
+def _scalar(dtype, data=None, *rest):
+    "numpy's `scalar` as numpy's pickles call it for a number, scalar(dtype, its bytes), and only so."
+    if data is None or rest:
+        raise _RefusedNumpy(f"scalar is allowed only as scalar(dtype, bytes), got {1 + (data is not None) + len(rest)} "
+                            "arguments")
+    return _NumpyValue(_plain_array(data, dtype, (), "C")[()])
+
+
+def _frombuffer(buf, dtype, shape, order, *rest):
+    "numpy's `_frombuffer` as protocol 5 calls it, _frombuffer(bytes, dtype, shape, 'C' or 'F'), and only so."
+    if type(order) is not str or order not in ("C", "F") or rest:
+        raise _RefusedNumpy(f"_frombuffer is allowed only as _frombuffer(bytes, dtype, shape, 'C' or 'F'), got order "
+                            f"{_short(order)}" + (f" and {len(rest)} more arguments" if rest else ""))
+    return _NumpyValue(_plain_array(buf, dtype, shape, order))
 
 # %% ../nbs/54_loaders.ipynb #c1446583
 def _latin1_encode(text, encoding="latin1", *rest):
@@ -91,11 +202,10 @@ def _fresh(fn):
 # %% ../nbs/54_loaders.ipynb #d2e9db16
 PICKLE_GLOBALS = {
     ("numpy", "ndarray"): lambda: _NDARRAY,
-    ("numpy", "dtype"): lambda: np.dtype,
+    ("numpy", "dtype"): lambda: _fresh(_plain_dtype),
     **{(f"numpy.{core}.multiarray", "_reconstruct"): (lambda: _fresh(_reconstruct)) for core in ("core", "_core")},
-    **{(f"numpy.{core}.multiarray", "scalar"): (lambda: _numpy_global("scalar")) for core in ("core", "_core")},
-    **{(f"numpy.{core}.numeric", "_frombuffer"): (lambda: _fresh(_numpy_global("_frombuffer")))
-       for core in ("core", "_core")},
+    **{(f"numpy.{core}.multiarray", "scalar"): (lambda: _fresh(_scalar)) for core in ("core", "_core")},
+    **{(f"numpy.{core}.numeric", "_frombuffer"): (lambda: _fresh(_frombuffer)) for core in ("core", "_core")},
     ("_codecs", "encode"): lambda: _fresh(_latin1_encode),
     ("builtins", "bytes"): lambda: _fresh(_empty_bytes),
     ("__builtin__", "bytes"): lambda: _fresh(_empty_bytes),
@@ -117,12 +227,63 @@ class _DataOnlyUnpickler(pickle.Unpickler):
     def persistent_load(self, pid):
         raise pickle.UnpicklingError("a persistent id (an object stored outside the file)")
 
+# %% ../nbs/54_loaders.ipynb #bbcbd4ed
+_MAX_DEPTH = 32   # lists, tuples and dicts inside one another; a ground truth nests four deep
+_ATOMS = frozenset({int, float, str, bytes, bytearray, bool, type(None)})   # what the walk need not visit
+
+
+def _finish(data):
+    "The data a file built, each numpy value and dtype in its place; a container inside itself is refused."
+    done, open_ = {}, set()
+
+    def walk(x, depth):
+        t = type(x)
+        if t is _NumpyValue:
+            if x.value is None:
+                raise _RefusedNumpy("the file makes an array with _reconstruct and never sets its state (its shape, "
+                                    "dtype and bytes)")
+            return x.value
+        if t is _DtypeToken:
+            return x.dtype
+        if t not in (list, tuple, dict, set, frozenset):
+            return x
+        if id(x) in done:
+            return done[id(x)][1]
+        if id(x) in open_:
+            raise _RefusedData(f"holds a {t.__name__} inside itself: a ground truth's lists and dicts hold data, "
+                               "not themselves")
+        if depth > _MAX_DEPTH:
+            raise _RefusedData(f"nests lists, tuples or dicts more than {_MAX_DEPTH} deep: a ground truth nests four")
+        open_.add(id(x))
+        if t is list:
+            for i, v in enumerate(x):
+                if type(v) not in _ATOMS:                  # a ground truth's long lists hold numbers
+                    x[i] = walk(v, depth + 1)
+            out = x
+        elif t is dict:
+            for k in list(x):
+                if walk(k, depth + 1) is not k:
+                    raise _RefusedData(f"uses a numpy array or dtype as a dict key ({_short(k)})")
+                x[k] = walk(x[k], depth + 1)
+            out = x
+        else:                                              # tuple, set, frozenset: rebuilt only if an item changed
+            items = [walk(v, depth + 1) for v in x]
+            out = x if all(a is b for a, b in zip(items, x)) else t(items) if t is tuple else None
+            if out is None:
+                raise _RefusedData(f"holds a numpy array or dtype in a {t.__name__} ({_short(x)})")
+        open_.discard(id(x))
+        done[id(x)] = (x, out)                             # x is kept alive, so that its id names it alone
+        return out
+    return walk(data, 0)
+
 # %% ../nbs/54_loaders.ipynb #b8f05423
 def load_pickle(path,   # a pickle file written by pickle.dump: dicts, lists, strings, numbers and numpy arrays only
                 ):
-    """The data in a pickle file, read without calling anything the file names except numpy's array rebuilding
-    (`PICKLE_GLOBALS`): a file that names any other global (os.system, builtins.eval, a class) is refused before it
-    runs, with the global named.
+    """The data in a pickle file, read without calling anything the file names except this module's stand-ins for
+    numpy's array rebuilding (`PICKLE_GLOBALS`): a file that names any other global (os.system, builtins.eval, a
+    class) is refused before it runs, with the global named; numpy arrays and numbers are built here from their
+    bytes, shape and a plain numeric dtype (bool, int, uint, float, complex), and a file that describes them any
+    other way (an object dtype, changed dtype flags, a buffer of the wrong size) is refused before numpy sees it.
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as tmp:
@@ -133,13 +294,19 @@ def load_pickle(path,   # a pickle file written by pickle.dump: dicts, lists, st
     """
     try:
         with open(path, "rb") as fh:
-            return _DataOnlyUnpickler(fh).load()
+            return _finish(_DataOnlyUnpickler(fh).load())
     except OSError as e:
         _file_error(path, f"cannot be read ({e.strerror})")
     except _RefusedGlobal as e:
         _file_error(path, f"names the global {e}, which this reader refuses: a ground-truth pickle holds only dicts, "
                           "lists, strings, numbers and numpy arrays, and loading this file with pickle.load would "
                           "call it (it may run code); nothing was called")
+    except _RefusedNumpy as e:
+        _file_error(path, f"describes a numpy value this reader refuses: {e}. A ground-truth pickle's arrays hold "
+                          "plain numbers, which this reader builds from their bytes; numpy would believe the file's "
+                          "description (loading this file with pickle.load may crash Python)")
+    except _RefusedData as e:
+        _file_error(path, str(e))
     except (EOFError, pickle.UnpicklingError, ValueError, TypeError, AttributeError, IndexError, KeyError,
             OverflowError, MemoryError) as e:
         if isinstance(e, EOFError) or "truncated" in str(e):
@@ -154,9 +321,22 @@ def _names(value, path, key: str) -> list:
     return list(value)
 
 # %% ../nbs/54_loaders.ipynb #02042589
+def _gnd_array(value, path, where: str) -> np.ndarray:
+    "One list of the ground truth as an array: flat, or one row or column; a ragged or deeper list names the file."
+    try:
+        a = np.asarray(value)
+    except ValueError:                  # load_pickle nests nothing 64 deep, so numpy's one complaint is raggedness
+        _file_error(path, f"{where} must be one list of numbers, got a ragged list (lists of different lengths, or "
+                          "lists beside numbers)")
+    if a.ndim > 2 or a.ndim == 2 and min(a.shape) > 1:
+        _file_error(path, f"{where} must be one list of numbers (or one row or column of them), got lists nested "
+                          f"to shape {a.shape}")
+    return a
+
+
 def _gnd_indices(value, path, where: str, n_gallery: int) -> np.ndarray:
     "One index list of the ground truth as a new int64 array, each index in 0..n_gallery-1."
-    a = np.asarray([] if value is None else value)
+    a = _gnd_array([] if value is None else value, path, where)
     if a.dtype == bool or a.dtype.kind not in "iuf" and a.size:
         _file_error(path, f"{where} must hold gallery indices (whole numbers), got dtype {a.dtype}")
     try:
@@ -198,7 +378,7 @@ def read_revisited_gnd(path,   # gnd_roxford5k.pkl / gnd_rparis6k.pkl (or gnd_ox
             e["good"] = _gnd_indices(entry.get("good"), path, f"gnd[{i}]['good']", len(imlist))
         bbx = entry.get("bbx")
         if bbx is not None:
-            b = np.asarray(bbx)
+            b = _gnd_array(bbx, path, f"gnd[{i}]['bbx']")
             if b.dtype.kind not in "iuf" or b.size != 4 or not np.isfinite(b).all():
                 _file_error(path, f"gnd[{i}]['bbx'] must be 4 finite numbers (x1, y1, x2, y2), got {bbx!r}")
             bbx = b.reshape(4).astype(np.float64)

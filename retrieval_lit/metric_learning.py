@@ -84,7 +84,7 @@ def ml_recall_at_k(query_embeddings,         # (Q, D) finite real embeddings
 
 # %% ../nbs/56_metric_learning.ipynb #d78b01f3
 PML_KEYS = {"precision_at_1": "p@1", "r_precision": "rprec", "mean_average_precision_at_r": "map@r",
-            "mean_average_precision": "map"}
+            "mean_average_precision": "map", "mean_reciprocal_rank": "mrr"}
 
 
 def accuracy_dictionary(query,                # (Q, D) query embeddings
@@ -92,11 +92,12 @@ def accuracy_dictionary(query,                # (Q, D) query embeddings
                         query_labels,         # (Q,) class ids
                         reference_labels,     # (N,) class ids
                         embeddings_come_from_same_source: bool = False,  # query i is reference item i: left out of its ranking
-                        ties: str = "expected",  # order inside equal distances (faiss: an order of its own)
+                        ties: str = "expected",  # order inside equal distances ("index": faiss' order, the tool's)
                         seed: int = 0,        # the k-means seed of NMI / AMI
                         ) -> dict:
-    """pytorch-metric-learning's AccuracyCalculator dictionary (k=None): precision_at_1, r_precision,
-    mean_average_precision_at_r, mean_average_precision over the queries that are not lone, NMI and AMI.
+    """pytorch-metric-learning's AccuracyCalculator dictionary (2.x, k=None): precision_at_1, r_precision,
+    mean_average_precision_at_r, mean_average_precision, mean_reciprocal_rank over the queries that are not lone,
+    NMI and AMI.
 
     >>> acc = accuracy_dictionary([[0.0], [1.0], [5.0]], [[0.0], [1.0], [5.0]], [0, 0, 1], [0, 0, 1], True)
     >>> acc["precision_at_1"], acc["mean_average_precision_at_r"], acc["NMI"]   # the lone class-1 query left out

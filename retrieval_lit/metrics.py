@@ -16,9 +16,9 @@ from .ranking import TIE_MODES
 from .validate import check_choice, check_probability, fail
 
 # %% auto #0
-__all__ = ['AP_DENOMINATORS', 'EMPTY_POLICIES', 'GAINS', 'AP_INTERPOLATIONS', 'MAX_CUTOFF', 'convention', 'Conventions',
-           'convention_fields', 'apply_empty_policy', 'Metric', 'register_metric', 'known_metrics', 'metric_names',
-           'parse_metric', 'parse_cutoff', 'tie_range']
+__all__ = ['AP_DENOMINATORS', 'EMPTY_POLICIES', 'GAINS', 'AP_INTERPOLATIONS', 'MAX_NAME_DIGITS', 'MAX_CUTOFF', 'convention',
+           'Conventions', 'convention_fields', 'apply_empty_policy', 'Metric', 'register_metric', 'known_metrics',
+           'metric_names', 'quote_name', 'check_name_digits', 'parse_metric', 'parse_cutoff', 'tie_range']
 
 # %% ../nbs/04_metrics.ipynb #3eb1e6e6
 AP_DENOMINATORS = ("retrieved", "all", "min")
@@ -193,6 +193,42 @@ def metric_names(metrics,  # one metric name (str), or an iterable of names
         fail("metrics", "is empty: name at least one metric, e.g. 'map@1000'")
     return names
 
+# %% ../nbs/04_metrics.ipynb #9763334c
+MAX_NAME_DIGITS = 100   # the longest run of digits a metric name may hold (a cutoff is at most 2**53: 16 digits)
+
+
+def quote_name(name,           # a name as typed (any object: its str is quoted)
+               width: int = 40,  # the most characters quoted before the middle is cut
+               ) -> str:
+    """`name` as a message quotes it: its repr, cut in the middle beyond `width` characters, with its length.
+
+    >>> quote_name("map@1000")
+    "'map@1000'"
+    >>> quote_name("map@" + "1" * 5000)
+    "'map@11111111111111...1111111111111111111' (5004 characters)"
+    """
+    text = str(name)
+    if len(text) <= width:
+        return repr(text)
+    head = (width - 3) // 2
+    return f"{text[:head] + '...' + text[len(text) - (width - 3 - head):]!r} ({len(text)} characters)"
+
+# %% ../nbs/04_metrics.ipynb #2e5ef6bb
+def check_name_digits(name: str,               # a metric or measure name as typed
+                      argument: str = "metrics",  # the argument that holds it, for the message
+                      ) -> str:
+    """`name`, refused if it holds a run of more than MAX_NAME_DIGITS digits: checked before any reader converts the
+    number (Python's int() refuses strings of more than 4300 digits with an error of its own).
+
+    >>> check_name_digits("map@1000")
+    'map@1000'
+    """
+    longest = max(map(len, re.findall(r"[0-9]+", name)), default=0)
+    if longest > MAX_NAME_DIGITS:
+        fail(argument, f"{quote_name(name.strip())}: holds a number of {longest} digits; no metric name needs more "
+                       f"than {MAX_NAME_DIGITS} (a cutoff is at most 2**53)")
+    return name
+
 # %% ../nbs/04_metrics.ipynb #ec265981
 def parse_metric(name,  # a metric name such as "map@1000", "ndcg@100", "p@10", or ir_measures' "AP@100", "nDCG@10"
                  ) -> Metric:
@@ -206,6 +242,7 @@ def parse_metric(name,  # a metric name such as "map@1000", "ndcg@100", "p@10", 
     load_metric_modules()
     if not isinstance(name, str):
         fail("metrics", f"entries must be metric names (strings), got {name!r}")
+    check_name_digits(name)              # before any reader converts a number
     from retrieval_lit import names      # the names other tools use (chapter 08), built on this module
     meaning = names.read_name(name)
     if meaning is not None:
@@ -218,7 +255,7 @@ def parse_metric(name,  # a metric name such as "map@1000", "ndcg@100", "p@10", 
     listing = ", ".join(ex for ex, _ in known_metrics()) or "(none registered)"
     near = names.did_you_mean(name)
     hint = f"; did you mean {' or '.join(map(repr, near))}?" if near else ""
-    fail("metrics", f"has an unknown metric name {name!r}; known: {listing} (and ir_measures' AP@k, nDCG@k, P@k, "
+    fail("metrics", f"has an unknown metric name {quote_name(name)}; known: {listing} (and ir_measures' AP@k, nDCG@k, P@k, "
                     f"R@k, RR, Success@k, Rprec){hint}")
 
 # %% ../nbs/04_metrics.ipynb #1f41cdf7
@@ -235,11 +272,15 @@ def parse_cutoff(text: str,              # the digits the name's pattern capture
     >>> parse_cutoff("1000", "map@1000")
     1000
     """
-    value = int(text)
+    digits = text.lstrip("0") or "0"
+    if len(digits) > len(str(MAX_CUTOFF)):      # more digits than 2**53: refused before int() reads them
+        fail("metrics", f"{quote_name(metric)}: the {what} must be at most 2**53 = {MAX_CUTOFF}, got a number of "
+                        f"{len(digits)} digits")
+    value = int(digits)
     if value < minimum:
-        fail("metrics", f"{metric!r}: the {what} must be at least {minimum}, got {value}")
+        fail("metrics", f"{quote_name(metric)}: the {what} must be at least {minimum}, got {value}")
     if value > MAX_CUTOFF:
-        fail("metrics", f"{metric!r}: the {what} must be at most 2**53 = {MAX_CUTOFF}, got {value}")
+        fail("metrics", f"{quote_name(metric)}: the {what} must be at most 2**53 = {MAX_CUTOFF}, got {value}")
     return value
 
 # %% ../nbs/04_metrics.ipynb #541622a1

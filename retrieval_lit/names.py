@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .metrics import Conventions, Metric, known_metrics, parse_metric
+from .metrics import Conventions, Metric, check_name_digits, known_metrics, parse_metric
 from .ranking import RankSummary
 from .validate import check_int, fail
 
@@ -122,7 +122,7 @@ def read_name(name: str,  # a metric name as typed: "AP@100", "nDCG@10", "P(rel=
     """
     if not isinstance(name, str):
         fail("metrics", f"entries must be metric names (strings), got {name!r}")
-    text = name.strip()
+    text = check_name_digits(name).strip()                # a run of too many digits: refused before int() reads it
     for pattern, (target, _) in SYNONYMS.items():
         m = re.fullmatch(re.escape(pattern).replace(r"\{k\}", "(?P<k>[0-9]+)"), text.lower())
         if m:
@@ -138,12 +138,17 @@ def read_name(name: str,  # a metric name as typed: "AP@100", "nDCG@10", "P(rel=
         return None
     fam_name, fam = m["family"], IR_FAMILIES[m["family"]]
     rel, gains, dcg, params = 1, None, None, (m["params"] or "").strip()
+    seen = {}                                        # each parameter once: P(rel=2, rel=3)@5 is refused
     while params:
         p = _PARAM.match(params)
         if p is None or not p.group(0):
             fail("metrics", f"{text!r}: cannot read the parameters {m['params']!r}; ir_measures writes "
                             "Family(name=value, ...)@k, e.g. P(rel=2)@5")
         key, value = p["key"], p["value"].strip()
+        if key in seen:
+            fail("metrics", f"{text!r}: the parameter {key!r} is given twice ({seen[key]!r} and {value!r}); "
+                            f"give it once")
+        seen[key] = value
         if key == "rel" and fam.rel:
             if not re.fullmatch(r"[0-9]+", value) or int(value) < 1:
                 fail("metrics", f"{text!r}: rel must be a whole number >= 1 (grade >= rel is relevant), got {value!r}")
@@ -283,7 +288,8 @@ def did_you_mean(name: str,   # the unknown name as typed
                  n: int = 3,  # at most this many suggestions
                  ) -> list:
     """The known spellings nearest to an unknown name (difflib on lower case; of two spellings that differ only in
-    case, the one closer to the typed case), with its number kept.
+    case, the one closer to the typed case), with its number kept (a fractional one by its whole part: cutoffs are
+    whole numbers), never the typed name itself.
 
     >>> did_you_mean("mapp@10")[:2]
     ['map@10', 'AP@10']
@@ -291,7 +297,9 @@ def did_you_mean(name: str,   # the unknown name as typed
     check_int(n, "n", 1)
     text = str(name).strip()
     number = re.search(r"[0-9]+(?:\.[0-9]+)?", text)
-    cands = _candidates(number.group(0) if number else None)
+    if number is not None and "." in number.group(0):                     # a cutoff is whole: P@5.5 -> P@5
+        number = re.match("[0-9]+", number.group(0).split(".")[0].lstrip("0") or "1")
+    cands = [c for c in _candidates(number.group(0) if number else None) if c != text]
     spellings = {}                                   # lower case -> the spellings sharing it ('ndcg@10', 'nDCG@10')
     for c in cands:
         spellings.setdefault(c.lower(), []).append(c)

@@ -428,7 +428,7 @@ def hypergeometric_weights(n,   # (Q,) the tie groups' sizes
                            r,   # (Q,) relevant items in each group (0..n)
                            j,   # (Q,) the group's first slots counted (0..n): where the cutoff falls in the group
                            ) -> tuple:
-    """(h_lo, w): w[k] = P(H = h_lo + k) for H = relevant items among the first j slots of a group of n items
+    """(h_lo, w): w[k] = P(Y = h_lo + k) for Y = relevant items among the first j slots of a group of n items
     holding r relevant ones, all orders equally likely. n, r, j are (Q,) arrays; w is (Q, L), zero-padded.
 
     >>> lo, w = hypergeometric_weights([4], [2], [2])   # C(2,h) C(2,2-h) / C(4,2) = 1/6, 4/6, 1/6 for h = 0, 1, 2

@@ -244,6 +244,8 @@ def relevance_from_labels(query_labels,    # (Q,) class ids (numbers, strings, a
                           gallery_labels,  # (N,) or (N, L): the same kind (and L) as query_labels; L <= 255
                           n_queries: int,  # Q: one label (row) per query
                           n_gallery: int,  # N: one label (row) per gallery item
+                          items: tuple = ("query_codes", "gallery_codes"),  # the arguments whose rows are the queries
+                                           # and the gallery items, for messages ("query_embeddings", ...)
                           ) -> Relevance:
     """Grades from class ids (1 if same class) or multi-hot labels (number of shared labels).
 
@@ -254,8 +256,8 @@ def relevance_from_labels(query_labels,    # (Q,) class ids (numbers, strings, a
     >>> relevance_from_labels([[1, 1, 0]], [[1, 1, 0], [0, 1, 1], [0, 0, 1]], 1, 3).block(0, 1).tolist()  # shared
     [[2, 1, 0]]
     """
-    ql = check_labels(query_labels, "query_labels", n_queries, "query_codes")
-    gl = check_labels(gallery_labels, "gallery_labels", n_gallery, "gallery_codes")
+    ql = check_labels(query_labels, "query_labels", n_queries, items[0])
+    gl = check_labels(gallery_labels, "gallery_labels", n_gallery, items[1])
     check_label_pair(ql, gl)
     if ql.ndim == 1:
         return LabelRelevance(n_queries, n_gallery, 1, "class", *encode_class_ids(ql, gl))
@@ -346,6 +348,8 @@ def make_relevance(n_queries: int,       # Q
                    gallery_labels=None,  # the gallery's labels, of the same kind as query_labels
                    relevance=None,       # instead of labels: a Q x N grade matrix 0..255, dense or scipy.sparse
                    relation_types=None,  # instead of labels: a Q x N matrix of types 1/2/3 (relevance_from_types)
+                   items: tuple = ("query_codes", "gallery_codes"),  # what holds the queries and the gallery items,
+                                         # for the labels' messages (relevance_from_labels)
                    ) -> Relevance:
     """Exactly one source of relevance: labels (both), a grade matrix, or relation types.
 
@@ -368,7 +372,7 @@ def make_relevance(n_queries: int,       # Q
     if query_labels is None or gallery_labels is None:
         missing = "query_labels" if query_labels is None else "gallery_labels"
         fail(missing, "is required when the other labels are given")
-    return relevance_from_labels(query_labels, gallery_labels, n_queries, n_gallery)
+    return relevance_from_labels(query_labels, gallery_labels, n_queries, n_gallery, items)
 
 # %% ../nbs/02_relevance.ipynb #2694eb87
 @dataclass(frozen=True)

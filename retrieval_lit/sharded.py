@@ -5,6 +5,10 @@
 # %% ../nbs/61_sharded.ipynb #43d8339d
 from __future__ import annotations
 
+import re
+import reprlib
+import threading
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -146,29 +150,189 @@ def _grade_blocks(relevance, q_chunks, g_chunks, n_qb: int, n_gs: int) -> list:
     fail("relevance", "must be a Dask array or a nested list [query block][gallery shard] when the "
                       "queries or the gallery are split")
 
+# %% ../nbs/61_sharded.ipynb #ce968763
+CONNECT_SECONDS = 10   # the most seconds a scheduler address is given, connection, handshake and Client included
+_HOST_PORT_SCHEMES = ("tcp", "tls", "ws", "wss")   # dask.distributed's schemes whose location is host:port
+_EXAMPLE = "e.g. 'tcp://127.0.0.1:8786', 'tls://host:8786' or 'host:8786'"
+
+
+def _check_address(address: str,   # a scheduler address as given for `client`
+                   ) -> str:
+    """The address, if it has one of dask.distributed's forms: `tcp://host:port` (tls, ws, wss too), `inproc://...`,
+    another scheme dask.distributed has a backend for, or a bare `host:port` (TCP); the port 1..65535.
+
+    >>> _check_address("tcp://127.0.0.1:8786"), _check_address("[::1]:8786")
+    ('tcp://127.0.0.1:8786', '[::1]:8786')
+    """
+    if not address.strip():
+        fail("client", f"is an empty address: give a Dask scheduler's address ({_EXAMPLE}), a "
+                       "dask.distributed.Client, or None for the default client")
+    if any(c.isspace() for c in address):
+        fail("client", f"{address!r} holds white space; a scheduler address has none ({_EXAMPLE})")
+    scheme, sep, loc = address.partition("://")
+    if not sep:
+        scheme, loc = "tcp", address
+    elif scheme not in _HOST_PORT_SCHEMES + ("inproc",):
+        from distributed.comm.registry import get_backend
+        try:
+            get_backend(scheme)
+        except Exception:          # an unknown scheme (ValueError), or a backend that cannot load here
+            fail("client", f"{address!r} has the scheme {scheme!r}, which dask.distributed cannot connect through: "
+                           f"use {', '.join(s + '://' for s in _HOST_PORT_SCHEMES + ('inproc',))} ({_EXAMPLE})")
+    if scheme == "inproc":
+        if not loc:
+            fail("client", f"{address!r} names no scheduler after 'inproc://'")
+        return address
+    host, colon, port = loc.rpartition(":")
+    bracketed = host.startswith("[") and host.endswith("]") and len(host) > 2     # an IPv6 address, [::1]
+    if not colon or not host or "/" in host or (":" in host and not bracketed):
+        fail("client", f"{address!r} is not of the form {scheme}://host:port ({_EXAMPLE})")
+    if not re.fullmatch(r"[0-9]{1,5}", port) or not 1 <= int(port) <= 65535:
+        fail("client", f"{address!r} has the port {port!r}: a port is a whole number from 1 to 65535 ({_EXAMPLE})")
+    return address
+
+# %% ../nbs/61_sharded.ipynb #f5073007
+def _said(e: BaseException) -> str:
+    "An exception as a short part of a one-line message: its type and the first line of its text."
+    text = str(e).strip().splitlines()
+    return type(e).__name__ + (f": {text[0][:200]}" if text else "")
+
+
+def _in_thread(work,          # a function of no arguments
+               seconds: float,  # the most seconds to wait for it
+               name: str,     # the thread's name (shown by debuggers and `threading.enumerate`)
+               late=None,     # called with work's result if it comes after the wait ended (e.g. to close it)
+               ) -> tuple:
+    """Run `work()` in a daemon thread and wait at most `seconds`: ("done", its value), ("error", the exception it
+    raised) or ("late", None). Late work runs on by itself; `late(value)` receives a value it returns after all."""
+    lock, box = threading.Lock(), {}
+
+    def run():
+        try:
+            outcome = ("done", work())
+        except BaseException as e:        # handed to the waiting thread
+            outcome = ("error", e)
+        with lock:
+            abandoned = box.setdefault("outcome", outcome) is not outcome
+        if abandoned and outcome[0] == "done" and late is not None:
+            late(outcome[1])
+
+    thread = threading.Thread(target=run, name=name, daemon=True)
+    thread.start()
+    try:
+        thread.join(max(seconds, 0.0))
+    finally:                              # also on Ctrl-C: work that ends later is handed to `late`
+        with lock:
+            outcome = box.setdefault("outcome", ("late", None))
+    return outcome
+
+# %% ../nbs/61_sharded.ipynb #b67e642d
+def _handshake(address: str,    # a checked scheduler address
+               seconds: float,  # the most seconds it may take in all
+               ) -> tuple | None:
+    """None if a Dask server at `address` answers dask.distributed's handshake within `seconds`; else (stage, error),
+    stage "connect" (no connection: the last connection error, or a TimeoutError) or "handshake" (connected, but
+    no answer in time, or an answer that is not a handshake). The comm is closed in every case."""
+    import asyncio
+    from distributed.comm import parse_address
+    from distributed.comm.core import FatalCommClosedError
+    from distributed.comm.registry import get_backend
+    from distributed.security import Security
+
+    stage, last = ["connect"], []
+
+    async def exchange():
+        scheme, loc = parse_address(address)
+        connector, args = get_backend(scheme).get_connector(), Security().get_connection_args("client")
+        pause = 0.01
+        while True:
+            try:
+                comm = await connector.connect(loc, deserialize=False, **args)
+                break
+            except FatalCommClosedError:
+                raise
+            except OSError as e:          # refused, unreachable (still starting?): again, until the deadline
+                last[:] = [e]
+                await asyncio.sleep(pause)
+                pause = min(2 * pause, 0.5)
+        stage[0] = "handshake"
+        try:
+            await comm.write(comm.handshake_info())
+            answer = await comm.read()
+            if not isinstance(answer, dict):
+                raise ValueError(f"the handshake is a {type(answer).__name__}, not a dict")
+        finally:
+            comm.abort()
+
+    async def bounded():
+        await asyncio.wait_for(exchange(), seconds)
+
+    how, error = _in_thread(lambda: asyncio.run(bounded()), seconds, "retrieval_lit: handshake")
+    if how == "done":
+        return None
+    if how == "late" or isinstance(error, TimeoutError):
+        error = last[0] if stage[0] == "connect" and last else TimeoutError(f"no answer within {seconds:g} s")
+    return stage[0], error
+
+
+def _connect(address: str,    # a scheduler address, as given for `client`
+             seconds: float,  # the most seconds connecting may take in all
+             ):
+    """A new dask.distributed.Client for the scheduler at `address`, its form checked, connected within `seconds` in
+    all; otherwise one RetrievalInputError naming `client`, within `seconds`."""
+    from distributed import Client
+    _check_address(address)
+    deadline = time.monotonic() + seconds
+    failed = _handshake(address, seconds)
+    if failed is not None:
+        stage, e = failed
+        if stage == "connect":
+            fail("client", f"cannot reach a Dask scheduler at {address!r} within {seconds:g} s ({_said(e)}); check "
+                           "the address, or start one, e.g. `dask scheduler` and `dask worker ADDRESS`")
+        if isinstance(e, TimeoutError):
+            fail("client", f"{address!r} accepted the connection but did not answer as a Dask scheduler within "
+                           f"{seconds:g} s: is it a Dask scheduler's address?")
+        fail("client", f"{address!r} does not answer as a Dask scheduler ({_said(e)}): is it a Dask scheduler's "
+                       "address?")
+    left = deadline - time.monotonic()
+    how, value = _in_thread(lambda: Client(address, timeout=max(left, 0.001), set_as_default=False), left,
+                            "retrieval_lit: Client", late=lambda c: c.close())
+    if how == "done":
+        return value
+    fail("client", f"the Dask scheduler at {address!r} answered but no client could start within {seconds:g} s"
+                   + (f" ({_said(value)})" if how == "error" else ""))
+
 # %% ../nbs/61_sharded.ipynb #1ac909ed
-CONNECT_SECONDS = 10   # how long a scheduler address is tried before `client` is reported unreachable
+_SHORT = reprlib.Repr()    # values quoted in messages: containers and long strings abridged
+_SHORT.maxother = 80
 
 
 def _client(client):
-    "The Dask client to use: the one given, a new one for a scheduler address (str), or the default client."
-    from distributed import Client, get_client
-    if isinstance(client, str):
-        try:
-            return Client(client, timeout=CONNECT_SECONDS)
-        except (OSError, TimeoutError) as e:
-            fail("client", f"cannot reach a Dask scheduler at {client!r} within {CONNECT_SECONDS} s ({type(e).__name__}: "
-                           f"{e}); check the address, or start one, e.g. `dask scheduler` and `dask worker ADDRESS`")
-    if client is not None:
-        if getattr(client, "status", None) in ("closing", "closed"):
-            fail("client", "is closed: pass a connected dask.distributed.Client (or a scheduler address)")
-        return client
+    """The Dask client to use: the dask.distributed.Client given, a new one for a scheduler address (a string,
+    connected within CONNECT_SECONDS or refused, see `_connect`), or the default client for None. Anything else
+    is refused, naming `client`."""
     try:
-        return get_client()
-    except ValueError:
-        fail("client", "is None and there is no default Dask client: start one, e.g. "
-                       "`from distributed import Client; client = Client()` (a local cluster) or "
-                       "`Client('tcp://scheduler:8786')`, and pass it")
+        from distributed import Client, get_client
+    except ImportError:
+        fail("client", "needs dask.distributed, which is not installed: pip install 'retrieval_lit[dask]'")
+    if isinstance(client, str):
+        return _connect(client, CONNECT_SECONDS)
+    if client is None:
+        try:
+            return get_client()
+        except ValueError:
+            fail("client", "is None and there is no default Dask client: start one, e.g. "
+                           "`from distributed import Client; client = Client()` (a local cluster) or "
+                           "`Client('tcp://scheduler:8786')`, and pass it")
+    if not isinstance(client, Client):
+        hint = (": pass distributed.Client(cluster), or the cluster's scheduler_address"
+                if hasattr(client, "scheduler_address") else "")
+        fail("client", f"must be a dask.distributed.Client, a scheduler address (a string such as "
+                       f"'tcp://host:8786') or None (the default client), got {type(client).__name__} "
+                       f"{_SHORT.repr(client)}{hint}")
+    if client.status in ("closing", "closed"):
+        fail("client", "is closed: pass a connected dask.distributed.Client (or a scheduler address)")
+    return client
 
 
 def _to_futures(client, blocks: list) -> list:
@@ -255,22 +419,31 @@ def scatter_gallery(gallery_codes,               # items x bits (either alphabet
                     ) -> ShardedGallery:
     """Send a gallery to a Dask cluster once, as `shards` consecutive pieces (default: one per worker). The codes:
     an array (items x bits, either alphabet), `PackedCodes`, a Dask array (its chunks are the shards) or a list of
-    shards; `gallery_labels` split the same way (None when the relevance will be a grade matrix)."""
-    client = _client(client)
-    if _is_dask(gallery_codes) or isinstance(gallery_codes, (list, tuple)):
+    shards; `gallery_labels` split the same way (None when the relevance will be a grade matrix). The arguments are
+    checked before `client` connects; an address is connected within CONNECT_SECONDS or refused (`_connect`)."""
+    split = _is_dask(gallery_codes) or isinstance(gallery_codes, (list, tuple))
+    if split:
         g_blocks = _row_blocks(gallery_codes, "gallery_codes")
         gl_blocks = None if gallery_labels is None else _row_blocks(gallery_labels, "gallery_labels",
                                                                      _row_chunks(gallery_codes))
+        if gl_blocks is not None and len(gl_blocks) != len(g_blocks):
+            fail("gallery_labels", f"come in {len(gl_blocks)} shards but `gallery_codes` in {len(g_blocks)}")
     else:
         g = _pack(gallery_codes, "gallery_codes")
-        n = check_int(shards, "shards", 1) if shards is not None else max(1, len(client.scheduler_info()["workers"]))
-        cuts = np.linspace(0, len(g), min(n, max(1, len(g))) + 1).astype(int)
-        g_blocks = [g[a:b] for a, b in zip(cuts[:-1], cuts[1:])]
-        gl_blocks = None if gallery_labels is None else [np.asarray(gallery_labels)[a:b]
-                                                         for a, b in zip(cuts[:-1], cuts[1:])]
-    if gl_blocks is not None and len(gl_blocks) != len(g_blocks):
-        fail("gallery_labels", f"come in {len(gl_blocks)} shards but `gallery_codes` in {len(g_blocks)}")
-    return _gallery_on_cluster(client, g_blocks, gl_blocks)
+        n = check_int(shards, "shards", 1) if shards is not None else None
+    opened, client = isinstance(client, str), _client(client)     # the arguments above are checked before connecting
+    try:
+        if not split:
+            n = n if n is not None else max(1, len(client.scheduler_info()["workers"]))
+            cuts = np.linspace(0, len(g), min(n, max(1, len(g))) + 1).astype(int)
+            g_blocks = [g[a:b] for a, b in zip(cuts[:-1], cuts[1:])]
+            gl_blocks = None if gallery_labels is None else [np.asarray(gallery_labels)[a:b]
+                                                             for a, b in zip(cuts[:-1], cuts[1:])]
+        return _gallery_on_cluster(client, g_blocks, gl_blocks)
+    except BaseException:
+        if opened:
+            client.close()                     # a client opened here for an address, never handed over
+        raise
 
 # %% ../nbs/61_sharded.ipynb #b5c4bff6
 def _scan_block(gal: ShardedGallery, qf, qlf, grades: list, n_grades: int, t: int, index_sums: bool,
@@ -329,8 +502,8 @@ def sharded_scan(query_codes,               # Q x K: an array, PackedCodes, a Da
     cluster. Relevance: class ids or multi-hot labels (query_labels, gallery_labels) or a grade matrix
     (`relevance`). `ignore` / `self_index`: items removed from each query's ranking, as in `evaluate` (or
     `relevance.IgnoreSets` over all queries and the whole gallery). Returns an `engine.Scan` equal to the
-    single-process one."""
-    client = _client(client)
+    single-process one. `client`: a Client, None (the default client), or a scheduler address, connected within
+    CONNECT_SECONDS or refused (`_connect`) and closed again when the scan is done."""
     if (relevance is None) == (query_labels is None or gallery_labels is None):
         fail("relevance", "needs exactly one source: query_labels with gallery_labels, or a grade matrix")
     gq, gg = _row_chunks(query_codes), _row_chunks(gallery_codes)
@@ -344,34 +517,41 @@ def sharded_scan(query_codes,               # Q x K: an array, PackedCodes, a Da
         fail("gallery_labels", f"come in {len(gl_shards)} shards but `gallery_codes` in {len(g_shards)}")
     grades = _grade_blocks(relevance, gq, gg, len(q_blocks), len(g_shards)) if relevance is not None else None
 
-    # the data, on the cluster once; codes packed there
-    gal = _gallery_on_cluster(client, g_shards, gl_shards)
-    qf = [client.submit(_pack, f, "query_codes") for f in _to_futures(client, q_blocks)]
-    qlf = _to_futures(client, ql_blocks) if relevance is None else ql_blocks
-    grf = [_to_futures(client, row) for row in grades] if grades is not None else None
-    q_sizes = [int(x) for x in client.gather([client.submit(len, f) for f in qf])]
-    for i, b in enumerate(client.gather([client.submit(lambda p: p.nbits, f) for f in qf])):
-        if b != gal.nbits:
-            fail("query_codes", f"block {i} has {b}-bit codes but the gallery has {gal.nbits}-bit codes: the lengths must match")
-    n_queries = sum(q_sizes)
-    if isinstance(ignore, IgnoreSets):
-        ig = check_ignore(ignore, n_queries, gal.n_items)
-    else:
-        ig = make_ignore(n_queries, gal.n_items, ignore, self_index)
-    t = resolve_cutoff(top_columns, gal.n_items, "top_columns")
+    opened, client = isinstance(client, str), _client(client)   # the arguments above are checked first
+    try:
+        # the data, on the cluster once; codes packed there
+        gal = _gallery_on_cluster(client, g_shards, gl_shards)
+        qf = [client.submit(_pack, f, "query_codes") for f in _to_futures(client, q_blocks)]
+        qlf = _to_futures(client, ql_blocks) if relevance is None else ql_blocks
+        grf = [_to_futures(client, row) for row in grades] if grades is not None else None
+        q_sizes = [int(x) for x in client.gather([client.submit(len, f) for f in qf])]
+        for i, b in enumerate(client.gather([client.submit(lambda p: p.nbits, f) for f in qf])):
+            if b != gal.nbits:
+                fail("query_codes", f"block {i} has {b}-bit codes but the gallery has {gal.nbits}-bit codes: "
+                                    "the lengths must match")
+        n_queries = sum(q_sizes)
+        if isinstance(ignore, IgnoreSets):
+            ig = check_ignore(ignore, n_queries, gal.n_items)
+        else:
+            ig = make_ignore(n_queries, gal.n_items, ignore, self_index)
+        t = resolve_cutoff(top_columns, gal.n_items, "top_columns")
 
-    # how many grades: class ids 2, multi-hot 1 + label columns, a matrix 1 + its largest grade
-    if grades is not None:
-        n_grades = 1 + max(client.gather([client.submit(_task_max_grade, f) for row in grf for f in row]))
-    else:
-        probe = client.gather(client.submit(lambda a: np.asarray(a).shape[1:], qlf[0]))
-        n_grades = 2 if len(probe) == 0 else 1 + int(probe[0])
+        # how many grades: class ids 2, multi-hot 1 + label columns, a matrix 1 + its largest grade
+        if grades is not None:
+            n_grades = 1 + max(client.gather([client.submit(_task_max_grade, f) for row in grf for f in row]))
+        else:
+            probe = client.gather(client.submit(lambda a: np.asarray(a).shape[1:], qlf[0]))
+            n_grades = 2 if len(probe) == 0 else 1 + int(probe[0])
 
-    starts = np.cumsum([0] + q_sizes).tolist()
-    scans = [_scan_block(gal, qf[i], qlf[i], grf[i] if grf is not None else [None] * len(gal.shards),
-                         n_grades, t, index_sums, code_max, None if ig is None else ig.rows(starts[i], starts[i + 1]))
-             for i in range(len(qf))]
-    return _concat_scans(scans)
+        starts = np.cumsum([0] + q_sizes).tolist()
+        scans = [_scan_block(gal, qf[i], qlf[i], grf[i] if grf is not None else [None] * len(gal.shards),
+                             n_grades, t, index_sums, code_max,
+                             None if ig is None else ig.rows(starts[i], starts[i + 1]))
+                 for i in range(len(qf))]
+        return _concat_scans(scans)
+    finally:
+        if opened:
+            client.close()                 # a client opened here for an address
 
 
 def _concat_scans(scans: list) -> engine.Scan:
@@ -559,13 +739,26 @@ def scatter_embeddings(gallery_embeddings,           # N x D real-valued descrip
                        ) -> ShardedEmbeddings:
     """Send gallery embeddings to a Dask cluster once, in `shards` consecutive pieces (default: one per worker), each
     with its columns of the relevance and of the ignore sets. `evaluate(query_embeddings=..., client=...)` makes one
-    per call."""
-    client = _client(client)
+    per call. The arguments are checked before `client` connects; an address is connected within CONNECT_SECONDS or
+    refused (`_connect`)."""
     dtype = np.dtype(check_choice(precision, "precision", PRECISIONS))
     g = check_numbers(gallery_embeddings, "gallery_embeddings", 2, "items x dimensions")   # converted by each shard
     if len(g) != relevance.n_gallery:
         fail("gallery_embeddings", f"must be {relevance.n_gallery} x D (the relevance's gallery), got shape {g.shape}")
-    n = check_int(shards, "shards", 1) if shards is not None else max(1, len(client.scheduler_info()["workers"]))
+    n = check_int(shards, "shards", 1) if shards is not None else None
+    opened, client = isinstance(client, str), _client(client)     # the arguments above are checked before connecting
+    try:
+        return _embeddings_on_cluster(client, g, relevance, ignore, similarity, dtype, n)
+    except BaseException:
+        if opened:
+            client.close()                     # a client opened here for an address, never handed over
+        raise
+
+
+def _embeddings_on_cluster(client, g: np.ndarray, relevance: Relevance, ignore, similarity: str, dtype,
+                           n: int | None) -> ShardedEmbeddings:
+    "`scatter_embeddings` once its arguments are checked and `client` connected: n shards (None: one per worker) sent."
+    n = n if n is not None else max(1, len(client.scheduler_info()["workers"]))
     cuts = np.linspace(0, len(g), min(n, len(g)) + 1).astype(int)
     bounds = list(zip(cuts[:-1].tolist(), cuts[1:].tolist()))
     scatter = lambda xs: client.scatter(xs, hash=False)

@@ -6,9 +6,11 @@
 from __future__ import annotations
 
 import difflib
+import itertools
 import math
 import os
 import re
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
@@ -172,6 +174,10 @@ def _segment_order(starts: np.ndarray, keys: list, stable: bool = True) -> np.nd
     segment = np.repeat(np.arange(n_seg, dtype=np.int32), sizes)
     if n_seg * width > 2 * n + 4096:
         return np.lexsort(list(keys) + [segment])
+    if n == n_seg * width and len(keys) == 1:                    # segments of one size: the rows are the matrix
+        order = np.argsort(keys[0].reshape(n_seg, width), axis=-1, kind="stable" if stable else "quicksort")
+        order += starts[:-1, None]
+        return order.ravel()
     column = (np.arange(n) - np.repeat(starts[:-1], sizes)).astype(np.int32)
     grids = []
     for key in keys:
@@ -230,9 +236,13 @@ def _table_from_nested(table: dict, dtype) -> TrecTable:
 
 
 def _as_table(x, name: str) -> TrecTable:
-    "A TrecTable as it is, or a run / qrels dictionary (or ranx's object) checked and turned into one."
+    """A TrecTable as it is, or a run / qrels dictionary (or ranx's object) checked and turned into one: in whole-array
+    steps (`_fast_table`) where it can, or else by the careful check, which names a bad entry."""
     if isinstance(x, TrecTable):
         return x
+    fast = _fast_table(x, name)
+    if fast is not None:
+        return fast
     if name == "qrels":
         return _table_from_nested(check_qrels(x), np.int64)
     return _table_from_nested(check_run(x), np.float64)
@@ -351,6 +361,11 @@ def _id(value, name: str, what: str) -> str:
     if isinstance(value, str):
         if not value or "\x00" in value or len(value.split()) != 1 or value.split()[0] != value:
             fail(name, f"has the {what} {value!r}; TREC ids are non-empty words without spaces (or NUL)")
+        if not value.isascii():
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                fail(name, f"has the {what} {value!r}, which is not UTF-8 text (a lone surrogate)")
         return value
     if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
         return str(int(value))
@@ -371,7 +386,7 @@ def _nested(table, name: str, value_of) -> dict:
         if qid in out:
             fail(name, f"holds the query id {qid!r} twice (as a string and as a number)")
         if not isinstance(docs, Mapping):
-            fail(name, f"[{qid!r}] must be a dictionary {{docid: value}}, got {shown(docs)}")
+            fail(f"{name}[{qid!r}]", f"must be a dictionary {{docid: value}}, got {shown(docs)}")
         inner = {}
         for d, v in docs.items():
             docid = _id(d, f"{name}[{qid!r}]", "document id")
@@ -385,16 +400,23 @@ def _nested(table, name: str, value_of) -> dict:
 def _score(v, name: str) -> float:
     if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
         fail(name, f"must be a number (a score), got {shown(v)}")
-    if not math.isfinite(float(v)):
+    try:
+        value = float(v)
+    except OverflowError:                                    # an integer beyond the doubles
+        value = math.inf
+    if not math.isfinite(value):
         fail(name, f"must be a finite score, got {v}")
-    return float(v)
+    return value
 
 
 def _rel(v, name: str) -> int:
-    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)) or v != int(v):
+    if (isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating))
+            or isinstance(v, (float, np.floating)) and not (math.isfinite(v) and v == int(v))):
         fail(name, f"must be a whole-number relevance, got {shown(v)}")
     if int(v) > MAX_TREC_GRADE:
         fail(name, f"is {int(v)}, above {MAX_TREC_GRADE}, the largest grade held")
+    if int(v) < -(1 << 63):
+        fail(name, f"is {int(v)}, below -2**63, the smallest relevance held (any negative one means unjudged)")
     return int(v)
 
 
@@ -418,6 +440,71 @@ def check_qrels(qrels,                  # {qid: {docid: rel}}: whole numbers <= 
     {'q1': {'d1': 2, 'd2': -1}}
     """
     return _nested(qrels, name, _rel)
+
+# %% ../nbs/52_trec.ipynb #6581eeb9
+_FLOAT_TYPES = {float, np.float64, np.float32, np.float16}   # scores numpy reads as float() does, bit for bit
+_WHOLE_TYPES = {int, np.int64, np.int32, np.int16, np.int8, np.uint8, np.uint16, np.uint32}
+_FAST_DICT_ENTRIES = 1 << 16   # dictionaries this large take the fast path even before numba is loaded
+_SPACE = re.compile(r"\s")                               # str.split()'s spaces (the same set: str.isspace)
+
+
+def _fast_values(inner: list, n: int, name: str) -> np.ndarray | None:
+    """The n values of the dictionaries `inner`, in order, as float64 scores (name 'run') or int64 relevance (else);
+    None where a type or value needs the check one by one."""
+    values = lambda: itertools.chain.from_iterable([d.values() for d in inner])
+    types = set(map(type, values()))
+    try:
+        if name == "run":
+            if not types <= _FLOAT_TYPES | _WHOLE_TYPES:
+                return None
+            out = np.fromiter(values() if types <= _FLOAT_TYPES else map(float, values()), dtype=np.float64, count=n)
+            return out if np.isfinite(out).all() else None
+        if not types <= _WHOLE_TYPES:
+            return None
+        out = np.fromiter(values(), dtype=np.int64, count=n)
+        return out if out.max(initial=0) <= MAX_TREC_GRADE else None
+    except (OverflowError, ValueError):                      # an integer beyond int64 or the doubles; a short count
+        return None
+
+
+def _fast_table(x, name: str) -> TrecTable | None:
+    """The TrecTable of a run (name 'run') or qrels dictionary in whole-array steps, the one `_table_from_nested`
+    builds from the checked dictionary; None where an entry needs the careful check (or numba is not loaded and the
+    dictionary is small)."""
+    if hasattr(x, "to_dict") and not isinstance(x, Mapping):
+        x = x.to_dict()
+    if not isinstance(x, Mapping) or not x:
+        return None
+    topics = {}
+    for q, docs in x.items():
+        try:
+            qid = _id(q, name, "query id")
+        except RetrievalInputError:
+            return None
+        if qid in topics or not isinstance(docs, Mapping):
+            return None
+        topics[qid] = docs
+    qids = sorted(topics)
+    inner = [topics[q] for q in qids]
+    sizes = np.fromiter(map(len, inner), dtype=np.int64, count=len(inner))
+    n = int(sizes.sum())
+    if n == 0 or "retrieval_lit.trec_kernel" not in sys.modules and n < _FAST_DICT_ENTRIES:
+        return None
+    try:
+        from retrieval_lit.trec_kernel import split_ids
+        joined = "\x00".join(["\x00".join(d) for d in inner if len(d)])   # TypeError: an id that is not a string
+        data = np.frombuffer(joined.encode("utf-8"), dtype=np.uint8)     # UnicodeEncodeError: a lone surrogate
+    except (ImportError, TypeError, UnicodeEncodeError):
+        return None
+    if not joined.isascii() and _SPACE.search(joined):
+        return None
+    ok, ids = split_ids(data, n)                             # not ok: an empty id, an ASCII space, or not n ids
+    values = _fast_values(inner, n, name) if ok else None
+    if values is None:
+        return None
+    starts = np.concatenate([[0], np.cumsum(sizes)])
+    order = _segment_order(starts, _doc_order_keys(ids), stable=False)
+    return TrecTable(qids, starts, ids[order], values[order])
 
 # %% ../nbs/52_trec.ipynb #a9da97a0
 @dataclass
@@ -468,26 +555,36 @@ def _join(qrels: TrecTable, run: TrecTable, qids: list) -> np.ndarray:
     return match
 
 
-def _summarize_topics(scores: list, judged: list, unranked: np.ndarray,
+def _summarize_topics(sizes: np.ndarray, scores: np.ndarray, grades: np.ndarray, unranked: np.ndarray,
                       block_rows: int = 1 << 18) -> RankSummary:
-    """`summarize_lists` of the topics' lists in trec_eval's order (whole ranking kept as `top_grades`), a block of
-    topics at a time (memory: one block's padded matrices), the blocks' summaries stacked: groups padded with empty
-    groups at the end, `top_grades` with grade 0 past each list, as one call pads them."""
-    sizes = np.array([len(s) for s in scores])
-    width = max(int(sizes.max(initial=0)), 1)
-    cuts, rows = [0], 0
-    for i, n in enumerate(sizes.tolist()):
-        if rows and rows + width > block_rows:
-            cuts.append(i)
-            rows = 0
-        rows += width
-    cuts.append(len(scores))
-    parts = [summarize_lists(scores[a:b], [np.maximum(j, 0) for j in judged[a:b]], top_columns=-1,
-                             unranked=unranked[a:b]) for a, b in zip(cuts[:-1], cuts[1:])]
-    hist = stack_padded([p.hist for p in parts])
-    top = stack_padded([p.top_grades for p in parts], least=(width,))
-    unr = stack_padded([p.unranked for p in parts], least=(hist.shape[2],))
-    return FrozenSummary(hist, width, top, kind="scores", unranked=unr)
+    """The summary `summarize_lists` gives of the topics' lists (whole ranking kept as `top_grades`, grade 0 past each
+    list; groups padded with empty groups at the end), built from rows that come in rank order already (trec_eval's):
+    topic i holds the next sizes[i] rows, a tie group is a run of equal scores, and hist counts the grades of each
+    group. Memory: the running count of groups over all rows, and a block of about block_rows rows at a time."""
+    n_q, n = len(sizes), len(scores)
+    starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    new = np.ones(n, dtype=bool)
+    new[1:] = scores[1:] != scores[:-1]
+    new[starts[:-1][sizes > 0]] = True                           # each topic's first row opens its first group
+    opened = np.zeros(n + 1, dtype=np.int32 if n < 2**31 else np.int64)
+    np.cumsum(new, out=opened[1:])                               # groups opened before each row
+    del new
+    n_groups = max(int((opened[starts[1:]] - opened[starts[:-1]]).max(initial=0)), 1)
+    n_grades, width = unranked.shape[1], max(int(sizes.max(initial=0)), 1)
+    hist = np.zeros((n_q, n_groups, n_grades), dtype=np.int64)
+    top = np.zeros((n_q, width), dtype=np.uint8)
+    a = 0
+    while a < n_q:                                               # topics a..b-1: about block_rows rows
+        b = max(int(np.searchsorted(starts, starts[a] + block_rows, side="right")) - 1, a + 1)
+        r0, r1 = int(starts[a]), int(starts[b])
+        topic = np.repeat(np.arange(b - a), sizes[a:b])
+        first = starts[a:b][topic]                               # each row's topic's first row
+        group = opened[r0 + 1:r1 + 1] - opened[first + 1]        # its tie group within its topic
+        cell = (topic * n_groups + group) * n_grades + grades[r0:r1]
+        hist[a:b] = np.bincount(cell, minlength=(b - a) * n_groups * n_grades).reshape(b - a, n_groups, n_grades)
+        top[a + topic, np.arange(r0, r1) - first] = grades[r0:r1]
+        a = b
+    return FrozenSummary(hist, width, top, kind="scores", unranked=unranked)
 
 
 def rank_run(qrels,                     # {qid: {docid: rel}} or a TrecTable: rel >= 1 relevant, 0 non-relevant, < 0 unjudged
@@ -520,7 +617,7 @@ def rank_run(qrels,                     # {qid: {docid: rel}} or a TrecTable: re
     keep = keep[np.repeat(seg[1:] - 1, sizes) - flip]
     keep = keep[_segment_order(seg, [-run.values[keep]])]
     rel = qrels.values
-    judged_all = np.where(match[keep] >= 0, rel[np.maximum(match[keep], 0)], -1)
+    judged_all = np.append(rel, -1)[match[keep]]                 # match -1 (not in the qrels) reads the -1 appended
     judged_all = np.where(judged_all >= 0, judged_all, -1).astype(np.int64)
     scores_all = run.values[keep]
     cuts = seg[1:-1]
@@ -531,7 +628,7 @@ def rank_run(qrels,                     # {qid: {docid: rel}} or a TrecTable: re
     unranked = np.bincount(q_topic[left] * (MAX_TREC_GRADE + 1) + rel[left],
                            minlength=n_q * (MAX_TREC_GRADE + 1)).reshape(n_q, MAX_TREC_GRADE + 1)
     width = max(int(judged_all.max(initial=0)), int(np.flatnonzero(unranked.any(axis=0)).max(initial=0))) + 1
-    summary = _summarize_topics(scores, judged, unranked[:, :width])
+    summary = _summarize_topics(sizes, scores_all, np.maximum(judged_all, 0), unranked[:, :width])
     n_nonrel = np.bincount(q_topic[(q_topic >= 0) & (rel == 0)], minlength=n_q).astype(np.int64)
     judged_topics = set(qrels.qids)
     dropped = [q for q in run.qids if q not in judged_topics]
@@ -611,10 +708,12 @@ def interpolated_precision(judged: np.ndarray,  # one topic's codes in rank orde
 
 # %% ../nbs/52_trec.ipynb #58486b49
 MEASURE_ORDER = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
-                 "recip_rank", "iprec_at_recall", "P", "recall", "ndcg", "ndcg_cut", "map_cut", "success")
+                 "recip_rank", "iprec_at_recall", "P", "recall", "ndcg", "ndcg_cut", "map_cut", "success",
+                 "judged")
+NOT_TREC_EVAL = ("judged",)   # families trec_eval lacks (judged: ir_measures' Judged@k): never in all_trec
 DEFAULT_PARAMS = {"iprec_at_recall": RECALL_LEVELS, "P": CUTOFFS, "recall": CUTOFFS, "ndcg_cut": CUTOFFS,
-                  "map_cut": CUTOFFS, "success": SUCCESS_CUTOFFS}
-NICKNAMES = {"official": MEASURE_ORDER[:12], "all_trec": MEASURE_ORDER}
+                  "map_cut": CUTOFFS, "success": SUCCESS_CUTOFFS, "judged": CUTOFFS}
+NICKNAMES = {"official": MEASURE_ORDER[:12], "all_trec": tuple(f for f in MEASURE_ORDER if f not in NOT_TREC_EVAL)}
 LIBRARY_METRICS = {"map": "map", "Rprec": "rprec", "recip_rank": "mrr", "ndcg": "ndcg", "P": "p@{}",
                    "recall": "recall@{}", "ndcg_cut": "ndcg@{}", "map_cut": "map@{}", "success": "success@{}"}
 COUNT_MEASURES = ("num_q", "num_ret", "num_rel", "num_rel_ret")
@@ -690,6 +789,8 @@ def parse_measures(specs,               # a name or a list: 'map', 'P' (default 
         if not isinstance(spec, str):
             fail("measures", f"entries must be measure names, got {shown(spec)}")
         for family in NICKNAMES.get(spec, (spec,)):
+            if re.fullmatch(r"Judged@[0-9]+", family):           # ir_measures' spelling of judged_k
+                family = "judged_" + family[len("Judged@"):]
             ir = None if family in MEASURE_ORDER or family in NICKNAMES else trec_spec(family)
             if ir is not None:
                 if ir[1] > 1:
@@ -823,6 +924,8 @@ def measure_values(m: TrecMeasure,      # the measure (not runid or num_q: those
     if m.family in ("num_ret", "num_rel", "num_rel_ret"):
         v = _counts(m, ranking)
         return v, ((v, v) if bounds else None)
+    if m.family == "judged":
+        return _judged_values(ranking, m.param, ties, bounds)
     if m.family in FIXED_ORDER_MEASURES:
         if ties == "expected":
             fail("ties", f"is 'expected', but {m.name} has no closed form for the mean over tie orders here; "
@@ -841,6 +944,48 @@ def measure_values(m: TrecMeasure,      # the measure (not runid or num_q: those
         geo = lambda a: np.log(np.maximum(a, MIN_GEO_MEAN))
         return geo(v), (tuple(geo(a) for a in lo_hi) if bounds else None)
     return v, lo_hi
+
+# %% ../nbs/52_trec.ipynb #935cf899
+def _judged_groups(ranking: TrecRanking, c: np.ndarray) -> tuple:
+    """(full, m, J, G) per topic, all (Q,) int64: the judged documents (rel >= 0) in the tie groups wholly inside the
+    first c[i] ranks, and the group that rank c[i] cuts: its places inside (m), its judged documents (J) and its size
+    (G); (0, 0, 1) where no group is cut."""
+    sizes = ranking.n_ret
+    n_q, starts = len(sizes), np.concatenate([[0], np.cumsum(sizes)])
+    scores = np.concatenate(ranking.scores).astype(np.float64)
+    judged = np.concatenate(ranking.judged) >= 0
+    new = np.ones(len(scores), dtype=bool)
+    new[1:] = scores[1:] != scores[:-1]
+    new[starts[:-1][sizes > 0]] = True                           # a topic's first row opens a group
+    first = np.flatnonzero(new)                                  # each group's first row
+    size = np.diff(np.append(first, len(scores)))
+    n_judged = np.bincount((np.cumsum(new) - 1)[judged], minlength=len(first))
+    topic = np.repeat(np.arange(n_q), sizes)[first]
+    inside = np.clip(c[topic] - (first - starts[topic]), 0, size)   # the group's places among the first c
+    whole = inside == size
+    full = np.bincount(topic[whole], weights=n_judged[whole], minlength=n_q).astype(np.int64)   # exact: counts
+    cut = (inside > 0) & ~whole                                  # at most one group per topic
+    m, J, G = np.zeros(n_q, np.int64), np.zeros(n_q, np.int64), np.ones(n_q, np.int64)
+    m[topic[cut]], J[topic[cut]], G[topic[cut]] = inside[cut], n_judged[cut], size[cut]
+    return full, m, J, G
+
+
+def _judged_values(ranking: TrecRanking, k: int, ties: str, bounds: bool) -> tuple:
+    """(values, (low, high) or None): Judged@k of every topic, the share of its first c = min(k, retrieved) documents
+    that the qrels judge (rel >= 0), 0 where c = 0; under `ties` (expected: the mean over every tie order, as the one
+    rounding of (full G + m J) / (G c)); bounds: the fewest and the most judged documents any tie order puts inside."""
+    c = np.minimum(ranking.n_ret, k)
+    share = lambda count, den: np.divide(count, den, out=np.zeros(len(c)), where=den > 0)
+    if ties == "expected" or bounds:
+        full, m, J, G = _judged_groups(ranking, c)
+    if ties == "expected":
+        values = share((full * G + m * J).astype(np.float64), (G * c).astype(np.float64))
+    else:
+        codes = _fixed_order_matrix(ranking, ties)
+        values = share(((codes >= 0) & (np.arange(codes.shape[1]) < c[:, None])).sum(axis=1), c)
+    if not bounds:
+        return values, None
+    return values, (share(full + np.maximum(m - (G - J), 0), c), share(full + np.minimum(m, J), c))
 
 # %% ../nbs/52_trec.ipynb #90eef35e
 def _mean(values: np.ndarray) -> float:
@@ -902,12 +1047,31 @@ class TrecReport:
         return f"<TrecReport {len(self.qids)} topics, ties={self.ties!r}: {shown_}{', ...' if len(self.summary) > 6 else ''}>"
 
 # %% ../nbs/52_trec.ipynb #2cf2a2c1
+def _ir_measures_reading(specs) -> bool | None:
+    "True if every named measure is an ir_measures spelling, False if every one is trec_eval's, None if they mix."
+    specs = [specs] if isinstance(specs, str) else list(specs)
+    kinds = set()
+    for spec in specs:
+        if not isinstance(spec, str):
+            continue                                   # parse_measures refuses it with its own message
+        if spec in MEASURE_ORDER or spec in NICKNAMES:
+            if read_name(spec) is None:                # Rprec is spelled alike by both tools: it decides nothing
+                kinds.add("trec")
+            continue
+        try:
+            kinds.add("trec" if trec_spec(spec) is None else "ir")
+        except RetrievalInputError:
+            kinds.add("ir")                            # an ir_measures family without a trec measure: refused later
+    return None if len(kinds) > 1 else kinds == {"ir"}
+
+
 def evaluate_run(qrels,                  # {qid: {docid: rel}}: rel >= 1 relevant, 0 judged non-relevant, < 0 unjudged
                  run,                    # {qid: {docid: score}} (higher = better)
                  measures=("official",),  # trec_eval names: 'official', 'all_trec', 'map', 'P.5,10', 'ndcg_cut_10'...
                  ties: str = "trec_eval",  # "trec_eval" (tied: descending docid) | "expected" | "optimistic" | ...
                  bounds: bool = False,   # also each value's range over every order of the tied documents
-                 complete: bool = False,  # every topic of the qrels, absent ones as empty rankings (trec_eval -c)
+                 complete: bool | None = None,  # every topic of the qrels, one the run lacks scoring 0 (trec_eval -c,
+                                         # ir_measures); None: True for ir_measures spellings, False for trec_eval names
                  trec_version: str = "9",  # "9" (pytrec_eval, trec_eval 9.x) | "10": only iprec_at_recall differs
                  runid: str = "run",     # the runid line's name (read_run(..., with_tag=True) gives the file's)
                  skip_unsupported: bool = False,  # ties="expected": leave out bpref and iprec_at_recall, not refuse
@@ -916,7 +1080,8 @@ def evaluate_run(qrels,                  # {qid: {docid: rel}}: rel >= 1 relevan
 
     qrels and run as read_qrels / read_run give them, or pytrec_eval's dictionaries, or ranx's Qrels / Run. `ties`:
     "trec_eval" (descending docid inside a tie, trec_eval's order), "expected" (the mean over all tie orders),
-    "optimistic" / "pessimistic" (relevant first / last inside each tie).
+    "optimistic" / "pessimistic" (relevant first / last inside each tie). A qrels topic the run lacks scores 0 under
+    ir_measures' spellings (as in ir_measures) and is left out under trec_eval's names (as in trec_eval without -c).
 
     >>> evaluate_run({"q": {"a": 1, "b": 0}}, {"q": {"a": 1.0, "b": 1.0}}, ["map", "P_1"]).lines()  # b ranks first
     ['map                   \\tall\\t0.5000', 'P_1                   \\tall\\t0.0000']
@@ -927,9 +1092,16 @@ def evaluate_run(qrels,                  # {qid: {docid: rel}}: rel >= 1 relevan
     """
     check_choice(ties, "ties", TREC_TIES)
     check_choice(trec_version, "trec_version", TREC_VERSIONS)
-    bounds, complete = check_bool(bounds, "bounds"), check_bool(complete, "complete")
+    bounds = check_bool(bounds, "bounds")
     skip_unsupported = check_bool(skip_unsupported, "skip_unsupported")
     wanted = parse_measures(measures)
+    if complete is None:
+        complete = _ir_measures_reading(measures)
+        if complete is None:
+            fail("complete", "must be True or False when `measures` mixes ir_measures spellings (AP@100, nDCG@10) "
+                             "and trec_eval names (map, ndcg_cut_10): ir_measures scores a topic the run lacks 0 "
+                             "(complete=True, trec_eval -c), trec_eval leaves it out (complete=False)")
+    complete = check_bool(complete, "complete")
     if ties == "expected" and skip_unsupported:
         wanted = [m for m in wanted if m.family not in FIXED_ORDER_MEASURES]
     ranking = rank_run(qrels, run, complete)

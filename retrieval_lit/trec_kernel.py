@@ -7,7 +7,7 @@ import numpy as np
 from numba import njit
 
 # %% auto #0
-__all__ = ['scan_lines', 'gather_ids', 'merge_join']
+__all__ = ['scan_lines', 'gather_ids', 'merge_join', 'split_ids']
 
 # %% ../nbs/57_trec_kernel.ipynb #53a00006
 _POW10 = np.array([10.0 ** i for i in range(23)])             # exact doubles: 10**22 is the largest
@@ -194,3 +194,28 @@ def merge_join(q_keys,                # (Lq, k) uint64 id words of the qrels, ea
             else:
                 j += 1
     return match
+
+# %% ../nbs/57_trec_kernel.ipynb #92cd2fe1
+@njit(cache=True)
+def split_ids(data,                   # the ids' UTF-8 bytes (uint8), one NUL (0) between two ids
+              n,                      # the number of ids joined
+              ):
+    """(ok, ids): ids = (n, width) uint8, each id's bytes zero-padded, as `gather_ids` gives them; ok is False (and
+    ids empty) if an id is empty, holds an ASCII space (what str.split() splits at), or the bytes hold not n ids."""
+    starts = np.empty(n, dtype=np.int64)
+    lengths = np.empty(n, dtype=np.int32)
+    empty = np.zeros((0, 1), dtype=np.uint8)
+    k, a, width = 0, 0, 1
+    for i in range(len(data) + 1):
+        if i == len(data) or data[i] == 0:
+            if i == a or k == n:
+                return False, empty
+            starts[k], lengths[k] = a, i - a
+            width = max(width, i - a)
+            k += 1
+            a = i + 1
+        elif _is_space(data[i]):
+            return False, empty
+    if k != n:
+        return False, empty
+    return True, gather_ids(data, starts, lengths, width)

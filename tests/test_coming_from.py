@@ -1,7 +1,9 @@
-"""The peers of chapter 75 that are installed, called directly on random tie-heavy rankings: scikit-learn's
-ndcg_score (the library's ndcg@k, gain rel, exact mean over tie orders) and average_precision_score (the library's map
-without ties; inside the range over tie orders with them); and DeepHash-pytorch's CalcTopMap (stable sort) and TALR's
-tie-aware AP rewritten from their descriptions. pytrec_eval is compared in test_names and test_trec."""
+"""Chapter 75's mappings on random tie-heavy rankings: scikit-learn's ndcg_score (the library's ndcg@k, gain rel,
+exact mean over tie orders) and average_precision_score (the library's map without ties; with them, never below the
+relevant-last AP, and able to exceed the relevant-first AP: Exercise 75.2); and DeepHash-pytorch's CalcTopMap (stable
+sort, utils/tools.py at commit ab14068) and TALR's tie-aware AP (+eval/tieAP.m at commit 9a93296) rewritten from their
+code. tests/test_peers.py runs the installed peers themselves; pytrec_eval is also compared in test_names and
+test_trec."""
 import numpy as np
 import pytest
 
@@ -39,7 +41,17 @@ def test_average_precision_score(seed):
     lo, hi = r.per_query_bounds["map"]
     for q in rows:
         v = sk.average_precision_score(binary[q], scores[q])
-        assert lo[q] - 1e-12 <= v <= hi[q] + 1e-12
+        assert lo[q] - 1e-12 <= v                                  # never below relevant-last (Exercise 75.2)
+
+
+def test_average_precision_score_can_exceed_every_tie_order():
+    "Exercise 75.2's case: 10 irrelevant items, then a tie of three holding two relevant: 2/13 > (1/11 + 2/12) / 2."
+    rel = np.array([0] * 10 + [1, 1, 0])
+    scores = np.array([13.0 - i for i in range(10)] + [1.0, 1.0, 1.0])
+    v = sk.average_precision_score(rel, scores)
+    assert v == pytest.approx(2 / 13, abs=1e-12)
+    r = evaluate(scores=scores[None], relevance=rel[None], metrics=["map"], bounds=True)
+    assert r.bounds["map"][1] == pytest.approx((1 / 11 + 2 / 12) / 2, abs=1e-12) and v > r.bounds["map"][1]
 
 
 # ---------------------------------------------------------------- hashing tools, rewritten from their descriptions

@@ -15,7 +15,7 @@ from retrieval_lit.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 NBS = ROOT / "nbs"
-ANSWERS = ROOT / "retrieval_lit" / "answers"
+ANSWERS = ROOT / "nbs" / "answers"                  # the plain keys (source tree only; the package ships digests)
 
 # exercise 95.1, computed here from its definition: Fig. 2 of Ding, Li & Li (2018), AP over all orders of one tie group
 # of 5 relevant and 5 irrelevant items: relevant first gives 1, relevant last the mean of the precisions below
@@ -94,8 +94,9 @@ def _exercise_count(nb: dict) -> int:
 def test_every_answer_key_is_well_formed_and_wired_to_its_solution(key_file):
     "Each key loads, names exercises its chapter has, and each entry's solution asserts check(...) == 'right'."
     chapter = key_file.stem
-    key = course._answer_key(chapter)
+    key = course._plain_key(key_file)
     assert key == json.loads(key_file.read_text()) and key
+    assert set(course._answer_key(chapter)) == set(key)                              # sealed in the package, every entry
     (nb_path,) = NBS.glob(f"{chapter}_*.ipynb")
     nb = json.loads(nb_path.read_text())
     n = _exercise_count(nb)
@@ -109,14 +110,14 @@ def test_every_answer_key_is_well_formed_and_wired_to_its_solution(key_file):
 def test_a_broken_answer_key_is_named(tmp_path, monkeypatch):
     (tmp_path / "answers").mkdir()
     (tmp_path / "answers" / "98.json").write_text("{not json")
-    (tmp_path / "answers" / "97.json").write_text(json.dumps({"97.1": {"value": "0.5", "rtol": 1e-9}}))
-    (tmp_path / "answers" / "96.json").write_text(json.dumps({"95.1": {"value": 0.5, "rtol": 1e-9}}))
+    (tmp_path / "answers" / "97.json").write_text(json.dumps({"97.1": {"value": 0.5, "rtol": 1e-9}}))   # plain: not sealed
+    (tmp_path / "answers" / "96.json").write_text(json.dumps({"95.1": course._seal("95.1", {"value": 0.5})}))
     monkeypatch.setattr(course.importlib.resources, "files", lambda package: tmp_path)
     course._answer_key.cache_clear()
     try:
         with pytest.raises(RuntimeError, match=r"answers/98.json is not valid JSON"):
             course.check("98.1", 0.5)
-        with pytest.raises(RuntimeError, match=r"answers/97.json: entry '97.1' must be"):
+        with pytest.raises(RuntimeError, match=r"answers/97.json: entry '97.1' is not a sealed entry"):
             course.check("97.1", 0.5)
         with pytest.raises(RuntimeError, match=r"answers/96.json: entry '95.1'"):      # an id of another chapter
             course.check("96.1", 0.5)
@@ -125,9 +126,10 @@ def test_a_broken_answer_key_is_named(tmp_path, monkeypatch):
 
 
 def test_an_answer_of_zero_is_checked_with_an_absolute_tolerance(tmp_path, monkeypatch, capsys):
-    (tmp_path / "answers").mkdir()
-    (tmp_path / "answers" / "96.json").write_text(json.dumps({"96.1": {"value": 0, "rtol": 1e-9},
-                                                              "96.2": {"value": 2.5, "rtol": 0, "atol": 0.05}}))
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "plain" / "96.json").write_text(json.dumps({"96.1": {"value": 0, "rtol": 1e-9},
+                                                             "96.2": {"value": 2.5, "rtol": 0, "atol": 0.05}}))
+    course.seal_answer_keys(tmp_path / "plain", tmp_path / "answers")
     monkeypatch.setattr(course.importlib.resources, "files", lambda package: tmp_path)
     course._answer_key.cache_clear()
     try:
@@ -141,7 +143,7 @@ def test_an_answer_of_zero_is_checked_with_an_absolute_tolerance(tmp_path, monke
 
 
 def test_the_answer_keys_are_package_data():
-    "setup.py and MANIFEST.in ship retrieval_lit/answers/*.json (not a Python package: find_packages skips it)."
+    "setup.py and MANIFEST.in ship retrieval_lit/answers/*.json, the sealed keys (not a Python package: find_packages skips it)."
     assert '"answers/*.json"' in (ROOT / "setup.py").read_text()
     assert "recursive-include retrieval_lit/answers *.json" in (ROOT / "MANIFEST.in").read_text()
     assert 'cp -r retrieval_lit/answers "$tmp/export/retrieval_lit/"' in (ROOT / "tests" / "check.sh").read_text()

@@ -20,6 +20,16 @@ from retrieval_lit.protocols import holidays, oxford, revisited, ukbench_ns
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 
 
+def _numpy_global(name: str):
+    "numpy's own pickling helper `name` (numpy 2's numpy._core, numpy 1's numpy.core), to write pickles as numpy does."
+    try:
+        from numpy._core import multiarray, numeric
+    except ImportError:                                    # numpy 1.x
+        from numpy.core import multiarray, numeric
+    return {"_reconstruct": multiarray._reconstruct, "scalar": multiarray.scalar,
+            "_frombuffer": numeric._frombuffer}[name]
+
+
 class Payload:
     "An object whose unpickling calls fn(*args), as a malicious pickle's does."
 
@@ -55,8 +65,12 @@ def test_malicious_pickles_are_refused_and_never_run(tmp_path, label, protocol):
         with pytest.raises(BenchmarkFileError) as err:
             reader(path)
         message = str(err.value)
-        assert message.startswith(f"{path}: names the global ") and "which this reader refuses" in message
-        assert "nothing was called" in message
+        if label == "object array":              # refused at its dtype, O8, before the global inside is named
+            assert message.startswith(f"{path}: describes a numpy value this reader refuses: numpy.dtype is allowed "
+                                      "only for plain numbers") and "got dtype('O8', False, True)" in message
+        else:
+            assert message.startswith(f"{path}: names the global ") and "which this reader refuses" in message
+            assert "nothing was called" in message
         assert not marker.exists(), f"{label} ran under protocol {protocol}"
 
 
@@ -174,6 +188,23 @@ BAD_GND = [
      "one dict per query (2 in 'qimlist'), got list of length 1"),
     ({"imlist": [1, 2], "qimlist": ["q"], "gnd": []}, "'imlist' must be a list of image names (strings)"),
     ("imlist", "must hold a dict with 'imlist', 'qimlist' and 'gnd', got str"),
+    # ragged and over-nested index lists (issue 34): named with the query and key, never numpy's raw ValueError
+    ({"imlist": ["a"], "qimlist": ["q"], "gnd": [{"easy": [[0], [0, 0]], "hard": [], "junk": []}]},
+     "gnd[0]['easy'] must be one list of numbers, got a ragged list"),
+    ({"imlist": ["a"], "qimlist": ["q"], "gnd": [{"easy": [], "hard": [[0], 0], "junk": []}]},
+     "gnd[0]['hard'] must be one list of numbers, got a ragged list"),
+    ({"imlist": ["a"], "qimlist": ["q"], "gnd": [{"easy": [], "hard": [], "junk": [np.array([0]), np.array([0, 0])]}]},
+     "gnd[0]['junk'] must be one list of numbers, got a ragged list"),
+    ({"imlist": ["a"], "qimlist": ["q"], "gnd": [{"easy": [[0, 0], [0, 0]], "hard": [], "junk": []}]},
+     "gnd[0]['easy'] must be one list of numbers (or one row or column of them), got lists nested to shape (2, 2)"),
+    ({"imlist": ["a"], "qimlist": ["q"], "gnd": [{"easy": [[[0]]], "hard": [], "junk": []}]},
+     "got lists nested to shape (1, 1, 1)"),
+    ({"imlist": ["a"], "qimlist": ["q"], "gnd": [{"ok": [[0], []], "junk": []}]},
+     "gnd[0]['ok'] must be one list of numbers, got a ragged list"),
+    ({"imlist": ["a"], "qimlist": ["q"], "gnd": [{"ok": [0], "junk": [], "good": [[0, 0], [0]]}]},
+     "gnd[0]['good'] must be one list of numbers, got a ragged list"),
+    ({"imlist": ["a"], "qimlist": ["q"], "gnd": [{"easy": [], "hard": [], "junk": [], "bbx": [[1, 2], [3]]}]},
+     "gnd[0]['bbx'] must be one list of numbers, got a ragged list"),
 ]
 
 
@@ -184,6 +215,36 @@ def test_bad_ground_truth_is_named(tmp_path, obj, message):
     with pytest.raises(BenchmarkFileError) as err:
         read_revisited_gnd(path)
     assert str(err.value).startswith(f"{path}: ") and message in str(err.value)
+
+
+nested = st.recursive(st.integers(0, 3), lambda inner: st.lists(inner, max_size=3), max_leaves=12)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+@given(value=nested, key=st.sampled_from(["easy", "hard", "junk"]))
+def test_any_nesting_of_an_index_list_reads_or_is_named(tmp_path_factory, value, key):
+    "A list nested any way reads as the flat indices (when it is flat, or one row or column) or names file and key."
+    path = tmp_path_factory.mktemp("nest") / "gnd.pkl"
+    entry = {"easy": [], "hard": [], "junk": [], key: value}
+    path.write_bytes(pickle.dumps({"imlist": list("abcd"), "qimlist": ["q"], "gnd": [entry]}, protocol=4))
+
+    def shape(v):                                                        # None: ragged (no array holds it)
+        if not isinstance(v, list):
+            return ()
+        inner = {shape(x) for x in v}
+        return None if None in inner or len(inner) > 1 else (len(v),) + (inner.pop() if inner else ())
+    s = shape(value)
+    try:
+        got = read_revisited_gnd(path)["gnd"][0][key]
+    except BenchmarkFileError as e:
+        assert str(e).startswith(f"{path}: gnd[0]['{key}'] must be one list of numbers"), str(e)
+        assert s is None or len(s) > 2 or (len(s) == 2 and min(s) > 1)
+        return
+    assert s is not None and (len(s) < 2 or len(s) == 2 and min(s) <= 1)
+
+    def flat(v):
+        return [y for x in v for y in flat(x)] if isinstance(v, list) else [v]
+    assert got.tolist() == flat(value)
 
 
 def write_oxford(folder: Path, queries: dict):
@@ -374,7 +435,7 @@ def test_missing_and_binary_files(tmp_path):
 
 def test_allowed_globals_only_as_numpy_uses_them(tmp_path):
     "Calling an allowed global with other arguments, or setting its attributes, is refused or stays local."
-    from retrieval_lit.loaders import _latin1_encode, _numpy_global
+    from retrieval_lit.loaders import _latin1_encode
     path = tmp_path / "x.pkl"
     for obj, message in [(Payload(np.ndarray, (2**40,)), "is not a readable pickle (TypeError"),
                          (Payload(_numpy_global("_reconstruct"), np.ndarray, (2**40,), b"b"),

@@ -81,16 +81,18 @@ def test_recall_at_k_expected_is_the_mean_over_tie_orders():
 
 
 def pml_procedure(query, reference, ql, rl, same):
-    """AccuracyCalculator's ranking metrics rewritten from its description: exact L2 neighbours over the whole
-    reference set (k=None), the first neighbour dropped when the embeddings come from the same source, lone queries
-    (no other item of their class) left out of the means."""
+    """AccuracyCalculator 2.x's ranking metrics rewritten from its source: exact L2 neighbours over the whole
+    reference set (k=None), equal distances in index order, the query removed by its index when the reference set
+    includes it, lone queries (no other item of their class) left out of the means. tests/test_peers.py runs the
+    tool itself."""
     dist = ((query[:, None, :] - reference[None, :, :]) ** 2).sum(-1)
-    order = np.argsort(dist, axis=1, kind="stable")
-    if same:
-        order = order[:, 1:]
-    out = {"precision_at_1": [], "r_precision": [], "mean_average_precision_at_r": [], "mean_average_precision": []}
+    out = {"precision_at_1": [], "r_precision": [], "mean_average_precision_at_r": [], "mean_average_precision": [],
+           "mean_reciprocal_rank": []}
     for i in range(len(query)):
-        rel = (rl[order[i]] == ql[i]).astype(float)
+        order = np.argsort(dist[i], kind="stable")
+        if same:
+            order = order[order != i]
+        rel = (rl[order] == ql[i]).astype(float)
         r = int((rl == ql[i]).sum()) - int(same)
         if r <= 0:
             continue
@@ -99,6 +101,7 @@ def pml_procedure(query, reference, ql, rl, same):
         out["r_precision"].append(rel[:r].sum() / r)
         out["mean_average_precision_at_r"].append((prec[:r] * rel[:r]).sum() / r)
         out["mean_average_precision"].append((prec * rel).sum() / max(rel.sum(), 1))
+        out["mean_reciprocal_rank"].append(1.0 / (np.argmax(rel) + 1))
     return {k: float(np.mean(v)) for k, v in out.items()}
 
 

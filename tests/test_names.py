@@ -259,3 +259,26 @@ def test_names_on_codes_with_either_engine(engine, ties):
         ref = evaluate(q, g, relevance=rel, metrics=[lib], **common, **conv)
         assert r[name] == pytest.approx(ref[lib], abs=1e-15), name
         assert r.bounds[name] == pytest.approx(ref.bounds[lib], abs=1e-15), name
+
+
+@pytest.mark.parametrize("name, first", [("P@5.5", "P@5"), ("map@2.5", "map@2"), ("nDCG@0.5", "nDCG@1")])
+def test_a_fractional_cutoff_suggests_a_whole_one_never_itself(name, first):
+    near = did_you_mean(name)
+    assert near[0] == first and name not in near, near
+    with pytest.raises(RetrievalInputError) as e:
+        parse_metric(name)
+    assert repr(name) not in str(e.value).split("did you mean")[1], str(e.value)
+
+
+@pytest.mark.parametrize("name", ["P(rel=2, rel=3)@5", "P(rel=2,rel=2)@5", "nDCG(dcg=log2, dcg=exp-log2)@10",
+                                  "nDCG(gains={0:0,1:1}, gains={0:0,1:2})@10"])
+def test_a_repeated_parameter_is_refused(name):
+    with pytest.raises(RetrievalInputError, match="^`metrics` .*is given twice.*give it once"):
+        read_name(name)
+    with pytest.raises(RetrievalInputError, match="given twice"):
+        evaluate(scores=[[0.5, 0.2]], relevance=[[1, 0]], metrics=[name])
+
+
+def test_read_name_refuses_a_run_of_too_many_digits_before_reading_it():
+    with pytest.raises(RetrievalInputError, match="^`metrics` .*holds a number of 5000 digits"):
+        read_name("P@" + "9" * 5000)

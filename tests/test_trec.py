@@ -195,7 +195,7 @@ def test_bad_qrels_files_name_the_file_and_line(tmp_path, text, message):
 
 @pytest.mark.parametrize("run, message", [
     ([("q", "d", 1.0)], "`run` must be a dictionary"),
-    ({"q": [1.0]}, "`run` ['q'] must be a dictionary"),
+    ({"q": [1.0]}, "`run['q']` must be a dictionary"),
     ({"q": {"d": float("nan")}}, "`run['q']['d']` must be a finite score"),
     ({"q": {"d": True}}, "`run['q']['d']` must be a number"),
     ({"q x": {"d": 1.0}}, "TREC ids are non-empty words without spaces"),
@@ -464,16 +464,22 @@ def test_fixed_order_measures_over_all_topics_equal_the_list_functions():
                 assert got.tolist() == want
 
 
-def test_topics_summarised_in_blocks_equal_one_block():
-    "`_summarize_topics` a few topics at a time (their summaries stacked, padded) equals the whole run in one block."
+def test_topics_summarised_at_once_equal_summarize_lists():
+    "`_summarize_topics` (rows in rank order, a block of topics at a time) equals `summarize_lists`, array for array."
+    from retrieval_lit.score_ranking import summarize_lists
     rng = np.random.default_rng(52)
-    sizes = [int(rng.integers(0, 40)) for _ in range(23)]
-    scores = [np.round(rng.normal(size=n), 1) for n in sizes]            # rounded: ties inside lists
-    judged = [rng.integers(-1, 4, n) * (rng.random(n) < 0.7) for n in sizes]
-    unranked = rng.integers(0, 3, (len(sizes), 4)) * (rng.random((len(sizes), 4)) < 0.5)
-    whole = trec_module._summarize_topics(scores, judged, unranked)
-    for block_rows in (1, 40, 100):
-        part = trec_module._summarize_topics(scores, judged, unranked, block_rows=block_rows)
-        assert part.hist.shape == whole.hist.shape and (part.hist == whole.hist).all()
-        assert (part.top_grades == whole.top_grades).all() and (part.unranked == whole.unranked).all()
-        assert part.n_ranks == whole.n_ranks
+    for trial in range(20):
+        sizes = [int(rng.integers(0, 40)) * (rng.random() < 0.8) for _ in range(int(rng.integers(1, 23)))]
+        scores = [np.round(rng.normal(size=n), 1) for n in sizes]            # rounded: ties inside lists
+        judged = [rng.integers(-1, 4, n) * (rng.random(n) < 0.7) for n in sizes]
+        orders = [np.lexsort((np.arange(len(s)), -s)) for s in scores]       # rank order: descending, stable
+        scores, judged = [s[o] for s, o in zip(scores, orders)], [j[o] for j, o in zip(judged, orders)]
+        unranked = rng.integers(0, 3, (len(sizes), 4)) * (rng.random((len(sizes), 4)) < 0.5)
+        ref = summarize_lists(scores, [np.maximum(j, 0) for j in judged], top_columns=-1, unranked=unranked)
+        for block_rows in (1, 40, 1 << 18):                                 # a topic at a time, a few, all
+            got = trec_module._summarize_topics(np.array(sizes, dtype=np.int64), np.concatenate(scores),
+                                                np.maximum(np.concatenate(judged), 0), ref.unranked, block_rows)
+            for name in ("hist", "top_grades", "unranked"):
+                a, b = getattr(got, name), getattr(ref, name)
+                assert a.shape == b.shape and a.dtype == b.dtype and (a == b).all(), (trial, block_rows, name)
+            assert got.n_ranks == ref.n_ranks and got.kind == ref.kind
