@@ -327,9 +327,9 @@ def summarize_scores(scores,                      # Q x N scores (higher = neare
                      max_block_bytes: int = DEFAULT_BLOCK_BYTES,  # memory bound of one query block
                      index_sums: bool = False,    # also the whole-ranking index-order sums (IndexSums) of AP, DCG, R-prec
                      method: str = "compiled",    # "compiled" (chapter 58) | "counts" (numpy, readable) | "sort" (reference)
-                     threads: int | None = None,  # threads sharing the blocks (each computes its own block's
-                                                  # similarities, BLAS on one thread); None: the CPUs this
-                                                  # process may use
+                     threads: int | None = None,  # threads sharing the work (tiles of the products, slices of
+                                                  # rows, parts of the gallery; BLAS on one thread each); None:
+                                                  # the count in force, else the CPUs (`_usable_cpus`)
                      buffers: ScoreBuffers | None = None,  # blocks of scores reused across calls (a function
                                                   # that takes `out=` writes into them); None: this call's own
                      ) -> RankSummary:
