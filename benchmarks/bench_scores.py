@@ -1,7 +1,7 @@
 """Ranking by scores and embeddings at the machine's limit (issue 22, items 1-3), every goal printed met / NOT MET.
 
-usage: python benchmarks/bench_scores.py [s1 | s2 | all | interleaved] [--queries Q] [--gallery N] [--loop-queries L]
-       [--rounds R]
+usage: python benchmarks/bench_scores.py [s1 | s2 | all | interleaved | threads] [--queries Q] [--gallery N]
+       [--loop-queries L] [--rounds R]
 
 S1: 1,000 queries x 100,000 gallery items, 128-d float32 embeddings (10 clustered classes), cosine similarity.
 Each part runs in a fresh process (its peak RSS is its own); every time is the best of 2 wall-clock runs (of 5 for a
@@ -17,6 +17,12 @@ run under 0.5 s) through `evaluate` as a user calls it (raw float32 embeddings a
 interleaved: S1's goal 1 in float32 measured the other way: in one process, `evaluate` (map@100, ties index, then
     expected) and faiss take turns, --rounds times (default 12), so that the machine's slow spells fall on both alike;
     the best and the median of each, and the verdict on the best (faiss-cpu needed).
+threads: evaluate(threads=) (issue 35 item 1). On 2 of the machine's CPUs (a child process pinned to them), S1's map@100
+    and whole map in float32 and S2's first 1,000 queries (map + map@100) with threads=2 and threads=16 in interleaved
+    turns (--rounds for S1, 2 for S2): goal threads=16 <= 1.15 x threads=2 (the best turn of each), and the per-query
+    values equal bit for bit. With 4 or more CPUs, also the scaling: the same three (and faiss, if installed) on 2, 4,
+    8, 16 CPUs (as many as there are), a child process pinned to each set, threads = its CPUs (evaluate's default).
+    About 4 minutes on 2 idle cores (S2's four runs dominate); on 16 cores about as long again for the scaling.
 S2: 10,000 queries x 1,000,000 gallery items, 64-d float32, cosine, map and map@100 in one call, precision float32,
     with the progress bar on stderr; peak RSS beyond the inputs; the floor (float32 product + row sort) timed on a
     slice and scaled. `--queries` runs a slice of the queries (the time is then scaled to 10,000, and says so).
@@ -267,6 +273,96 @@ def interleaved(nq, n, rounds):
               f"(goal <= 1): {verdict(t.min() <= fa.min())}")
 
 
+THREAD_WORKS = ("S1 map@100 float32", "S1 map float32", "S2 1,000 queries map+map@100")
+
+
+def threads_stage(mode, rounds):
+    """In this (pinned) process: `mode` "goal": each work with threads=2 and threads=16 in interleaved turns; "scale":
+    each work with the default threads (this process's CPUs), and faiss if installed. Prints one JSON line."""
+    from retrieval_lit import evaluate
+    q, ql, g, gl = workload()
+    s1 = dict(query_embeddings=q, gallery_embeddings=g, similarity="cosine", query_labels=ql, gallery_labels=gl,
+              precision="float32", progress=False)
+    q2, ql2, g2, gl2 = workload_chunked(10_000, 1_000_000, 64)
+    s2 = dict(query_embeddings=q2[:1000], gallery_embeddings=g2, query_labels=ql2[:1000], gallery_labels=gl2,
+              precision="float32", progress=False)
+    works = {THREAD_WORKS[0]: (dict(s1, metrics=["map@100"]), rounds),
+             THREAD_WORKS[1]: (dict(s1, metrics=["map"]), rounds),
+             THREAD_WORKS[2]: (dict(s2, metrics=["map", "map@100"]), 2)}
+    res = {"cpus": len(os.sched_getaffinity(0))}
+    for name, (kw, n_rounds) in works.items():
+        counts = (2, 16) if mode == "goal" else (None,)
+        times, values = {c: [] for c in counts}, {}
+        if name != THREAD_WORKS[2]:                                   # compiled and warm before the first turn (S2
+            for c in counts:                                          # comes after S1: its first turn counts)
+                evaluate(threads=c, **kw)
+        for _ in range(n_rounds if mode == "goal" else max(1, n_rounds // 2)):
+            for c in counts:
+                t0 = time.perf_counter()
+                values[c] = evaluate(threads=c, **kw).per_query
+                times[c].append(time.perf_counter() - t0)
+        res[name] = {str(c): times[c] for c in counts}
+        if mode == "goal":
+            res[name]["same bits"] = all(np.array_equal(values[2][m].view(np.uint64), values[16][m].view(np.uint64))
+                                         for m in kw["metrics"])
+    if mode == "scale":
+        try:
+            import faiss
+        except ImportError:
+            faiss = None
+        if faiss is not None:
+            qn, gn = normalised(q, np.float32), normalised(g, np.float32)
+
+            def run():
+                index = faiss.IndexFlatIP(gn.shape[1])
+                index.add(gn)
+                _, ids = index.search(qn, 100)
+                return ap_rows((gl[ids] == ql[:, None]).astype(np.float64))
+            res["faiss top-100 + AP"] = {"None": [best(run)[0]]}
+    print(json.dumps(res))
+
+
+def run_pinned(cpus, mode, rounds):
+    "threads_stage in a child process pinned to `cpus` (before numpy, OpenBLAS, numba or OpenMP count them)."
+    p = subprocess.run([sys.executable, __file__, "--stage", f"threads-{mode}", "--rounds", str(rounds)],
+                       capture_output=True, text=True, preexec_fn=lambda: os.sched_setaffinity(0, cpus))
+    if p.returncode:
+        print(f"threads ({mode}, CPUs {sorted(cpus)}) failed:", p.stderr[-3000:])
+        return None
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def threads_part(rounds):
+    cpus = sorted(os.sched_getaffinity(0))
+    print(f"== threads: evaluate(threads=) on S1 (1,000 x 100,000, 128-d) and S2's first 1,000 queries (x 1,000,000, "
+          f"64-d), float32, cosine; {len(cpus)} CPUs; each part in a child process pinned to its CPUs")
+    t0 = time.perf_counter()
+    goal = run_pinned(set(cpus[:2]), "goal", rounds)
+    if goal:
+        print(f"-- goal: on {goal['cpus']} CPUs, threads=16 <= 1.15 x threads=2 (the best of interleaved turns: "
+              f"{rounds} rounds for S1, 2 for S2; the median turn's ratio beside it)")
+        for name in THREAD_WORKS:
+            a, b = np.array(goal[name]["2"]), np.array(goal[name]["16"])
+            print(f"  {name:30s} threads=2 best {a.min():7.3f} s (median {np.median(a):.3f}), threads=16 best "
+                  f"{b.min():7.3f} s (median {np.median(b):.3f}) = {b.min() / a.min():.2f} x (median turn "
+                  f"{np.median(b / a):.2f} x) (goal <= 1.15): {verdict(b.min() <= 1.15 * a.min())}; values the same "
+                  f"bits: {'yes' if goal[name]['same bits'] else 'NO'}")
+    steps = [c for c in (2, 4, 8, 16) if c <= len(cpus)]
+    if len(steps) > 1:
+        scale = {c: run_pinned(set(cpus[:c]), "scale", rounds) for c in steps}
+        print(f"-- scaling: threads = the CPUs (evaluate's default), best of {max(1, rounds // 2)} (S2: of 1); "
+              "goal: more CPUs never slower (each <= 1.05 x the time on half as many)")
+        print("  | work | " + " | ".join(f"{c} CPUs" for c in steps) + " | 2 -> " + f"{steps[-1]} | verdict |")
+        rows = list(THREAD_WORKS) + (["faiss top-100 + AP"] if scale[steps[0]] and "faiss top-100 + AP" in
+                                     scale[steps[0]] else [])
+        for name in rows:
+            t = [min(scale[c][name]["None"]) if scale[c] else float("nan") for c in steps]
+            ok = all(t[i + 1] <= 1.05 * t[i] for i in range(len(t) - 1))
+            print(f"  | {name} | " + " | ".join(f"{x:.3f} s" for x in t) + f" | {t[0] / t[-1]:.2f} x | "
+                  f"{verdict(ok) if name != 'faiss top-100 + AP' else '(reference)'} |")
+    print(f"  (the part took {time.perf_counter() - t0:.0f} s)")
+
+
 def s2_stage(nq, n, out_dir):
     "S2's evaluate in this process: peak RSS beyond the inputs (measured after building them)."
     q, ql, g, gl = workload_chunked(10_000, n, 64)
@@ -310,7 +406,7 @@ def s2(nq, n):
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
-    ap.add_argument("part", nargs="?", default="s1", choices=("s1", "s2", "all", "interleaved"))
+    ap.add_argument("part", nargs="?", default="s1", choices=("s1", "s2", "all", "interleaved", "threads"))
     ap.add_argument("--stage")
     ap.add_argument("--queries", type=int)
     ap.add_argument("--gallery", type=int)
@@ -321,8 +417,12 @@ if __name__ == "__main__":
     a = ap.parse_args()
     if a.stage == "s2":
         s2_stage(a.queries, a.gallery, None)
+    elif a.stage and a.stage.startswith("threads-"):
+        threads_stage(a.stage.split("-", 1)[1], a.rounds)
     elif a.stage:
         stage(a.stage, a.queries, a.gallery, a.dim, Path(a.out), a.loop_queries)
+    elif a.part == "threads":
+        threads_part(a.rounds if a.rounds != 12 else 8)
     elif a.part == "interleaved":
         interleaved(a.queries or 1000, a.gallery or 100_000, a.rounds)
     else:

@@ -278,6 +278,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "removed from its ranking")
     ev.add_argument("--dask", metavar="ADDRESS", help="rank codes or embeddings on the Dask cluster whose scheduler listens at "
                     "ADDRESS (e.g. tcp://host:8786): the gallery is sent once, one shard per worker")
+    ev.add_argument("--threads", type=int, default=None, metavar="N",
+                    help="threads sharing the work in this process (default: the CPUs it may use); values do not change")
     _add_conventions(ev)
     sub.add_parser("metrics", help="list the metric names")
     _add_trec_eval(sub)
@@ -424,6 +426,8 @@ def run_evaluate(args,                   # the parsed `evaluate` options (an arg
     "Evaluate codes and labels read from files."
     check_output_path(args.json, "--json")
     check_output_path(args.csv, "--csv")
+    if args.threads is not None and args.threads < 1:
+        fail("--threads", f"must be at least 1, got {args.threads}")
     arrays = load_bundle(args.data) if args.data else {}
     for key in BUNDLE_KEYS:
         path = getattr(args, key, None)
@@ -442,7 +446,7 @@ def run_evaluate(args,                   # the parsed `evaluate` options (an arg
                 fail("--ignore", f"holds a query index outside 0..{n_q - 1}")
             arrays["ignore"] = [pairs[pairs[:, 0] == i, 1] for i in range(n_q)]
     r = evaluate(metrics=args.metrics, similarity=args.similarity, precision=args.precision, client=args.dask, **arrays,
-                 **_conventions(args))
+                 threads=args.threads, **_conventions(args))
     what = f"{r.nbits} bits" if r.nbits else "ranked by scores"
     _emit({f"{r.n_queries} queries x {r.n_gallery} gallery items, {what}, {_described(args)}": r}, args, out)
     return r

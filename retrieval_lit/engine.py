@@ -876,13 +876,18 @@ def _progress_bar(progress, n_queries: int, pairs: int) -> Progress:
 
 
 class _Threads:
-    "Set numba's thread count inside a `with` block and restore it after."
+    """Set numba's thread count inside a `with` block and restore it after: `threads`, or (None) the count in force
+    (`evaluate(threads=)`, chapter 09's `threads_in_force`) up to numba's, else all of numba's."""
 
     def __init__(self, threads):
         import numba
+        from retrieval_lit.score_ranking import threads_wanted
         self.numba = numba
         limit = numba.config.NUMBA_NUM_THREADS
-        self.n = limit if threads is None else check_int(threads, "threads", 1, limit)
+        if threads is None:
+            self.n = min(limit, threads_wanted() or limit)
+        else:
+            self.n = check_int(threads, "threads", 1, limit)
 
     def __enter__(self):
         self.old = self.numba.get_num_threads()

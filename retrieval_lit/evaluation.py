@@ -605,6 +605,7 @@ def evaluate(query_codes=None,              # Q x K codes, {0,1} or {-1,+1} (ite
              max_block_bytes: int = 1 << 28,  # memory bound of one query block
              progress: bool | None = None,  # a progress bar; None: if stderr is a terminal and the run looks > 2 s
              device=None,                   # a torch device ("cuda", "cpu"): rank scores / embeddings there (chapter 62)
+             threads: int | None = None,    # threads sharing the work (an int >= 1); None: the CPUs this process has
              ) -> Report:
     """Evaluate a retrieval ranking: the mean (and per-query values) of every metric named in `metrics`.
 
@@ -620,7 +621,8 @@ def evaluate(query_codes=None,              # Q x K codes, {0,1} or {-1,+1} (ite
     `client` (a `dask.distributed.Client` or a scheduler address such as "tcp://host:8786") ranks codes or embeddings
     on that cluster: the gallery is sent once, in one shard per worker, and every value is the single-process one.
     `device` (or torch tensors as `scores` or embeddings) ranks on that torch device, block by block (chapter 62):
-    the same values; torch is imported only then.
+    the same values; torch is imported only then. `threads`: how many threads share the work in this process (every
+    value is the same for any count).
 
     >>> r = evaluate([[0, 0]], [[0, 0], [0, 1], [1, 0], [1, 1]], [0], [0, 1, 0, 0], ["map", "p@2"])  # distances 0,1,1,2
     >>> round(r["map"], 4), r["p@2"]    # items 1, 2 tie, one relevant: AP = (29/36 + 33/36)/2, P@2 = 1.5/2
@@ -629,37 +631,39 @@ def evaluate(query_codes=None,              # Q x K codes, {0,1} or {-1,+1} (ite
     >>> round(r["map"], 4), r.bounds["p@2"]        # the tie at 0.5 holds one relevant item of two
     (0.4583, (0.0, 0.5))
     """
-    conv = Conventions.make(ties=ties, ap_denominator=ap_denominator, empty=empty, gain=gain,
-                            rbp_persistence=rbp_persistence, ap_interpolation=ap_interpolation)
-    check_choice(engine, "engine", ("auto",) + tuple(ENGINES))
-    torch = __import__("sys").modules.get("torch")   # a tensor exists only where torch is loaded
-    if device is not None or torch is not None and any(isinstance(x, torch.Tensor)
-                                                       for x in (scores, query_embeddings, gallery_embeddings)):
-        from retrieval_lit.torch_engine import evaluate_on_device      # torch only when asked for
-        return evaluate_on_device(device, scores=scores, query_embeddings=query_embeddings,
-                                  gallery_embeddings=gallery_embeddings, similarity=similarity, precision=precision,
-                                  query_labels=query_labels, gallery_labels=gallery_labels, relevance=relevance,
-                                  relation_types=relation_types, ignore=ignore, self_index=self_index,
-                                  metrics=metrics, conventions=conv, bounds=bounds, max_block_bytes=max_block_bytes,
-                                  progress=progress, query_codes=query_codes, gallery_codes=gallery_codes,
-                                  client=client)
-    check_int(max_block_bytes, "max_block_bytes", 1)
-    src = _ranking_source(query_codes, gallery_codes, scores, query_embeddings, gallery_embeddings, similarity,
-                          precision)
-    rel = make_relevance(src.n_queries, src.n_gallery, query_labels, gallery_labels, relevance, relation_types,
-                         src.items)
-    ig = make_ignore(src.n_queries, src.n_gallery, ignore, self_index)
-    job = _plan_job(src, rel, ig, _parse_metrics(metrics, src), conv, check_bool(bounds, "bounds"),
-                    _choose_engine(engine, src, ig, client), max_block_bytes)
-    bar = Progress(src.n_queries, progress_wanted(check_bool(progress, "progress", allow_none=True), job.seconds),
-                   "evaluate")
-    cluster = _gallery_on(client, src, rel, ig) if client is not None else None
-    values, buffers = _Accumulator(job), ScoreBuffers()
-    try:
-        for start, stop in row_blocks(src.n_queries, job.query_bytes, max_block_bytes, 1):
-            for summary in _summarize_block(job, start, stop, cluster, bar, buffers):
-                values.add(summary)
-    finally:
-        if cluster is not None and isinstance(client, str):
-            cluster.client.close()                 # a client evaluate opened itself, for an address
-    return values.report()
+    from retrieval_lit.score_ranking import threads_in_force   # chapter 09: the count every step shares work among
+    with threads_in_force(threads):
+        conv = Conventions.make(ties=ties, ap_denominator=ap_denominator, empty=empty, gain=gain,
+                                rbp_persistence=rbp_persistence, ap_interpolation=ap_interpolation)
+        check_choice(engine, "engine", ("auto",) + tuple(ENGINES))
+        torch = __import__("sys").modules.get("torch")   # a tensor exists only where torch is loaded
+        if device is not None or torch is not None and any(isinstance(x, torch.Tensor)
+                                                           for x in (scores, query_embeddings, gallery_embeddings)):
+            from retrieval_lit.torch_engine import evaluate_on_device      # torch only when asked for
+            return evaluate_on_device(device, scores=scores, query_embeddings=query_embeddings,
+                                      gallery_embeddings=gallery_embeddings, similarity=similarity, precision=precision,
+                                      query_labels=query_labels, gallery_labels=gallery_labels, relevance=relevance,
+                                      relation_types=relation_types, ignore=ignore, self_index=self_index,
+                                      metrics=metrics, conventions=conv, bounds=bounds, max_block_bytes=max_block_bytes,
+                                      progress=progress, query_codes=query_codes, gallery_codes=gallery_codes,
+                                      client=client)
+        check_int(max_block_bytes, "max_block_bytes", 1)
+        src = _ranking_source(query_codes, gallery_codes, scores, query_embeddings, gallery_embeddings, similarity,
+                              precision)
+        rel = make_relevance(src.n_queries, src.n_gallery, query_labels, gallery_labels, relevance, relation_types,
+                             src.items)
+        ig = make_ignore(src.n_queries, src.n_gallery, ignore, self_index)
+        job = _plan_job(src, rel, ig, _parse_metrics(metrics, src), conv, check_bool(bounds, "bounds"),
+                        _choose_engine(engine, src, ig, client), max_block_bytes)
+        bar = Progress(src.n_queries, progress_wanted(check_bool(progress, "progress", allow_none=True), job.seconds),
+                       "evaluate")
+        cluster = _gallery_on(client, src, rel, ig) if client is not None else None
+        values, buffers = _Accumulator(job), ScoreBuffers()
+        try:
+            for start, stop in row_blocks(src.n_queries, job.query_bytes, max_block_bytes, 1):
+                for summary in _summarize_block(job, start, stop, cluster, bar, buffers):
+                    values.add(summary)
+        finally:
+            if cluster is not None and isinstance(client, str):
+                cluster.client.close()                 # a client evaluate opened itself, for an address
+        return values.report()

@@ -785,6 +785,60 @@ def _candidate_grades(relevance: Relevance, start: int, stop: int, kept, cols: n
     return np.take_along_axis(grades, listed, axis=1), totals, totals.sum(axis=1)
 
 
+def _stream_part(rows, start: int, stop: int, lo: int, hi: int, kept_in, has_kept: bool, k: int, tile: int,
+                 first: np.ndarray, floor: np.ndarray, vals: np.ndarray, cols: np.ndarray, count: np.ndarray,
+                 overflow: np.ndarray):
+    """Queries start..stop-1 over gallery items lo..hi-1 (lo a multiple of `tile`, so that every product has the shape
+    it has in one pass over the whole gallery), `_stream_tile` tile after tile (`first`: the first tile's scores,
+    computed already) from the rows' floors `floor` (at most each row's k-th largest kept score): each row's
+    candidates reaching its floor, in index order, in `vals`, `cols` and `count` (zeros), its floor updated in place,
+    `overflow` (False) marking the rows whose ties filled the buffer."""
+    for a in range(lo, hi, tile):
+        s = first if a == lo else rows(start, stop, (a, min(a + tile, hi)))
+        _stream_tile(s, a, kept_in, has_kept, k, floor, vals, cols, count, overflow)
+
+
+@njit(nogil=True, cache=True)
+def _sample_floors(s, kept, has_kept, starts, k, floor):
+    """floor[i] = a score at least k of row i's kept items in `s` reach (`_floor_of`), or -inf if fewer are kept:
+    the rows of `s` are tiles of items starting at `starts` (for the removed flags)."""
+    scratch = np.empty(s.shape[1], dtype=s.dtype)
+    w = s.shape[1] // len(starts)
+    for i in range(s.shape[0]):
+        c = 0
+        for j in range(s.shape[1]):
+            scratch[c] = s[i, j]
+            c += not has_kept or kept[i if has_kept else 0, starts[j // w] + j % w]
+        floor[i] = _floor_of(scratch, c, k) if c >= k else -np.inf
+
+
+@njit(nogil=True, cache=True)
+def _merge_parts(vals, cols, count, floor, overflow, out_vals, out_cols, out_count, out_overflow):
+    """Each row's candidates from consecutive parts of the gallery (p, b, cap), in part order (so in index order),
+    those reaching the highest of its parts' floors: every part holds all its items reaching that floor, and at least
+    k items of the whole row reach it (it is at most one part's k-th largest). A row that overflowed in any part is
+    marked overflowed."""
+    for i in range(vals.shape[1]):
+        f = floor[0, i]
+        for p in range(1, vals.shape[0]):
+            f = max(f, floor[p, i])
+        c = 0
+        for p in range(vals.shape[0]):
+            out_overflow[i] |= overflow[p, i]
+            for j in range(count[p, i]):
+                x = vals[p, i, j]
+                out_vals[i, c], out_cols[i, c] = x, cols[p, i, j]      # written always, kept by the count
+                c += x >= f
+        out_count[i] = c
+
+
+def _gallery_parts(n_gallery: int, tile: int, parts: int) -> list:
+    "(lo, hi) of `parts` consecutive parts of the gallery (fewer if it has fewer tiles), each a whole number of tiles."
+    n_tiles = -(-n_gallery // tile)
+    cuts = np.linspace(0, n_tiles, min(parts, n_tiles) + 1).astype(int) * tile
+    return [(int(lo), min(int(hi), n_gallery)) for lo, hi in zip(cuts[:-1], cuts[1:])]
+
+
 def streamed_top_block(rows,               # rows(start, stop, items) -> scores of queries start..stop-1, items a..b-1
                        start: int,         # the first query
                        stop: int,          # one past the last query
@@ -795,26 +849,49 @@ def streamed_top_block(rows,               # rows(start, stop, items) -> scores 
                        t: int,             # ranks kept in stable order as top grades (0 <= t <= cutoff)
                        cutoff: int,        # the last rank any metric reads (1 <= cutoff < N)
                        tile: int = 512,    # gallery items per product: a tile of scores stays in cache
+                       parts: int = 1,     # the gallery streamed in this many parts (whole tiles each), then merged
+                       run=map,            # run(f, items) -> [f(item)]: how the parts are run (a pool's map: side by side)
                        ) -> tuple:
     """`top_block` of queries start..stop-1 without their whole rows of scores or of grades: the similarities come a
     tile of items at a time (computed in cache, as faiss does), only the items that can still reach the top `cutoff`
-    are kept, and only theirs are graded (with the grade counts of the whole rows: `relevance.grade_counts`)."""
+    are kept, and only theirs are graded (with the grade counts of the whole rows: `relevance.grade_counts`). With
+    `parts` > 1 the gallery is cut into parts streamed independently (by `run`, on threads), each from a floor found
+    in the first tiles of all parts (`_sample_floors`: without it each part would keep 4·cutoff candidates of its own
+    before its floor rose), and their candidates merged (`_merge_parts`): every product has the same shape however
+    many parts, and only the items reaching each row's k-th largest score decide its summary, so it is the same."""
     b, n_grades = stop - start, relevance.max_grade + 1
     kept_in, has_kept = _kept_input(kept)
     cap = max(4 * cutoff, 64)
-    vals, cols = None, np.empty((b, cap), dtype=np.int64)
-    floor, count, overflow = np.full(b, -np.inf), np.zeros(b, dtype=np.int64), np.zeros(b, dtype=np.bool_)
-    for a in range(0, n_gallery, tile):
-        s = rows(start, stop, (a, min(a + tile, n_gallery)))
-        if vals is None:
-            vals = np.empty((b, cap), dtype=s.dtype)
-        _stream_tile(s, a, kept_in, has_kept, cutoff, floor, vals, cols, count, overflow)
+    ranges = _gallery_parts(n_gallery, tile, parts)
+    firsts = list(run(lambda r: rows(start, stop, (r[0], min(r[0] + tile, r[1]))), ranges))
+    n_p = len(ranges)
+    floor = np.full((n_p, b), -np.inf)
+    full = [p for p, f in enumerate(firsts) if f.shape[1] == tile]          # the last may be short
+    if n_p > 1 and len(full) * tile >= cutoff:   # each part starts from a floor found in the first tiles of all parts
+        sample = np.concatenate([firsts[p] for p in full], axis=1)
+        starts = np.array([ranges[p][0] for p in full], dtype=np.int64)
+        cuts = np.linspace(0, b, min(n_p, b) + 1).astype(int)
+        list(run(lambda ij: _sample_floors(sample[ij[0]:ij[1]], kept_in[ij[0]:ij[1]] if has_kept else kept_in,
+                                           has_kept, starts, cutoff, floor[0, ij[0]:ij[1]]), zip(cuts[:-1], cuts[1:])))
+        floor[1:] = floor[0]
+    vals, cols = np.empty((n_p, b, cap), dtype=firsts[0].dtype), np.empty((n_p, b, cap), dtype=np.int64)
+    count, overflow = np.zeros((n_p, b), dtype=np.int64), np.zeros((n_p, b), dtype=np.bool_)
+    list(run(lambda p: _stream_part(rows, start, stop, *ranges[p], kept_in, has_kept, cutoff, tile, firsts[p],
+                                    floor[p], vals[p], cols[p], count[p], overflow[p]), range(n_p)))
+    if n_p == 1:
+        vals, cols, count, overflow = vals[0], cols[0], count[0], overflow[0]
+    else:
+        parts_in = vals, cols, count, floor, overflow
+        vals, cols = np.empty((b, n_p * cap), dtype=vals.dtype), np.empty((b, n_p * cap), dtype=np.int64)
+        count, overflow = np.zeros(b, dtype=np.int64), np.zeros(b, dtype=np.bool_)
+        cuts = np.linspace(0, b, min(n_p, b) + 1).astype(int)        # the rows' merges side by side
+        list(run(lambda ij: _merge_parts(*[x[:, ij[0]:ij[1]] for x in parts_in], *[x[ij[0]:ij[1]] for x in
+                                                                                  (vals, cols, count, overflow)]),
+                 zip(cuts[:-1], cuts[1:])))
     _settle(vals, cols, count, overflow, cutoff)
     most = int(count.max(initial=0))                              # the most candidates a row kept
     vals, cols = vals[:, :max(most, 1)], cols[:, :max(most, 1)]
-    redo = {int(i): top_block(rows(start + i, start + i + 1), relevance.block(start + i, start + i + 1),
-                              None if kept is None else kept[i:i + 1], n_grades, t, cutoff)
-            for i in np.flatnonzero(overflow)}
+    redo = _overflowed(rows, start, stop, n_gallery, relevance, kept, t, cutoff, tile, np.flatnonzero(overflow))
     width = max([most + 1] + [h.shape[1] for h, _ in redo.values()])
     hist, n_groups, top = _outputs(b, width, n_grades, t)
     cand, totals, n_kept = _candidate_grades(relevance, start, stop, kept, cols, count)
@@ -824,6 +901,24 @@ def streamed_top_block(rows,               # rows(start, stop, items) -> scores 
         if t:
             top[i] = tp[0]
     return _trimmed(hist, n_groups, top, t)
+
+
+def _overflowed(rows, start: int, stop: int, n_gallery: int, relevance: Relevance, kept, t: int, cutoff: int,
+                tile: int, over: np.ndarray) -> dict:
+    """{row: (hist, top)} of the rows whose ties overflowed their buffer, by `top_block` on their whole rows: their
+    scores taken from products of the same shapes as the stream's (all the block's queries, a tile of items), so the
+    same bits."""
+    if not len(over):
+        return {}
+    whole = None
+    for a in range(0, n_gallery, tile):
+        s = rows(start, stop, (a, min(a + tile, n_gallery)))[over]
+        if whole is None:
+            whole = np.empty((len(over), n_gallery), dtype=s.dtype)
+        whole[:, a:a + s.shape[1]] = s
+    return {int(i): top_block(whole[j:j + 1], relevance.block(start + i, start + i + 1),
+                              None if kept is None else kept[i:i + 1], relevance.max_grade + 1, t, cutoff)
+            for j, i in enumerate(over)}
 
 # %% ../nbs/58_score_kernel.ipynb #c57ea281
 @njit(cache=True)

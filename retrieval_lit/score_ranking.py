@@ -5,6 +5,8 @@
 # %% ../nbs/09_score_ranking.ipynb #84d3f832
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import inspect
 import os
@@ -22,9 +24,10 @@ from .validate import (check_choice, check_count_matrix, check_grade_matrix, che
                                     check_numbers, fail, shown)
 
 # %% auto #0
-__all__ = ['MAX_EXACT_INT_SCORE', 'PRECISIONS', 'SUMMARY_METHODS', 'COMPILED_LAYOUTS', 'SIMILARITIES', 'check_scores',
-           'ScoreBuffers', 'summarize_scores', 'summarizes_whole', 'compiled_layout', 'compiled_pair_bytes',
-           'summarize_lists', 'prepare_embeddings', 'similarities', 'similarity_rows']
+__all__ = ['MAX_EXACT_INT_SCORE', 'PRECISIONS', 'SUMMARY_METHODS', 'COMPILED_LAYOUTS', 'PRODUCT_TILE', 'SIMILARITIES',
+           'check_scores', 'threads_wanted', 'threads_in_force', 'ScoreBuffers', 'summarize_scores', 'summarizes_whole',
+           'compiled_layout', 'compiled_pair_bytes', 'summarize_lists', 'prepare_embeddings', 'similarities',
+           'similarity_rows']
 
 # %% ../nbs/09_score_ranking.ipynb #8a5fb80f
 MAX_EXACT_INT_SCORE = 2**53
@@ -250,9 +253,36 @@ def _kth_largest(key: np.ndarray, k: int) -> np.ndarray:
     return np.partition(cand, m - k, axis=1)[:, m - k]
 
 
-def _usable_cpus() -> int:
+_THREADS = contextvars.ContextVar("retrieval_lit_threads", default=None)   # `threads_in_force`'s count, or None
+
+
+def _process_cpus() -> int:
     "The CPUs this process may run on (a container's or taskset's share, not the host's count)."
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def threads_wanted() -> int | None:
+    "The thread count `threads_in_force` set in this thread (`evaluate(threads=)`), or None."
+    return _THREADS.get()
+
+
+def _usable_cpus() -> int:
+    """The threads work is shared among: the count in force in this thread (`threads_in_force`: `evaluate(threads=)`),
+    else the CPUs this process may run on (`_process_cpus`)."""
+    n = _THREADS.get()
+    return _process_cpus() if n is None else n
+
+
+@contextlib.contextmanager
+def threads_in_force(threads: int | None):   # threads to share the work among (checked: an int >= 1); None: the CPUs
+    """Within the `with` block, in this thread, the work that would be shared among the usable CPUs is shared among
+    `threads` threads instead (normalising embeddings, summarising blocks of scores, finishing the metrics). The
+    pieces of work keep their shapes whatever the count, so every value is the same."""
+    token = _THREADS.set(None if threads is None else check_int(threads, "threads", 1))
+    try:
+        yield
+    finally:
+        _THREADS.reset(token)
 
 
 @functools.cache
@@ -297,9 +327,9 @@ def summarize_scores(scores,                      # Q x N scores (higher = neare
                      max_block_bytes: int = DEFAULT_BLOCK_BYTES,  # memory bound of one query block
                      index_sums: bool = False,    # also the whole-ranking index-order sums (IndexSums) of AP, DCG, R-prec
                      method: str = "compiled",    # "compiled" (chapter 58) | "counts" (numpy, readable) | "sort" (reference)
-                     threads: int | None = None,  # threads sharing the blocks (each computes its own block's
-                                                  # similarities, BLAS on one thread); None: the CPUs this
-                                                  # process may use
+                     threads: int | None = None,  # threads sharing the work (tiles of the products, slices of
+                                                  # rows, parts of the gallery; BLAS on one thread each); None:
+                                                  # the count in force, else the CPUs (`_usable_cpus`)
                      buffers: ScoreBuffers | None = None,  # blocks of scores reused across calls (a function
                                                   # that takes `out=` writes into them); None: this call's own
                      ) -> RankSummary:
@@ -419,38 +449,93 @@ def compiled_pair_bytes(itemsize: int,   # bytes of one score: 4 (float32) or 8 
     return 2 + {"whole": itemsize + 8, "top": itemsize, "tiles": 0}[layout]
 
 
+PRODUCT_TILE = 4096   # gallery items per product of a wave's similarities: the tile's rows of the gallery stay in cache
+
+
 def _compiled_blocks(rows, relevance: Relevance, ignore, n_grades: int, t: int, cutoff, index_sums: bool, layout: str,
                      max_block_bytes: int, n_threads: int, buffers: ScoreBuffers | None = None) -> list:
-    """[(hist, top, IndexSums or None)] of every block of queries by chapter 58's kernels, in `layout`
-    (`compiled_layout`). Each of `n_threads` threads takes whole blocks: it computes the block's similarities (BLAS
-    held to one thread, so that no core waits on another's product) and summarises them, without the GIL. With
-    `buffers`, `rows` takes `out=` and writes each block's scores into a buffer reused from block to block."""
+    """[(hist, top, IndexSums or None)] of every wave of queries by chapter 58's kernels, in `layout`
+    (`compiled_layout`), on `n_threads` threads (BLAS held to one thread each, the kernels without the GIL). The queries
+    go in waves, as many as `max_block_bytes` holds (never fewer because there are more threads: a product of few
+    queries reads the whole gallery for little work). A wave's similarities are computed a tile of `PRODUCT_TILE`
+    gallery items at a time, each tile a product of the whole wave, the tiles shared among the threads; its rows are
+    then summarised in slices side by side and the slices joined (`_joined_slices`). For a cutoff from embeddings, the
+    gallery is streamed in parts side by side (`streamed_top_block(parts=)`). Slices and parts each hold a large working
+    set: one per thread, but no more than the CPUs (16 of them time-sliced on 2 CPUs cost S2 1.5 x). Every product's
+    shape depends on the data and `max_block_bytes` alone (a BLAS product's bits depend on its shape), so the summary is
+    the same for any number of threads. With `buffers`, each wave's similarities are written into a buffer reused from
+    wave to wave."""
     from retrieval_lit.score_kernel import counts_block, streamed_top_block, top_block   # chapter 58; numba loads here
     n_q, n_g = relevance.n_queries, relevance.n_gallery
-
-    def one(ab):
-        a, b = ab
-        kept = None if ignore is None else ~ignore.mask(a, b)
-        if layout == "tiles":                                         # a tile of similarities at a time, in cache
-            return (*streamed_top_block(rows, a, b, n_g, relevance, kept, t, cutoff), None)   # the candidates graded
-        grades = relevance.block(a, b)
-        s = rows(a, b) if buffers is None else rows(a, b, out=buffers.take(b - a, n_g, dtype))
-        try:
-            if layout == "whole":
-                return counts_block(s, grades, kept, n_grades, t, index_sums)
-            return (*top_block(s, grades, kept, n_grades, t, cutoff), None)
-        finally:
-            if buffers is not None:
-                buffers.give(s)
-
     dtype = (rows(0, 1, (0, 1)) if layout == "tiles" else rows(0, 1)).dtype    # float32 or float64
-    step = min(block_rows(n_g, max_block_bytes // n_threads, compiled_pair_bytes(dtype.itemsize, layout)),
-               -(-n_q // n_threads))
-    blocks = [(a, min(a + step, n_q)) for a in range(0, n_q, step)]
-    if n_threads == 1 or len(blocks) == 1:
-        return [one(ab) for ab in blocks]
-    with _blas_controller().limit(limits=1, user_api="blas"), ThreadPoolExecutor(n_threads) as pool:
-        return list(pool.map(one, blocks))
+    wave = min(n_q, block_rows(n_g, max_block_bytes, compiled_pair_bytes(dtype.itemsize, layout)))
+    pool = ThreadPoolExecutor(n_threads) if n_threads > 1 else None
+    run = map if pool is None else pool.map
+    pieces = min(n_threads, _process_cpus())     # parts and slices, each a large working set: no more than the CPUs
+    out = []
+    with contextlib.ExitStack() as stack:
+        if pool is not None:
+            stack.enter_context(pool)
+            stack.enter_context(_blas_controller().limit(limits=1, user_api="blas"))
+        for a, b in [(a, min(a + wave, n_q)) for a in range(0, n_q, wave)]:
+            kept = None if ignore is None else ~ignore.mask(a, b)
+            if layout == "tiles":                                     # a tile of similarities at a time, in cache
+                out.append((*streamed_top_block(rows, a, b, n_g, relevance, kept, t, cutoff, parts=pieces, run=run),
+                            None))
+                continue
+            (s, taken), grades = _wave_scores(rows, a, b, n_g, dtype, buffers, run), relevance.block(a, b)
+            cuts = np.linspace(0, b - a, min(pieces, b - a) + 1).astype(int)
+
+            def one(ij):
+                i, j = ij
+                k = None if kept is None else kept[i:j]
+                if layout == "whole":
+                    return counts_block(s[i:j], grades[i:j], k, n_grades, t, index_sums)
+                return (*top_block(s[i:j], grades[i:j], k, n_grades, t, cutoff), None)
+            out.append(_joined_slices(list(run(one, zip(cuts[:-1], cuts[1:]))), run))
+            if taken:
+                buffers.give(s)
+    return out
+
+
+def _joined_slices(parts: list, run) -> tuple:
+    """One (hist, top, IndexSums or None) of a wave's consecutive slices, the groups padded to the widest: each slice
+    copied into its rows by `run` (side by side), so that `evaluate` finishes the wave as one summary, in runs on
+    every thread, rather than one small slice after another."""
+    if len(parts) == 1:
+        return parts[0]
+    ends = np.cumsum([0] + [len(h) for h, _, _ in parts])
+    first = parts[0][0]
+    hist = np.zeros((ends[-1], max(h.shape[1] for h, _, _ in parts), first.shape[2]), dtype=first.dtype)
+
+    def copy(i: int):
+        h = parts[i][0]
+        hist[ends[i]:ends[i + 1], :h.shape[1]] = h
+    list(run(copy, range(len(parts))))
+    top = None if parts[0][1] is None else np.concatenate([tp for _, tp, _ in parts])
+    sums = None if parts[0][2] is None else join_index_sums([s for _, _, s in parts])
+    return hist, top, sums
+
+
+def _wave_scores(rows, a: int, b: int, n_g: int, dtype, buffers: ScoreBuffers | None, run) -> tuple:
+    """(the (b-a, N) scores of queries a..b-1, whether they lie in a buffer taken from `buffers`): from `rows` taking
+    `items`, a tile of `PRODUCT_TILE` items at a time (the tiles run by `run`, each written into its columns of the
+    wave's array); otherwise `rows(a, b)` (a matrix's rows, or a function of whole rows), into a buffer if it takes
+    `out=`."""
+    takes = inspect.signature(rows).parameters
+    taken = buffers is not None and "out" in takes
+    if "items" not in takes:
+        return (rows(a, b, out=buffers.take(b - a, n_g, dtype)) if taken else rows(a, b)), taken
+    s = buffers.take(b - a, n_g, dtype) if taken else np.empty((b - a, n_g), dtype=dtype)
+
+    def tile(c: int):
+        d = min(c + PRODUCT_TILE, n_g)
+        if "out" in takes:
+            rows(a, b, (c, d), out=s[:, c:d])
+        else:
+            s[:, c:d] = rows(a, b, (c, d))
+    list(run(tile, range(0, n_g, PRODUCT_TILE)))
+    return s, taken
 
 
 def _counts_in_threads(pool, n_threads: int, s, grades, kept, n_grades: int, t: int, index_sums: bool) -> tuple:
