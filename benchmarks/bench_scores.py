@@ -17,7 +17,7 @@ run under 0.5 s) through `evaluate` as a user calls it (raw float32 embeddings a
 interleaved: S1's goal 1 in float32 measured the other way: in one process, `evaluate` (map@100, ties index, then
     expected) and faiss take turns, --rounds times (default 12), so that the machine's slow spells fall on both alike;
     the best and the median of each, and the verdict on the best (faiss-cpu needed).
-threads: evaluate(threads=) (issue 35 item 1). On 2 of the machine's CPUs (a child process pinned to them), S1's map@100
+threads: evaluate(threads=) (issue 35 item 1); --scaling-only runs only its table over CPU counts. On 2 of the machine's CPUs (a child process pinned to them), S1's map@100
     and whole map in float32 and S2's first 1,000 queries (map + map@100) with threads=2 and threads=16 in interleaved
     turns (--rounds for S1, 2 for S2): goal threads=16 <= 1.15 x threads=2 (the best turn of each), and the per-query
     values equal bit for bit. With 4 or more CPUs, also the scaling: the same three (and faiss, if installed) on 2, 4,
@@ -332,12 +332,12 @@ def run_pinned(cpus, mode, rounds):
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
-def threads_part(rounds):
+def threads_part(rounds, scaling_only=False):
     cpus = sorted(os.sched_getaffinity(0))
     print(f"== threads: evaluate(threads=) on S1 (1,000 x 100,000, 128-d) and S2's first 1,000 queries (x 1,000,000, "
           f"64-d), float32, cosine; {len(cpus)} CPUs; each part in a child process pinned to its CPUs")
     t0 = time.perf_counter()
-    goal = run_pinned(set(cpus[:2]), "goal", rounds)
+    goal = None if scaling_only else run_pinned(set(cpus[:2]), "goal", rounds)
     if goal:
         print(f"-- goal: on {goal['cpus']} CPUs, threads=16 <= 1.15 x threads=2 (the best of interleaved turns: "
               f"{rounds} rounds for S1, 2 for S2; the median turn's ratio beside it)")
@@ -414,6 +414,7 @@ if __name__ == "__main__":
     ap.add_argument("--out")
     ap.add_argument("--loop-queries", type=int, default=200)
     ap.add_argument("--rounds", type=int, default=12)
+    ap.add_argument("--scaling-only", action="store_true", help="threads: only the scaling table over 2/4/8/16 CPUs")
     a = ap.parse_args()
     if a.stage == "s2":
         s2_stage(a.queries, a.gallery, None)
@@ -422,7 +423,7 @@ if __name__ == "__main__":
     elif a.stage:
         stage(a.stage, a.queries, a.gallery, a.dim, Path(a.out), a.loop_queries)
     elif a.part == "threads":
-        threads_part(a.rounds if a.rounds != 12 else 8)
+        threads_part(a.rounds if a.rounds != 12 else 8, a.scaling_only)
     elif a.part == "interleaved":
         interleaved(a.queries or 1000, a.gallery or 100_000, a.rounds)
     else:
