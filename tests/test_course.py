@@ -206,7 +206,7 @@ def test_student_copies_hold_no_solution_text(handout):
     assert cells[-1].startswith("#| hide") and "nbdev_export" in cells[-1]       # the closing export cell is kept
     stub = cells[-2]
     assert stub.startswith("# Exercise: write this cell") and 'print("Exercise: fill in this cell (it should define my_list)")' in stub
-    assert sum(c.startswith("# Exercise: write this cell") for c in _sources(student / "95_course.ipynb")) == 2
+    assert sum(c.startswith("# Exercise: write this cell") for c in _sources(student / "95_course.ipynb")) == 3
     unchanged = _sources(teacher / "03_ranking.ipynb")
     if not any(c.startswith("## Solutions") for c in unchanged):
         assert _sources(student / "03_ranking.ipynb") == unchanged                 # nothing to remove: the same cells
