@@ -277,7 +277,8 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--self-index", metavar="FILE", help="a .npy of each query's own gallery index (-1: none), "
                     "removed from its ranking")
     ev.add_argument("--dask", metavar="ADDRESS", help="rank codes or embeddings on the Dask cluster whose scheduler listens at "
-                    "ADDRESS (e.g. tcp://host:8786): the gallery is sent once, one shard per worker")
+                    "ADDRESS (e.g. tcp://host:8786): the gallery is sent once, one shard per worker; a scheduler that does "
+                    "not answer within 10 s is one error")
     ev.add_argument("--threads", type=int, default=None, metavar="N",
                     help="threads sharing the work in this process (default: the CPUs it may use); values do not change")
     _add_conventions(ev)

@@ -620,6 +620,9 @@ def evaluate(query_codes=None,              # Q x K codes, {0,1} or {-1,+1} (ite
     torch compute; scores rounded to float32, similarities computed by float32 BLAS), which can form other ties.
     `client` (a `dask.distributed.Client` or a scheduler address such as "tcp://host:8786") ranks codes or embeddings
     on that cluster: the gallery is sent once, in one shard per worker, and every value is the single-process one.
+    An address must answer as a Dask scheduler within `sharded.CONNECT_SECONDS` (10 s: connection, handshake and
+    Client included); otherwise, like a malformed address or a value of another type, it is refused in one
+    RetrievalInputError naming `client`.
     `device` (or torch tensors as `scores` or embeddings) ranks on that torch device, block by block (chapter 62):
     the same values; torch is imported only then. `threads`: how many threads share the work in this process (every
     value is the same for any count).
