@@ -118,16 +118,24 @@ def _digest(salt: bytes, exercise_id: str, i: int, level: str, regime: str, cell
     return hashlib.blake2b(token, digest_size=16, salt=salt, person=_PERSON).hexdigest()
 
 # %% ../nbs/95_course.ipynb #010ac3a0
-def _plain_key(path: Path,   # a plain answer key CC.json of the source tree (nbs/answers/), read by teachers' tools only
-               ) -> dict:
-    "The plain answer key at `path`, checked: {'CC.N': {'value': a number or a list of numbers, 'rtol': ...}}."
-    chapter, where = path.stem, f"answers/{path.name}"
+def _key_object(data: bytes,  # the bytes of an answer key file, plain or sealed
+                where: str,   # how messages name it, e.g. "answers/11.json"
+                ) -> dict:
+    "The JSON object an answer key file holds (the one reading of a key file, plain or sealed)."
     try:
-        key = json.loads(path.read_text(encoding="utf-8"))
+        key = json.loads(data.decode("utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise RuntimeError(f"the answer key {where} is not valid JSON ({e})") from None
     if not isinstance(key, dict):
         raise RuntimeError(f"the answer key {where} must hold one JSON object")
+    return key
+
+
+def _plain_key(path: Path,   # a plain answer key CC.json of the source tree (nbs/answers/), read by teachers' tools only
+               ) -> dict:
+    "The plain answer key at `path`, checked: {'CC.N': {'value': a number or a list of numbers, 'rtol': ...}}."
+    chapter, where = path.stem, f"answers/{path.name}"
+    key = _key_object(path.read_bytes(), where)
     for ex, entry in key.items():
         m = _EXERCISE_ID.fullmatch(ex)
         value = np.asarray(entry.get("value") if isinstance(entry, dict) else None, dtype=object)
@@ -168,12 +176,7 @@ def _answer_key(chapter: str) -> dict:
     if not res.is_file():
         return {}
     where = f"answers/{chapter}.json"
-    try:
-        key = json.loads(res.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise RuntimeError(f"the answer key {where} is not valid JSON ({e})") from None
-    if not isinstance(key, dict):
-        raise RuntimeError(f"the answer key {where} must hold one JSON object")
+    key = _key_object(res.read_bytes(), where)
     hexes = lambda d, k: isinstance(d, dict) and set(d) == {"rel", "abs"} and all(
         v is None or isinstance(v, str) and re.fullmatch(r"[0-9a-f]{%d}" % k, v) for v in d.values())
     for ex, e in key.items():
