@@ -35,7 +35,7 @@ SESSIONS = (   # (session, topic, its chapters, what a student can do after it)
      "produce grades from class ids, multi-hot labels and relation types; name every convention that moves a number; "
      "read another tool's metric name (AP@100, nDCG@10) as conventions"),
     (3, "The precision family, exactly under ties", ("09", "10"),
-     "derive E[P@K] over tie orders and its bounds; rank by scores and by lists into the same summary; explain why "
+     "derive E[P@k] over tie orders and its bounds; rank by scores and by lists into the same summary; explain why "
      "the expected reciprocal rank is not one over the expected rank"),
     (4, "Average precision, exactly", ("11", "14"),
      "state the three AP denominators; derive the closed form of expected AP per tie group; find AP's range over tie "
