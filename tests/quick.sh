@@ -2,8 +2,10 @@
 # A maintainer's quick check of a change, short of the whole suite (tests/check.sh is what CI runs).
 #   bash tests/quick.sh            # what changed since the last commit (and untracked files)
 #   BASE=main bash tests/quick.sh  # what changed since main (a branch's whole change)
-# It cleans and exports the notebooks, then runs: every changed notebook (nbdev_test), the docstring examples of
-# every changed module, and tests/test_<module>.py of every changed module (plus changed test files).
+# It cleans and exports the notebooks, then runs: the README check (when nbs/index.ipynb changed) and nbdev's docs
+# processing (when a notebook changed), every changed notebook (nbdev_test), the docstring examples of every changed
+# module, and every test file that consumes a changed module, directly or through the modules that import it
+# (tools/consumers.py), plus changed test files.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 base=${BASE:-HEAD}
@@ -17,8 +19,18 @@ nbs=$(printf '%s\n' $changed | grep -E '^nbs/.*\.ipynb$' || true)
 mods=$( { printf '%s\n' $changed | grep -E '^retrieval_lit/[a-z].*\.py$' || true;
           for nb in $nbs; do { grep -ho '"#| default_exp [a-z_.]*' "$nb" || true; } | awk '{print "retrieval_lit/" $3}' | tr . / | sed 's/$/.py/'; done; } \
         | sed 's#retrieval_lit/retrieval_lit#retrieval_lit#' | sort -u)
+existing=$(for m in $mods; do [ -f "$m" ] && echo "$m"; done)
 tests=$( { printf '%s\n' $changed | grep -E '^tests/test_.*\.py$' || true;
-           for m in $mods; do t="tests/test_$(basename "$m" .py).py"; if [ -f "$t" ]; then echo "$t"; fi; done; } | sort -u)
+           if [ -n "$existing" ]; then python tools/consumers.py $existing; fi; } | while read -r t; do [ -f "$t" ] && echo "$t"; done | sort -u)
+
+if printf '%s\n' $changed | grep -qx 'nbs/index.ipynb'; then
+  echo "== README.md is generated from nbs/index.ipynb"
+  python tools/make_readme.py --check
+fi
+if [ -n "$nbs" ]; then
+  echo "== nbdev's docs step can process the notebooks"
+  python tools/check_docs.py --nbdev
+fi
 
 for nb in $nbs; do
   echo "== notebook $nb"

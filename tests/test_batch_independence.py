@@ -8,8 +8,10 @@ import pytest
 
 from retrieval_lit import evaluate
 from retrieval_lit.data import load_digits_codes
+from metric_names import names
 
-NAMES = ["map@10", "map@100", "map", "ndcg@100", "ndcg", "p@10", "rprec", "egr@12", "rbp@100", "mlgap@2"]
+NAMES = sorted(set(names(10) + names(100) + ["egr@12", "mlgap@2", "p@r2"]) - {"mlgap@10", "mlgap@100", "p@r10",
+                                                                             "p@r100"})   # radii up to the 8 bits
 
 
 @pytest.fixture(scope="module")

@@ -15,10 +15,12 @@ from retrieval_lit import evaluate
 from retrieval_lit.data import load_digits_codes
 from retrieval_lit.metrics import Conventions, parse_metric, tie_range
 from retrieval_lit.ranking import list_summary
+from metric_names import families_where
 from tie_orders import all_orders, tied_lists
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-FAMILIES = ("p@{k}", "recall@{k}", "rprec", "map@{k}", "map", "ndcg@{k}", "ndcg", "rbp@{k}")
+# every family with a range over tie orders that a ranked list can hold (the Hamming radius metrics need codes)
+FAMILIES = families_where(lambda m: m.tie_bounds and not m.hamming_only)
 
 
 def brute_range(metric, grades, sizes, conventions):

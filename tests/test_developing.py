@@ -20,3 +20,15 @@ def test_conventions_fields_listed():
 
 def test_metric_fields_listed():
     assert fields_in_block("Metric") == [f.name for f in dataclasses.fields(Metric)]
+
+
+def test_the_quick_check_runs_every_consumer_of_a_module():
+    "Issue 36: changing relevance.py ran neither test_sparse_relevance nor test_engine; tools/consumers.py finds them."
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("consumers", Path(__file__).resolve().parents[1] / "tools" / "consumers.py")
+    consumers = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(consumers)
+    found = consumers.consumers(["retrieval_lit/relevance.py"])
+    assert {"tests/test_sparse_relevance.py", "tests/test_engine.py"} <= set(found)
+    assert consumers.consumers(["retrieval_lit/loaders.py"]) == ["tests/test_hostile_pickles.py", "tests/test_loaders.py"]
+    assert "tests/test_hostile_client.py" in consumers.consumers(["retrieval_lit/course.py"])   # through cli's lazy import
