@@ -20,7 +20,8 @@ from .hamming import Progress, progress_wanted
 from .score_ranking import (PRECISIONS, ScoreBuffers, _score_summaries, _usable_cpus, check_scores,
                                          compiled_layout, compiled_pair_bytes, similarity_rows)
 from .relevance import IgnoreSets, Relevance, make_ignore, make_relevance
-from .validate import check_bool, check_choice, check_int, check_same_nbits, fail
+from .validate import (check_bool, check_choice, check_int, check_same_nbits, check_whole_numbers,
+                                      fail)
 
 # %% auto #0
 __all__ = ['ENGINES', 'STREAMS_INDEX_SUMS', 'READS_IGNORE', 'ADVANCES_PROGRESS', 'SECONDS_PER_PAIR', 'FINISH_BYTES', 'Report',
@@ -244,6 +245,47 @@ class Report(Mapping):
                     "relevant_last": self.orders.get(n, (np.nan, np.nan))[0],
                     "relevant_first": self.orders.get(n, (np.nan, np.nan))[1]} for n, m in self.means.items()}
         return pd.DataFrame.from_dict(rows, orient="index")
+
+    def _class_ids(self, query_labels) -> np.ndarray:
+        "The (Q,) class ids, checked: whole numbers, one per query of this report; the report must hold per-query values."
+        ids = check_whole_numbers(query_labels, "query_labels", 1, "one class id per query", minimum=-2**53,
+                                  allow_bool=False)
+        if len(ids) != self.n_queries:
+            fail("query_labels", f"holds {len(ids)} class ids for the report's {self.n_queries} queries "
+                                 "(one per query, in the report's order)")
+        lacking = [n for n in self.means if n not in self.per_query]
+        if lacking:
+            fail("per_class", f"needs every metric's per-query values; this report lacks those of {', '.join(lacking)} "
+                              "(read back from to_dict() without per_query=True?)")
+        return ids
+
+    def per_class(self,
+                  query_labels,       # (Q,) one whole-number class id per query, in the report's order
+                  ) -> dict:
+        """{class id: {metric: mean over that class's queries}}, classes in increasing order. Each mean is taken as
+        the report's own (`mean_over_queries`): a query skipped under empty="skip" (NaN) leaves its class's mean,
+        and a class with no defined query has NaN (pytorch-metric-learning's return_per_class=True).
+
+        >>> r = Report({"p@1": 2 / 3}, {"p@1": np.array([1.0, 0.0, 1.0, np.nan])}, {"p@1": 1},
+        ...            Conventions.make(empty="skip"), n_queries=4, n_gallery=10, nbits=None)
+        >>> r.per_class([7, 7, 3, 3])                                # class 3's second query is skipped
+        {3: {'p@1': 1.0}, 7: {'p@1': 0.5}}
+        >>> r.class_mean([7, 7, 3, 3])                               # (1.0 + 0.5) / 2, not the mean 2/3
+        {'p@1': 0.75}
+        """
+        ids = self._class_ids(query_labels)
+        return {int(c): {n: mean_over_queries(v[ids == c]) for n, v in self.per_query.items()}
+                for c in np.unique(ids)}
+
+    def class_mean(self,
+                   query_labels,      # (Q,) one whole-number class id per query, in the report's order
+                   ) -> dict:
+        """{metric: the mean over classes of the per-class means} (`per_class`): every class weighs the same,
+        whatever its number of queries (pytorch-metric-learning's avg_of_avgs=True). A class whose mean is NaN (no
+        defined query) leaves this mean, as a skipped query leaves a class's; NaN if no class has a defined mean."""
+        per = self.per_class(query_labels)
+        return {n: mean_over_queries(np.array([m[n] for m in per.values()], dtype=np.float64))
+                for n in self.per_query}
 
 
 def _json_float(x):

@@ -375,3 +375,35 @@ def test_ranx_tie_free_tied_and_broken():
         assert low - 1e-12 <= tied[m] <= high + 1e-12, m
     missing = ranx_values({"a": {"d1": 1}, "b": {"d2": 1}}, {"a": {"d1": 1.0, "d3": 0.5}})
     assert missing["map@100"] == pytest.approx(0.5, abs=1e-15)
+
+
+
+@pytest.mark.parametrize("same", [True, False])
+def test_pml_avg_of_avgs_and_return_per_class(pml, codes, same):
+    """AccuracyCalculator(avg_of_avgs=True) = Report.class_mean, return_per_class=True = Report.per_class (issue 33),
+    the library under the tool's order (ties="index"). Query 0 is moved to class 10, which no gallery item and no
+    other query holds: lone, the tool drops it (and lists only the classes of the queries it keeps), so the library
+    evaluates the other queries against the same gallery (with the queries as gallery, query 0 still in it)."""
+    from pytorch_metric_learning.utils.accuracy_calculator import AccuracyCalculator
+    d = codes[0]
+    ql = d.query_labels.copy()
+    ql[0] = 10
+    q, g = d.query_codes.astype(np.float32), d.gallery_codes.astype(np.float32)
+    refs = () if same else (g, d.gallery_labels)
+    acc = {flag: AccuracyCalculator(k=None, exclude=("NMI", "AMI"), **{flag: True}) for flag in
+           ("avg_of_avgs", "return_per_class")}
+    acc = {flag: c.get_accuracy(q, ql) if same else c.get_accuracy(q, ql, *refs, ref_includes_query=False)
+           for flag, c in acc.items()}
+    gg, gl = (q, ql) if same else refs
+    kept = np.arange(1, len(q))                                    # every query but the lone one
+    r = evaluate(query_embeddings=q[kept].astype(np.float64), gallery_embeddings=gg.astype(np.float64),
+                 query_labels=ql[kept], gallery_labels=gl, similarity="l2", self_index=kept if same else None,
+                 ties="index", ap_denominator="all", metrics=list(PML_TO_LIBRARY.values()))
+    per, mean = r.per_class(ql[kept]), r.class_mean(ql[kept])
+    assert list(per) == list(range(10))
+    for key, name in PML_TO_LIBRARY.items():
+        t = 1e-6 if key == "mean_reciprocal_rank" else 1e-12       # the tool averages reciprocal ranks in float32
+        assert acc["avg_of_avgs"][key] == pytest.approx(mean[name], abs=t), key
+        assert acc["return_per_class"][key] == pytest.approx([per[c][name] for c in per], abs=t), key
+        by_hand = np.mean([r.per_query[name][ql[kept] == c].mean() for c in range(10)])   # a plain loop over classes
+        assert mean[name] == pytest.approx(by_hand, abs=1e-12), key
