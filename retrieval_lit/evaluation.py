@@ -138,92 +138,7 @@ class Report(Mapping):
         Anything else is refused in one RetrievalInputError that starts "`d` is not a report's dictionary" and names
         the entry: a missing or mistyped field, a per-query list of the wrong length, a value that is not a finite
         number or null (named by its position in its list: the query as the file numbers it)."""
-        def refuse(where, what):
-            fail("d", f"is not a report's dictionary as Report.to_dict writes it: {where} {what}")
-
-        def at(*keys) -> str:
-            return "".join(f"[{k!r}]" for k in keys)
-
-        def table(parent, *keys, required=False) -> dict:
-            if keys[-1] not in parent:
-                if required:
-                    refuse(at(*keys[:-1]) or "it", f"lacks {keys[-1]!r}")
-                return {}
-            v = parent[keys[-1]]
-            if not isinstance(v, Mapping) or not all(isinstance(k, str) for k in v):
-                refuse(at(*keys), f"must be a dictionary keyed by names, got {type(v).__name__}")
-            return v
-
-        def brief(x) -> str:
-            if isinstance(x, (list, tuple, Mapping)):
-                return f"a {'list' if isinstance(x, (list, tuple)) else 'dictionary'}"
-            text = repr(x)
-            return text if len(text) <= 40 else text[:37] + "..."
-
-        def number(x, *keys, query=False) -> float:
-            where = at(*keys) + (f" (query {keys[-1]})" if query else "")
-            if x is None:
-                return np.nan
-            if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, float, np.integer, np.floating)):
-                refuse(where, f"must be a number or null, got {brief(x)}")
-            try:
-                v = float(x)
-            except OverflowError:
-                v = np.inf
-            if np.isinf(v):
-                refuse(where, f"must be a finite number or null, got {brief(x)}")
-            return v
-
-        def whole(x, *keys, none=False, minimum=0):
-            if x is None and none:
-                return None
-            if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)) or x < minimum:
-                refuse(at(*keys), f"must be a whole number >= {minimum}{' or null' if none else ''}, got {brief(x)}")
-            return int(x)
-
-        def values(xs, n, *keys) -> np.ndarray:
-            if not isinstance(xs, (list, tuple)):
-                refuse(at(*keys), f"must be a list of {n} per-query values, got {type(xs).__name__}")
-            if len(xs) != n:
-                refuse(at(*keys), f"holds {len(xs)} values for the report's {n} queries (n_queries)")
-            return np.array([number(x, *keys, i, query=True) for i, x in enumerate(xs)], dtype=np.float64)
-
-        def pair(v, first, second, *keys, n=None) -> tuple:
-            if not isinstance(v, Mapping) or first not in v or second not in v:
-                refuse(at(*keys), f"must be a dictionary with {first!r} and {second!r}")
-            if n is None:
-                return number(v[first], *keys, first), number(v[second], *keys, second)
-            return values(v[first], n, *keys, first), values(v[second], n, *keys, second)
-
-        if not isinstance(d, Mapping):
-            refuse("it", f"must be a dictionary, got {type(d).__name__}")
-        metrics = table(d, "metrics", required=True)
-        means = {k: number(v, "metrics", k) for k, v in metrics.items()}
-        conv = table(d, "conventions", required=True)
-        try:
-            conv = Conventions.make(**conv)
-        except (ValueError, TypeError) as e:
-            refuse(at("conventions"), f"are not conventions: {e}")
-        n_queries, n_gallery = (whole(d.get(k), k) if k in d else refuse("it", f"lacks {k!r}")
-                                for k in ("n_queries", "n_gallery"))
-        nbits = whole(d.get("nbits"), "nbits", none=True, minimum=1)
-        precision = d.get("precision")
-        if precision is not None and precision not in PRECISIONS:
-            refuse(at("precision"), f"must be one of {', '.join(PRECISIONS)} or null, got {brief(precision)}")
-        skipped = {k: whole(v, "skipped", k) for k, v in table(d, "skipped").items()}
-        bounds = {k: pair(v, "min", "max", "bounds", k) for k, v in table(d, "bounds").items()}
-        orders = {k: pair(v, "relevant_last", "relevant_first", "orders", k) for k, v in table(d, "orders").items()}
-        pq = {k: values(v, n_queries, "per_query", k) for k, v in table(d, "per_query").items()}
-        pqb = {k: pair(v, "min", "max", "per_query_bounds", k, n=n_queries)
-               for k, v in table(d, "per_query_bounds").items()}
-        lower = []
-        for k in means:
-            try:
-                if not parse_metric(k).higher_is_better:
-                    lower.append(k)
-            except ValueError:
-                refuse(at("metrics"), f"names {k!r}, which is not a metric name `evaluate` knows")
-        return cls(means, pq, skipped, conv, n_queries, n_gallery, nbits, bounds, tuple(lower), orders, pqb, precision)
+        return _report_from_dict(cls, d)
 
     def per_query_rows(self) -> list:
         "One dict per query: `query` (its index) and every metric's value (None where skipped), for CSV or pandas."
@@ -290,6 +205,106 @@ class Report(Mapping):
 
 def _json_float(x):
     return None if x is None or np.isnan(x) else float(x)
+
+# %% ../nbs/50_evaluation.ipynb #6e2f1a90
+# Reading a report's dictionary back (Report.from_dict): each field's check, one refusal naming the entry
+def _not_a_report(where, what):
+    fail("d", f"is not a report's dictionary as Report.to_dict writes it: {where} {what}")
+
+def _at(*keys) -> str:
+    return "".join(f"[{k!r}]" for k in keys)
+
+def _names_table(parent, *keys, required=False) -> dict:
+    if keys[-1] not in parent:
+        if required:
+            _not_a_report(_at(*keys[:-1]) or "it", f"lacks {keys[-1]!r}")
+        return {}
+    v = parent[keys[-1]]
+    if not isinstance(v, Mapping) or not all(isinstance(k, str) for k in v):
+        _not_a_report(_at(*keys), f"must be a dictionary keyed by names, got {type(v).__name__}")
+    return v
+
+def _brief(x) -> str:
+    if isinstance(x, (list, tuple, Mapping)):
+        return f"a {'list' if isinstance(x, (list, tuple)) else 'dictionary'}"
+    text = repr(x)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+def _finite_or_null(x, *keys, query=False) -> float:
+    where = _at(*keys) + (f" (query {keys[-1]})" if query else "")
+    if x is None:
+        return np.nan
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, float, np.integer, np.floating)):
+        _not_a_report(where, f"must be a number or null, got {_brief(x)}")
+    try:
+        v = float(x)
+    except OverflowError:
+        v = np.inf
+    if np.isinf(v):
+        _not_a_report(where, f"must be a finite number or null, got {_brief(x)}")
+    return v
+
+def _whole_field(x, *keys, none=False, minimum=0):
+    if x is None and none:
+        return None
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)) or x < minimum:
+        _not_a_report(_at(*keys), f"must be a whole number >= {minimum}{' or null' if none else ''}, "
+                                  f"got {_brief(x)}")
+    return int(x)
+
+
+# %% ../nbs/50_evaluation.ipynb #6e2f1a91
+def _per_query_values(xs, n, *keys) -> np.ndarray:
+    if not isinstance(xs, (list, tuple)):
+        _not_a_report(_at(*keys), f"must be a list of {n} per-query values, got {type(xs).__name__}")
+    if len(xs) != n:
+        _not_a_report(_at(*keys), f"holds {len(xs)} values for the report's {n} queries (n_queries)")
+    return np.array([_finite_or_null(x, *keys, i, query=True) for i, x in enumerate(xs)], dtype=np.float64)
+
+def _field_pair(v, first, second, *keys, n=None) -> tuple:
+    if not isinstance(v, Mapping) or first not in v or second not in v:
+        _not_a_report(_at(*keys), f"must be a dictionary with {first!r} and {second!r}")
+    if n is None:
+        return _finite_or_null(v[first], *keys, first), _finite_or_null(v[second], *keys, second)
+    return _per_query_values(v[first], n, *keys, first), _per_query_values(v[second], n, *keys, second)
+
+def _report_from_dict(cls,   # Report (its class method from_dict calls this)
+                      d,     # what Report.to_dict returned
+                      ) -> "Report":
+    """The Report that `d` describes, every field checked; anything else is refused in one RetrievalInputError that
+    starts "`d` is not a report's dictionary" and names the entry (a query by its position in its list)."""
+    if not isinstance(d, Mapping):
+        _not_a_report("it", f"must be a dictionary, got {type(d).__name__}")
+    metrics = _names_table(d, "metrics", required=True)
+    means = {k: _finite_or_null(v, "metrics", k) for k, v in metrics.items()}
+    conv = _names_table(d, "conventions", required=True)
+    try:
+        conv = Conventions.make(**conv)
+    except (ValueError, TypeError) as e:
+        _not_a_report(_at("conventions"), f"are not conventions: {e}")
+    n_queries, n_gallery = (_whole_field(d.get(k), k) if k in d else _not_a_report("it", f"lacks {k!r}")
+                            for k in ("n_queries", "n_gallery"))
+    nbits = _whole_field(d.get("nbits"), "nbits", none=True, minimum=1)
+    precision = d.get("precision")
+    if precision is not None and precision not in PRECISIONS:
+        _not_a_report(_at("precision"), f"must be one of {', '.join(PRECISIONS)} or null, "
+                                        f"got {_brief(precision)}")
+    skipped = {k: _whole_field(v, "skipped", k) for k, v in _names_table(d, "skipped").items()}
+    bounds = {k: _field_pair(v, "min", "max", "bounds", k) for k, v in _names_table(d, "bounds").items()}
+    orders = {k: _field_pair(v, "relevant_last", "relevant_first", "orders", k)
+              for k, v in _names_table(d, "orders").items()}
+    pq = {k: _per_query_values(v, n_queries, "per_query", k) for k, v in _names_table(d, "per_query").items()}
+    pqb = {k: _field_pair(v, "min", "max", "per_query_bounds", k, n=n_queries)
+           for k, v in _names_table(d, "per_query_bounds").items()}
+    lower = []
+    for k in means:
+        try:
+            if not parse_metric(k).higher_is_better:
+                lower.append(k)
+        except ValueError:
+            _not_a_report(_at("metrics"), f"names {k!r}, which is not a metric name `evaluate` knows")
+    return cls(means, pq, skipped, conv, n_queries, n_gallery, nbits, bounds, tuple(lower), orders, pqb, precision)
+
 
 # %% ../nbs/50_evaluation.ipynb #db232f86
 def mean_over_queries(values: np.ndarray,  # (Q,) per-query values, NaN where a query's value is undefined
