@@ -18,8 +18,8 @@ from .validate import (check_choice, check_int, check_nonempty, check_same_nbits
 # %% auto #0
 __all__ = ['WHOLE_RANKING', 'TIE_MODES', 'counting_sort_order', 'stable_order', 'tie_group_sizes', 'IndexSums', 'join_index_sums',
            'stack_padded', 'RankSummary', 'FrozenSummary', 'resolve_cutoff', 'group_hist', 'gallery_code_counts',
-           'code_max_by_distance', 'check_ignore', 'summarize', 'ordered_top', 'group_starts', 'tie_order_runs',
-           'list_summary', 'hypergeometric_weights', 'row_sums', 'over_relevant']
+           'code_max_by_distance', 'check_ignore', 'summarize', 'ordered_top', 'group_starts', 'run_offsets',
+           'positions_in_runs', 'tie_order_runs', 'list_summary', 'hypergeometric_weights', 'row_sums', 'over_relevant']
 
 # %% ../nbs/03_ranking.ipynb #5259d31c
 def counting_sort_order(distances: np.ndarray,   # (N,) one query's whole-number distances 0..nbits: the sort keys
@@ -387,6 +387,32 @@ def group_starts(counts,   # (..., G) items in each group (or run), in rank orde
     """
     c = np.asarray(counts, dtype=np.int64)
     return np.cumsum(c, axis=-1) - c
+
+# %% ../nbs/03_ranking.ipynb #d53757bf
+def run_offsets(counts,   # (R,) entries in each run (row), in order
+                ) -> np.ndarray:
+    """Where each run starts in the flat array, and where the last one ends: `[0, c0, c0 + c1, ..., sum]` (int64,
+    R + 1 values), the index array of a compressed sparse row matrix.
+
+    >>> run_offsets([2, 0, 3]).tolist()
+    [0, 2, 2, 5]
+    """
+    c = np.asarray(counts, dtype=np.int64).reshape(-1)
+    out = np.zeros(len(c) + 1, dtype=np.int64)
+    np.cumsum(c, out=out[1:])
+    return out
+
+# %% ../nbs/03_ranking.ipynb #285dbe93
+def positions_in_runs(counts,   # (R,) entries in each run (row), in order
+                      ) -> np.ndarray:
+    """Each entry's place inside its run, for a flat array cut into runs of `counts` entries: 0..c_j - 1 for run j
+    (int64, sum(counts) values).
+
+    >>> positions_in_runs([2, 0, 3]).tolist()
+    [0, 1, 0, 1, 2]
+    """
+    c = np.asarray(counts, dtype=np.int64).reshape(-1)
+    return np.arange(int(c.sum()), dtype=np.int64) - np.repeat(group_starts(c), c)
 
 # %% ../nbs/03_ranking.ipynb #216a7f50
 def tie_order_runs(summary: RankSummary,   # the ranking summary
