@@ -14,7 +14,7 @@ import numpy as np
 
 from .hamming import PackedCodes, pack_codes
 from .ranking import IndexSums, RankSummary, check_ignore, group_starts, resolve_cutoff
-from .hamming import Progress, progress_wanted
+from .blocks import Progress, progress_wanted
 from .relevance import IgnoreSets, Relevance, check_relevance
 from .validate import check_bool, check_int, check_same_nbits, fail
 

@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from threadpoolctl import ThreadpoolController
 
-from .hamming import DEFAULT_BLOCK_BYTES, block_rows, row_blocks
+from .blocks import DEFAULT_BLOCK_BYTES, block_rows, row_blocks
 from .ranking import (IndexSums, RankSummary, group_hist, check_ignore, join_index_sums, resolve_cutoff,
                                     stack_padded)
 from .relevance import Relevance, count_grades, make_ignore, relevance_from_matrix

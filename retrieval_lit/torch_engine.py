@@ -13,7 +13,7 @@ import numpy as np
 from retrieval_lit.average_precision import APParts, finish_ap
 from retrieval_lit.dcg import gain_values
 from retrieval_lit.evaluation import (Report, _Accumulator, _Job, _parse_metrics, _Source, plan_summary)
-from retrieval_lit.hamming import Progress, progress_wanted
+from retrieval_lit.blocks import Progress, progress_wanted
 from retrieval_lit.metrics import Conventions, apply_empty_policy
 from retrieval_lit.precision import _ratio
 from retrieval_lit.ranking import IndexSums, RankSummary
