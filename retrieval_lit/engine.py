@@ -105,15 +105,15 @@ def _distance_words(qv, gw, j):
 _NO_LABELS = np.zeros((1, 1), dtype=np.uint8)
 
 
-def _label_words(labels: np.ndarray | None, kind: str) -> np.ndarray:
+def _label_words(labels: np.ndarray,  # one side of `Relevance.labels()`: class codes or multi-hot rows
+                 same_class: bool,    # `Relevance.same_class`: the labels are class codes
+                 ) -> np.ndarray:
     """Labels as the kernels compare them, the source told by the array's type: class ids as 1-D int64;
     multi-hot rows packed into uint64 words like codes, 1-D when one word holds them (up to 64 labels), else 2-D."""
-    if kind == "class":
+    if same_class:
         return np.ascontiguousarray(labels, dtype=np.int64)
-    if kind == "multihot":
-        words = pack_codes(labels.astype(np.uint8), "labels").words
-        return np.ascontiguousarray(words[:, 0] if words.shape[1] == 1 else words)
-    return _NO_LABELS
+    words = pack_codes(labels.astype(np.uint8), "labels").words
+    return np.ascontiguousarray(words[:, 0] if words.shape[1] == 1 else words)
 
 
 def _load_rel(qr, i):
@@ -635,11 +635,12 @@ def _remembered(slot: str, key: tuple, make):
 
 def _prepared_gallery(g: PackedCodes, rel: Relevance) -> dict:
     "The gallery's packed labels, remembered while the same arrays come back."
-    prep = _remembered("gallery", (g.words, rel.gallery_labels),
-                       lambda: {"kind": rel.kind, "labels": _label_words(rel.gallery_labels, rel.kind)})
-    if prep["kind"] != rel.kind:
-        prep = {"kind": rel.kind, "labels": _label_words(rel.gallery_labels, rel.kind)}
-        setattr(_LAST, "gallery", ((g.words, rel.gallery_labels), prep))
+    labels, same = rel.labels()[1], rel.same_class
+    prep = _remembered("gallery", (g.words, labels),
+                       lambda: {"same_class": same, "labels": _label_words(labels, same)})
+    if prep["same_class"] != same:
+        prep = {"same_class": same, "labels": _label_words(labels, same)}
+        setattr(_LAST, "gallery", ((g.words, labels), prep))
     return prep
 
 
@@ -727,7 +728,7 @@ def _operands(q: PackedCodes, g: PackedCodes, rel: Relevance, n_grades: int) -> 
     else:
         if rel.max_grade >= n_grades:
             fail("relevance", f"has max_grade {rel.max_grade}, above the {n_grades - 1} this summary has room for")
-        qr, gr = _label_words(rel.query_labels, rel.kind), _prepared_gallery(g, rel)["labels"]
+        qr, gr = _label_words(rel.labels()[0], rel.same_class), _prepared_gallery(g, rel)["labels"]
     return q.words, _gallery_words(g.words), qr, gr, len(g)
 
 
@@ -736,7 +737,7 @@ CLASS_SORT_MIN_QUERIES = 32   # sorting the gallery by class (once per gallery) 
 
 def _by_class(q: PackedCodes, g: PackedCodes, rel: Relevance, n_grades: int) -> bool:
     "Take the class-id kernels (gallery grouped by class): many queries, or the grouping already made for it."
-    if rel.kind != "class" or n_grades != 2:
+    if not rel.same_class or n_grades != 2:
         return False
     entry = getattr(_LAST, "by_class", None)
     return len(q) >= CLASS_SORT_MIN_QUERIES or (entry is not None and entry[0][0] is g.words)
@@ -765,8 +766,9 @@ def hist_pass(q: PackedCodes,                    # the queries (Q codes)
     over this gallery) are counted by the fast pass and then taken off, one distance each."""
     hist = np.zeros((len(q), q.nbits + 1, n_grades), dtype=np.int64)
     if _by_class(q, g, rel, n_grades):
-        by_class = _gallery_by_class(g, rel.gallery_labels)
-        _class_hist_kernel(q.words, by_class["words"], len(g), *_class_ranges(by_class, rel.query_labels), hist,
+        ql, gl = rel.labels()
+        by_class = _gallery_by_class(g, gl)
+        _class_hist_kernel(q.words, by_class["words"], len(g), *_class_ranges(by_class, ql), hist,
                            _width(q.words.shape[1]))
     else:
         qw, gw, qr, gr, n = _operands(q, g, rel, n_grades)
@@ -803,11 +805,12 @@ def hist_top_pass(q: PackedCodes,                    # the queries (Q codes)
     """(hist, top): `hist_pass` and `top_pass` of the whole gallery, in one walk for class ids over many queries
     (`_class_hist_top_kernel`), else in the two passes."""
     if _by_class(q, g, rel, n_grades) and q.nbits < _IGNORED:
-        by_class = _gallery_by_class(g, rel.gallery_labels)
+        ql, gl = rel.labels()
+        by_class = _gallery_by_class(g, gl)
         hist = np.zeros((len(q), q.nbits + 1, n_grades), dtype=np.int64)
         top = np.zeros((len(q), t), dtype=np.uint8)
         _class_hist_top_kernel(q.words, _gallery_words(g.words), len(g), by_class["order"],
-                               *_class_ranges(by_class, rel.query_labels), _query_blocks(len(q)),
+                               *_class_ranges(by_class, ql), _query_blocks(len(q)),
                                hist, top, _width(q.words.shape[1]), *_ignore_operands(ignore, len(q)))
         return hist, top
     hist = hist_pass(q, g, rel, n_grades, ignore)
@@ -849,9 +852,10 @@ def hist_sums_pass(q: PackedCodes,                    # the queries (Q codes)
     n_blocks = _query_blocks(len(q))
     dbits, pbits = _record_layout(q.nbits)
     if _by_class(q, g, rel, n_grades):
-        by_class = _gallery_by_class(g, rel.gallery_labels)
+        ql, gl = rel.labels()
+        by_class = _gallery_by_class(g, gl)
         _class_hist_sums_kernel(q.words, _gallery_words(g.words), len(g), by_class["order"],
-                                *_class_ranges(by_class, rel.query_labels), discount_table(len(g)), n_blocks, dbits,
+                                *_class_ranges(by_class, ql), discount_table(len(g)), n_blocks, dbits,
                                 hist, ap, dcg, hits, _width(q.words.shape[1]), *_ignore_operands(ignore, len(q)))
     elif len(g) < 1 << pbits:
         _hist_sums_kernel(*_operands(q, g, rel, n_grades), discount_table(len(g)), n_blocks, n_grades <= 2, dbits,

@@ -389,10 +389,10 @@ class ShardedGallery:
             fail("query_codes", f"have {q.nbits} bits but the sharded gallery has {self.nbits}-bit codes")
         check_ignore(ignore, len(q), self.n_items)
         if relevance.per_pair != (self.labels[0] is None):
-            fail("relevance", f"is a {relevance.kind} relevance but the gallery was sent "
-                              f"{'without' if self.labels[0] is None else 'with'} labels")
+            held = "holds its grades per pair" if relevance.per_pair else "computes its grades from labels"
+            fail("relevance", f"{held} but the gallery was sent {'without' if self.labels[0] is None else 'with'} labels")
         qf = self.client.scatter(q, hash=False)
-        qlab = None if relevance.per_pair else relevance.query_labels
+        qlab = None if relevance.per_pair else relevance.labels()[0]
         grades = ([relevance.block(0, relevance.n_queries, bounds) for bounds in self.bounds] if relevance.per_pair
                   else [None] * len(self.shards))
         return _scan_block(self, qf, qlab, grades, relevance.max_grade + 1, resolve_cutoff(top_columns, self.n_items, "top_columns"),

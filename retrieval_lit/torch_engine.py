@@ -17,7 +17,7 @@ from retrieval_lit.hamming import Progress, progress_wanted
 from retrieval_lit.metrics import Conventions, apply_empty_policy
 from retrieval_lit.precision import _ratio
 from retrieval_lit.ranking import IndexSums, RankSummary
-from retrieval_lit.relevance import LabelRelevance, make_ignore, make_relevance
+from retrieval_lit.relevance import make_ignore, make_relevance
 from retrieval_lit.score_ranking import MAX_EXACT_INT_SCORE, PRECISIONS, SIMILARITIES, check_scores
 from retrieval_lit.validate import check_bool, check_choice, check_int, check_numbers, fail, to_numpy
 
@@ -649,10 +649,10 @@ class _DeviceJob:
         self.dev, self.rows, self.rel, self.ig, self.n, self.plan = dev, rows, rel, ig, n_gallery, plan
         self.n_grades = rel.max_grade + 1
         self.labels = None
-        if isinstance(rel, LabelRelevance):                     # labels compared on the device, never a Q x N block
+        if not rel.per_pair:                                    # labels compared on the device, never a Q x N block
             torch = _torch()
             to = lambda a: torch.from_numpy(np.ascontiguousarray(a)).to(dev)
-            self.labels = (to(rel.query_labels), to(rel.gallery_labels))
+            self.labels = tuple(to(a) for a in rel.labels())
 
     def grades(self, start: int, stop: int):
         "(b, N) uint8 grades of queries start..stop-1 on the device."
@@ -660,7 +660,7 @@ class _DeviceJob:
         if self.labels is None:
             return torch.from_numpy(self.rel.block(start, stop)).to(self.dev)
         q, g = self.labels
-        if self.rel.kind == "class":
+        if self.rel.same_class:
             return (q[start:stop, None] == g[None, :]).to(torch.uint8)
         return (q[start:stop].to(torch.int32) @ g.T.to(torch.int32) if self.dev.type == "cpu" else
                 (q[start:stop].to(torch.float32) @ g.T.to(torch.float32)).round().to(torch.int32)).to(torch.uint8)
