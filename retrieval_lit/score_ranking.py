@@ -59,7 +59,7 @@ def check_scores(scores,                       # Q x N finite scores (floats, or
 
 # %% ../nbs/09_score_ranking.ipynb #17417bc3
 def _groups_of_sorted(s_sorted: np.ndarray,      # (b, n) rows sorted by descending score
-                      kept_sorted: np.ndarray,   # (b, n) kept positions of the sorted rows (unused: removed items sort last)
+                      kept_sorted: np.ndarray,   # (b, n) kept positions of the sorted rows (unused)
                       ) -> np.ndarray:
     "Group index of every position of rows sorted by descending score: a new group wherever the score changes."
     new_group = np.ones(s_sorted.shape, dtype=bool)
