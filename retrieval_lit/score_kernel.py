@@ -51,7 +51,7 @@ def _relevant_columns(key, grades, kept, has_kept):
             i += 1
     return cols, n_kept, lo, hi
 
-
+# %% ../nbs/58_score_kernel.ipynb #eb5d135d
 @njit(cache=True)
 def _distinct_sorted(key, cols, lo, scale, nb):
     """(u, k, first, slot): the k distinct relevant scores ascending in u[:k] (a bucket sort: counts, places, then
@@ -189,7 +189,7 @@ def _tied_before(cols, slot, tied, n_tied, k):
         seen[slot[i]] += 1
     return before
 
-
+# %% ../nbs/58_score_kernel.ipynb #ddaae1d9
 @njit(cache=True)
 def _index_ranks(rel_grades, slot, above, before, per_grade):
     """(ranks, their grades): the relevant items' (grades `rel_grades`, in index order) 0-based ranks in stable order
@@ -211,7 +211,7 @@ def _index_ranks(rel_grades, slot, above, before, per_grade):
         at[p] += 1
     return ranks, rank_grades
 
-
+# %% ../nbs/58_score_kernel.ipynb #dfef3f23
 @njit(cache=True)
 def _add(total, carry, v):
     "Neumaier's compensated step: (total + v, carry), the rounding error of the sum kept in `carry`."
@@ -222,7 +222,7 @@ def _add(total, carry, v):
         carry += (v - t) + total
     return t, carry
 
-
+# %% ../nbs/58_score_kernel.ipynb #558563b1
 @njit(cache=True)
 def _index_sums(ranks, rank_grades, n_grades, sums, discounts):
     """sums[0] = sum_k k / r_k (AP's numerator), sums[1] = relevant items within the first R ranks (R-precision),
@@ -270,14 +270,14 @@ def _finish_counts(cols, rel_grades, slot, k, equal, between, n_top, n_kept, tie
         _index_sums(ranks, rank_grades, n_grades, sums, discounts)
     return n_groups
 
-
+# %% ../nbs/58_score_kernel.ipynb #3720fa01
 @njit(cache=True)
 def _bucket_scale(lo, hi, m):
     "(nb, scale): 4m buckets over [lo, hi] (about 5% of items compared on the benchmark's rows), and their density."
     nb = 4 * m
     return nb, nb / (hi - lo) if hi > lo else 0.0
 
-
+# %% ../nbs/58_score_kernel.ipynb #67e7b786
 @njit(cache=True)
 def _row_counts(key, grades, kept, has_kept, t, want_sums, groups, top_row, sums, discounts):
     "One row's whole-ranking summary by counts, into `groups` (zeros), `top_row` and `sums`; returns its groups."
@@ -295,7 +295,7 @@ def _row_counts(key, grades, kept, has_kept, t, want_sums, groups, top_row, sums
     return _finish_counts(cols, rel_grades, slot, k, equal, between, n_top, n_kept, tied, n_tied, t, want_sums,
                           groups, top_row, sums, discounts)
 
-
+# %% ../nbs/58_score_kernel.ipynb #64822473
 @njit(nogil=True, cache=True)
 def _block_counts(key, grades, kept, has_kept, t, want_sums, hist, n_groups, top, sums, discounts):
     "`_row_counts` of every row of a block; without the GIL, so that blocks run on threads side by side."
