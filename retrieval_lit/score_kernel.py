@@ -8,7 +8,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from .ranking import IndexSums
+from .ranking import IndexSums, run_offsets
 from .relevance import Relevance, count_grades
 
 # %% auto #0
@@ -379,13 +379,12 @@ def relevant_part(key: np.ndarray,     # (b, n) scores of a part: items offset..
     "Round 1 on one part: its kept relevant items in index order, and its kept items, per row."
     relevant = grades > 0 if kept is None else (grades > 0) & kept
     rows, cols = np.nonzero(relevant)                            # row-major: index order within a row
-    ptr = np.zeros(len(key) + 1, dtype=np.int64)
-    np.cumsum(np.count_nonzero(relevant, axis=1), out=ptr[1:])
+    ptr = run_offsets(np.count_nonzero(relevant, axis=1))        # where each row's items start (chapter 03)
     n_kept = (np.full(len(key), key.shape[1], dtype=np.int64) if kept is None
               else np.count_nonzero(kept, axis=1).astype(np.int64))
     return RelevantPart(ptr, key[rows, cols], grades[rows, cols], cols.astype(np.int64) + offset, n_kept)
 
-
+# %% ../nbs/58_score_kernel.ipynb #0a2fed42
 def _join_ragged(ptrs: list, columns: list) -> tuple:
     """(ptr, joined columns) of ragged row-wise arrays given part by part (`ptrs[s]`, `columns[s]` a tuple of arrays):
     each row's entries of part 0, then of part 1, ... (a stable sort of the rows' numbers)."""
@@ -393,14 +392,14 @@ def _join_ragged(ptrs: list, columns: list) -> tuple:
     order = np.argsort(rows, kind="stable")
     return np.sum(ptrs, axis=0), tuple(np.concatenate(c)[order] for c in zip(*columns))
 
-
+# %% ../nbs/58_score_kernel.ipynb #85680fd2
 def join_relevant(parts: list,  # RelevantParts of consecutive parts of the gallery, in gallery order
                   ) -> RelevantPart:
     "The RelevantParts of consecutive parts, in gallery order, joined: the whole rows' relevant items in index order."
     ptr, (scores, grades, index) = _join_ragged([p.ptr for p in parts], [p[1:4] for p in parts])
     return RelevantPart(ptr, scores, grades, index, np.sum([p.n_kept for p in parts], axis=0))
 
-
+# %% ../nbs/58_score_kernel.ipynb #ec419ac6
 @njit(cache=True)
 def _block_distinct(scores, ptr, u, k, slot):
     "Each row's distinct relevant scores into u (at the row's offset) and k, each item's place into slot."
@@ -415,7 +414,7 @@ def _block_distinct(scores, ptr, u, k, slot):
             u[a:a + kk] = v[:kk]
             slot[a:b] = places
 
-
+# %% ../nbs/58_score_kernel.ipynb #40e0ead1
 def distinct_relevant(rel: RelevantPart,  # the whole rows' relevant items (`join_relevant`)
                       ) -> DistinctScores:
     "Each row's distinct relevant scores, ascending (what round 2 sends every part), from the joined relevant items."
@@ -581,7 +580,7 @@ def _top_groups(neg, cand, totals, n_kept, k, t, groups, top_row):
         groups[g, cand[order[p]]] -= 1
     return g + 1 if n_kept > n_in else g
 
-
+# %% ../nbs/58_score_kernel.ipynb #f6f9408a
 @njit(cache=True)
 def _row_top(key, grades, kept, has_kept, k, t, low, totals, groups, top_row):
     """One row's summary through rank k: its items reaching `low` are the candidates (`totals`: its kept items per
@@ -596,7 +595,7 @@ def _row_top(key, grades, kept, has_kept, k, t, low, totals, groups, top_row):
             i += 1
     return _top_groups(neg, cand, totals, totals.sum(), k, t, groups, top_row)
 
-
+# %% ../nbs/58_score_kernel.ipynb #fb2e464a
 @njit(nogil=True, cache=True)
 def _block_top(key, grades, kept, has_kept, k, t, low, totals, hist, n_groups, top):
     "`_row_top` of every row of a block; without the GIL, so that blocks run on threads side by side."
@@ -604,7 +603,7 @@ def _block_top(key, grades, kept, has_kept, k, t, low, totals, hist, n_groups, t
     for i in range(key.shape[0]):
         n_groups[i] = _row_top(key[i], grades[i], kept[i * step], has_kept, k, t, low[i], totals[i], hist[i], top[i])
 
-
+# %% ../nbs/58_score_kernel.ipynb #aa8011fc
 def top_block(key: np.ndarray,     # (b, N) float32 or float64 scores, higher = nearer (finite)
               grades: np.ndarray,  # (b, N) uint8 grades, 0 = irrelevant
               kept,                # (b, N) bool, False = removed from the ranking; or None
@@ -646,7 +645,7 @@ def _select(a, n, m):
             hi = j
     return a[m]
 
-
+# %% ../nbs/58_score_kernel.ipynb #dbf09a9b
 _BUCKETS = 64   # the histogram of a full buffer: the floor falls within one bucket of its k-th largest score
 
 
@@ -675,7 +674,7 @@ def _floor_of(v, n, k):
             floor = min(floor, v[i])
     return floor
 
-
+# %% ../nbs/58_score_kernel.ipynb #9aaf78ff
 @njit(cache=True)
 def _keep_reaching(vals, cols, count, floor):
     "Keep the candidates scoring at least `floor`, in their order; returns their count."
@@ -686,7 +685,7 @@ def _keep_reaching(vals, cols, count, floor):
         c += x >= floor
     return c
 
-
+# %% ../nbs/58_score_kernel.ipynb #696792ad
 @njit(cache=True)
 def _compact(vals, cols, count, k):
     """Keep the candidates of a full buffer reaching a floor at most their k-th largest score (`_floor_of`); where
@@ -942,7 +941,7 @@ def _block_sum(a, lo, n):
         s += a[lo + j]
     return s
 
-
+# %% ../nbs/58_score_kernel.ipynb #c7d42a37
 @njit(cache=True)
 def _pairwise(a, n):
     """numpy's pairwise sum of a[:n] (float64): blocks of up to 128 summed by `_block_sum`; a longer range split in two
@@ -972,7 +971,7 @@ def _pairwise(a, n):
             t += 3
     return sums[0]
 
-
+# %% ../nbs/58_score_kernel.ipynb #4592a4c6
 @njit(nogil=True, cache=True, error_model="numpy")   # 0/0 of a zero row is NaN, not an exception
 def _unit_rows(a, out, start, stop, norms):
     "Rows start..stop-1 of `a` over their lengths (float64, rounded once into `out`); the lengths into `norms`."
@@ -987,7 +986,7 @@ def _unit_rows(a, out, start, stop, norms):
         for j in range(d):
             out[i, j] = np.float64(a[i, j]) / norm
 
-
+# %% ../nbs/58_score_kernel.ipynb #4e4fed25
 def unit_rows(a: np.ndarray,    # (n, D) finite float32 or float64 embeddings
               out: np.ndarray,  # (n, D) float32 or float64, C-ordered: rows start..stop-1 are written
               start: int,       # the first row
