@@ -718,7 +718,7 @@ def _flags(row, kept_row, has_kept, start, f, fl):
             h += x
     return h
 
-
+# %% ../nbs/58_score_kernel.ipynb #f0834a7a
 @njit(nogil=True, cache=True)
 def _stream_tile(s, start, kept, has_kept, k, floor, vals, cols, count, overflow):
     """Add one tile of scores (rows x T, items start..start+T-1) to each row's candidates: the kept items scoring at
@@ -753,7 +753,7 @@ def _stream_tile(s, start, kept, has_kept, k, floor, vals, cols, count, overflow
                 c += (x >= f) & (fl[j] != 0)
         floor[i], count[i] = f, c
 
-
+# %% ../nbs/58_score_kernel.ipynb #6105b13b
 @njit(nogil=True, cache=True)
 def _settle(vals, cols, count, overflow, k):
     """Each row's candidates cut to those reaching one last floor (`_floor_of`), once the whole row has been seen:
@@ -762,7 +762,7 @@ def _settle(vals, cols, count, overflow, k):
         if not overflow[i] and count[i] > k:
             count[i] = _keep_reaching(vals[i], cols[i], count[i], _floor_of(vals[i], count[i], k))
 
-
+# %% ../nbs/58_score_kernel.ipynb #8109db49
 @njit(nogil=True, cache=True)
 def _stream_finish(vals, cand, count, overflow, totals, n_kept, k, t, hist, n_groups, top):
     "`_top_groups` of every row's candidates (rows marked `overflow` are left for the caller)."
@@ -771,7 +771,7 @@ def _stream_finish(vals, cand, count, overflow, totals, n_kept, k, t, hist, n_gr
             n_groups[i] = _top_groups(-vals[i, :count[i]], cand[i, :count[i]], totals[i], n_kept[i], k, t, hist[i],
                                       top[i])
 
-
+# %% ../nbs/58_score_kernel.ipynb #fb2c847e
 def _candidate_grades(relevance: Relevance, start: int, stop: int, kept, cols: np.ndarray, count: np.ndarray) -> tuple:
     """(each row's candidates' grades (b, cap), its kept items per grade (b, G), its kept items (b,)): asked of
     `relevance` for the candidates alone (`grades_at`, `grade_counts`); with removed items, from the rows' block."""
@@ -783,7 +783,7 @@ def _candidate_grades(relevance: Relevance, start: int, stop: int, kept, cols: n
     totals = count_grades(grades, kept, relevance.max_grade + 1)
     return np.take_along_axis(grades, listed, axis=1), totals, totals.sum(axis=1)
 
-
+# %% ../nbs/58_score_kernel.ipynb #b6c233c7
 def _stream_part(rows, start: int, stop: int, lo: int, hi: int, kept_in, has_kept: bool, k: int, tile: int,
                  first: np.ndarray, floor: np.ndarray, vals: np.ndarray, cols: np.ndarray, count: np.ndarray,
                  overflow: np.ndarray):
@@ -796,7 +796,7 @@ def _stream_part(rows, start: int, stop: int, lo: int, hi: int, kept_in, has_kep
         s = first if a == lo else rows(start, stop, (a, min(a + tile, hi)))
         _stream_tile(s, a, kept_in, has_kept, k, floor, vals, cols, count, overflow)
 
-
+# %% ../nbs/58_score_kernel.ipynb #5a4c67e5
 @njit(nogil=True, cache=True)
 def _sample_floors(s, kept, has_kept, starts, k, floor):
     """floor[i] = a score at least k of row i's kept items in `s` reach (`_floor_of`), or -inf if fewer are kept:
@@ -810,7 +810,7 @@ def _sample_floors(s, kept, has_kept, starts, k, floor):
             c += not has_kept or kept[i if has_kept else 0, starts[j // w] + j % w]
         floor[i] = _floor_of(scratch, c, k) if c >= k else -np.inf
 
-
+# %% ../nbs/58_score_kernel.ipynb #9b185ba9
 @njit(nogil=True, cache=True)
 def _merge_parts(vals, cols, count, floor, overflow, out_vals, out_cols, out_count, out_overflow):
     """Each row's candidates from consecutive parts of the gallery (p, b, cap), in part order (so in index order),
@@ -830,14 +830,79 @@ def _merge_parts(vals, cols, count, floor, overflow, out_vals, out_cols, out_cou
                 c += x >= f
         out_count[i] = c
 
-
+# %% ../nbs/58_score_kernel.ipynb #3521a688
 def _gallery_parts(n_gallery: int, tile: int, parts: int) -> list:
     "(lo, hi) of `parts` consecutive parts of the gallery (fewer if it has fewer tiles), each a whole number of tiles."
     n_tiles = -(-n_gallery // tile)
     cuts = np.linspace(0, n_tiles, min(parts, n_tiles) + 1).astype(int) * tile
     return [(int(lo), min(int(hi), n_gallery)) for lo, hi in zip(cuts[:-1], cuts[1:])]
 
+# %% ../nbs/58_score_kernel.ipynb #7110e722
+def _start_floors(firsts: list,    # each part's first tile of scores (b, <= tile)
+                  ranges: list,    # each part's (lo, hi) in the gallery
+                  tile: int,       # gallery items per tile
+                  b: int,          # the rows (queries)
+                  kept_in,         # (b, N) bool, or the kernels' dummy row
+                  has_kept: bool,  # whether items are removed
+                  cutoff: int,     # the rank the floors bound
+                  run,             # run(f, items) -> [f(item)]: the rows' sampling split among its workers
+                  ) -> np.ndarray:
+    """(parts, b) each part's starting floor per row: -inf with one part; with several, where the parts' full first
+    tiles hold `cutoff` items, a score at least `cutoff` of the row's kept items in them reach (`_sample_floors`), the
+    same for every part."""
+    n_p = len(ranges)
+    floor = np.full((n_p, b), -np.inf)
+    full = [p for p, f in enumerate(firsts) if f.shape[1] == tile]          # the last may be short
+    if n_p > 1 and len(full) * tile >= cutoff:   # each part starts from a floor found in the first tiles of all parts
+        sample = np.concatenate([firsts[p] for p in full], axis=1)
+        starts = np.array([ranges[p][0] for p in full], dtype=np.int64)
+        cuts = np.linspace(0, b, min(n_p, b) + 1).astype(int)
+        list(run(lambda ij: _sample_floors(sample[ij[0]:ij[1]], kept_in[ij[0]:ij[1]] if has_kept else kept_in,
+                                           has_kept, starts, cutoff, floor[0, ij[0]:ij[1]]), zip(cuts[:-1], cuts[1:])))
+        floor[1:] = floor[0]
+    return floor
 
+# %% ../nbs/58_score_kernel.ipynb #817427f8
+def _merge_streams(vals: np.ndarray,      # (p, b, cap) each part's candidates' scores
+                   cols: np.ndarray,      # (p, b, cap) their gallery indices
+                   count: np.ndarray,     # (p, b) each part's candidates per row
+                   floor: np.ndarray,     # (p, b) each part's floor per row
+                   overflow: np.ndarray,  # (p, b) the rows whose ties filled a part's buffer
+                   run,                   # run(f, items) -> [f(item)]: the rows' merges split among its workers
+                   ) -> tuple:
+    """(vals, cols, count, overflow) per row: one part's as they are; several parts' merged by `_merge_parts` (those
+    reaching the highest of the row's floors, in index order)."""
+    n_p, b, cap = vals.shape
+    if n_p == 1:
+        return vals[0], cols[0], count[0], overflow[0]
+    parts_in = vals, cols, count, floor, overflow
+    vals, cols = np.empty((b, n_p * cap), dtype=vals.dtype), np.empty((b, n_p * cap), dtype=np.int64)
+    count, overflow = np.zeros(b, dtype=np.int64), np.zeros(b, dtype=np.bool_)
+    cuts = np.linspace(0, b, min(n_p, b) + 1).astype(int)        # the rows' merges side by side
+    list(run(lambda ij: _merge_parts(*[x[:, ij[0]:ij[1]] for x in parts_in], *[x[ij[0]:ij[1]] for x in
+                                                                              (vals, cols, count, overflow)]),
+             zip(cuts[:-1], cuts[1:])))
+    return vals, cols, count, overflow
+
+# %% ../nbs/58_score_kernel.ipynb #eba577c1
+def _overflowed(rows, start: int, stop: int, n_gallery: int, relevance: Relevance, kept, t: int, cutoff: int,
+                tile: int, over: np.ndarray) -> dict:
+    """{row: (hist, top)} of the rows whose ties overflowed their buffer, by `top_block` on their whole rows: their
+    scores taken from products of the same shapes as the stream's (all the block's queries, a tile of items), so the
+    same bits."""
+    if not len(over):
+        return {}
+    whole = None
+    for a in range(0, n_gallery, tile):
+        s = rows(start, stop, (a, min(a + tile, n_gallery)))[over]
+        if whole is None:
+            whole = np.empty((len(over), n_gallery), dtype=s.dtype)
+        whole[:, a:a + s.shape[1]] = s
+    return {int(i): top_block(whole[j:j + 1], relevance.block(start + i, start + i + 1),
+                              None if kept is None else kept[i:i + 1], relevance.max_grade + 1, t, cutoff)
+            for j, i in enumerate(over)}
+
+# %% ../nbs/58_score_kernel.ipynb #ac72af4e
 def streamed_top_block(rows,               # rows(start, stop, items) -> scores of queries start..stop-1, items a..b-1
                        start: int,         # the first query
                        stop: int,          # one past the last query
@@ -864,29 +929,12 @@ def streamed_top_block(rows,               # rows(start, stop, items) -> scores 
     ranges = _gallery_parts(n_gallery, tile, parts)
     firsts = list(run(lambda r: rows(start, stop, (r[0], min(r[0] + tile, r[1]))), ranges))
     n_p = len(ranges)
-    floor = np.full((n_p, b), -np.inf)
-    full = [p for p, f in enumerate(firsts) if f.shape[1] == tile]          # the last may be short
-    if n_p > 1 and len(full) * tile >= cutoff:   # each part starts from a floor found in the first tiles of all parts
-        sample = np.concatenate([firsts[p] for p in full], axis=1)
-        starts = np.array([ranges[p][0] for p in full], dtype=np.int64)
-        cuts = np.linspace(0, b, min(n_p, b) + 1).astype(int)
-        list(run(lambda ij: _sample_floors(sample[ij[0]:ij[1]], kept_in[ij[0]:ij[1]] if has_kept else kept_in,
-                                           has_kept, starts, cutoff, floor[0, ij[0]:ij[1]]), zip(cuts[:-1], cuts[1:])))
-        floor[1:] = floor[0]
+    floor = _start_floors(firsts, ranges, tile, b, kept_in, has_kept, cutoff, run)
     vals, cols = np.empty((n_p, b, cap), dtype=firsts[0].dtype), np.empty((n_p, b, cap), dtype=np.int64)
     count, overflow = np.zeros((n_p, b), dtype=np.int64), np.zeros((n_p, b), dtype=np.bool_)
     list(run(lambda p: _stream_part(rows, start, stop, *ranges[p], kept_in, has_kept, cutoff, tile, firsts[p],
                                     floor[p], vals[p], cols[p], count[p], overflow[p]), range(n_p)))
-    if n_p == 1:
-        vals, cols, count, overflow = vals[0], cols[0], count[0], overflow[0]
-    else:
-        parts_in = vals, cols, count, floor, overflow
-        vals, cols = np.empty((b, n_p * cap), dtype=vals.dtype), np.empty((b, n_p * cap), dtype=np.int64)
-        count, overflow = np.zeros(b, dtype=np.int64), np.zeros(b, dtype=np.bool_)
-        cuts = np.linspace(0, b, min(n_p, b) + 1).astype(int)        # the rows' merges side by side
-        list(run(lambda ij: _merge_parts(*[x[:, ij[0]:ij[1]] for x in parts_in], *[x[ij[0]:ij[1]] for x in
-                                                                                  (vals, cols, count, overflow)]),
-                 zip(cuts[:-1], cuts[1:])))
+    vals, cols, count, overflow = _merge_streams(vals, cols, count, floor, overflow, run)
     _settle(vals, cols, count, overflow, cutoff)
     most = int(count.max(initial=0))                              # the most candidates a row kept
     vals, cols = vals[:, :max(most, 1)], cols[:, :max(most, 1)]
@@ -900,24 +948,6 @@ def streamed_top_block(rows,               # rows(start, stop, items) -> scores 
         if t:
             top[i] = tp[0]
     return _trimmed(hist, n_groups, top, t)
-
-
-def _overflowed(rows, start: int, stop: int, n_gallery: int, relevance: Relevance, kept, t: int, cutoff: int,
-                tile: int, over: np.ndarray) -> dict:
-    """{row: (hist, top)} of the rows whose ties overflowed their buffer, by `top_block` on their whole rows: their
-    scores taken from products of the same shapes as the stream's (all the block's queries, a tile of items), so the
-    same bits."""
-    if not len(over):
-        return {}
-    whole = None
-    for a in range(0, n_gallery, tile):
-        s = rows(start, stop, (a, min(a + tile, n_gallery)))[over]
-        if whole is None:
-            whole = np.empty((len(over), n_gallery), dtype=s.dtype)
-        whole[:, a:a + s.shape[1]] = s
-    return {int(i): top_block(whole[j:j + 1], relevance.block(start + i, start + i + 1),
-                              None if kept is None else kept[i:i + 1], relevance.max_grade + 1, t, cutoff)
-            for j, i in enumerate(over)}
 
 # %% ../nbs/58_score_kernel.ipynb #c57ea281
 @njit(cache=True)
