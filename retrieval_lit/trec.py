@@ -709,13 +709,15 @@ def interpolated_precision(judged: np.ndarray,  # one topic's codes in rank orde
 # %% ../nbs/52_trec.ipynb #58486b49
 MEASURE_ORDER = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
                  "recip_rank", "iprec_at_recall", "P", "recall", "ndcg", "ndcg_cut", "map_cut", "success",
-                 "judged")
-NOT_TREC_EVAL = ("judged",)   # families trec_eval lacks (judged: ir_measures' Judged@k): never in all_trec
+                 "recip_rank_cut", "judged")
+NOT_TREC_EVAL = ("recip_rank_cut", "judged")   # ir_measures' RR@k and Judged@k, which trec_eval lacks: not in all_trec
 DEFAULT_PARAMS = {"iprec_at_recall": RECALL_LEVELS, "P": CUTOFFS, "recall": CUTOFFS, "ndcg_cut": CUTOFFS,
-                  "map_cut": CUTOFFS, "success": SUCCESS_CUTOFFS, "judged": CUTOFFS}
+                  "map_cut": CUTOFFS, "success": SUCCESS_CUTOFFS, "recip_rank_cut": CUTOFFS,
+                  "judged": CUTOFFS}
 NICKNAMES = {"official": MEASURE_ORDER[:12], "all_trec": tuple(f for f in MEASURE_ORDER if f not in NOT_TREC_EVAL)}
 LIBRARY_METRICS = {"map": "map", "Rprec": "rprec", "recip_rank": "mrr", "ndcg": "ndcg", "P": "p@{}",
-                   "recall": "recall@{}", "ndcg_cut": "ndcg@{}", "map_cut": "map@{}", "success": "success@{}"}
+                   "recall": "recall@{}", "ndcg_cut": "ndcg@{}", "map_cut": "map@{}", "success": "success@{}",
+                   "recip_rank_cut": "mrr@{}"}
 COUNT_MEASURES = ("num_q", "num_ret", "num_rel", "num_rel_ret")
 SUMMARY_ONLY = ("runid", "num_q", "gm_map")
 FIXED_ORDER_MEASURES = ("bpref", "iprec_at_recall")
@@ -728,6 +730,17 @@ class TrecMeasure:
     family: str                      # the measure's family in MEASURE_ORDER: 'map', 'P', 'iprec_at_recall'
     param: float | int | None = None  # the cutoff (int) or recall level (float); None: a family without one
     rel_level: int = 1               # a document is relevant when rel >= this (trec_eval -l; ir_measures' rel=)
+
+# %% ../nbs/52_trec.ipynb #03b13e7c
+def _trec_measure(name: str,            # an ir_measures name: 'nDCG@10', 'RR@10', 'MRR@10', 'RR(rel=2)@10'
+                  ) -> tuple | None:
+    """(trec measure, relevance level) of an ir_measures name, or None if the name is not one: `names.trec_spec`,
+    and RR@k, which trec_eval lacks, as this chapter's recip_rank_cut_k."""
+    text = name.strip()
+    meaning = read_name(text[1:] if re.match(r"MRR(?=[(@]|$)", text) else text)   # MRR: ir_measures' alias of RR
+    if meaning is not None and meaning.family == "RR" and meaning.cutoff is not None:
+        return f"recip_rank_cut_{meaning.cutoff}", meaning.rel
+    return trec_spec(name)
 
 # %% ../nbs/52_trec.ipynb #93156a11
 def _measure(family: str, param) -> TrecMeasure:
@@ -760,12 +773,12 @@ def _unknown_measure(spec: str):
     k = number.group(0) if number else "10"
     known = list(MEASURE_ORDER) + list(NICKNAMES) + [f"{f}_{k}" for f in DEFAULT_PARAMS]
     for f, v in IR_FAMILIES.items():
-        known += ([f] if v.trec else []) + ([f"{f}@{k}"] if v.trec_at else [])
+        known += ([f] if v.trec else []) + ([f"{f}@{k}"] if v.trec_at or f == "RR" else [])
     lower = {c.lower(): c for c in reversed(known)}
     near = [lower[c] for c in difflib.get_close_matches(spec.lower(), list(lower), n=3, cutoff=0.5)]
     fail("measures", f"has an unknown measure {spec!r}; known: {', '.join(MEASURE_ORDER)}, "
                      f"{', '.join(NICKNAMES)} (and 'P.5,10' or 'P_10' for cutoffs; ir_measures' AP@k, nDCG@k, P@k, "
-                     f"R@k, RR, Success@k, Rprec, P(rel=2)@k)" + (f"; did you mean {' or '.join(map(repr, near))}?"
+                     f"R@k, RR, RR@k, Success@k, Rprec, P(rel=2)@k)" + (f"; did you mean {' or '.join(map(repr, near))}?"
                                                                  if near else ""))
 
 
@@ -791,11 +804,12 @@ def parse_measures(specs,               # a name or a list: 'map', 'P' (default 
         for family in NICKNAMES.get(spec, (spec,)):
             if re.fullmatch(r"Judged@[0-9]+", family):           # ir_measures' spelling of judged_k
                 family = "judged_" + family[len("Judged@"):]
-            ir = None if family in MEASURE_ORDER or family in NICKNAMES else trec_spec(family)
+            ir = None if family in MEASURE_ORDER or family in NICKNAMES else _trec_measure(family)
             if ir is not None:
                 if ir[1] > 1:
+                    spelled = read_name(family)                  # None for an alias (MAP, NDCG, MRR): as typed
                     for m in parse_measures(ir[0]):
-                        m = replace(m, name=read_name(family).spelling, rel_level=ir[1])
+                        m = replace(m, name=family.strip() if spelled is None else spelled.spelling, rel_level=ir[1])
                         leveled.setdefault(m.name, m)
                     continue
                 family = ir[0]
