@@ -41,8 +41,10 @@ class TrecFileError(RetrievalInputError):
 def _file_error(path, line: int, message: str):
     raise TrecFileError(f"{os.fspath(path)}, line {line}: {message}")
 
-
-def _records(path, columns: tuple):
+# %% ../nbs/52_trec.ipynb #80bc6e82
+def _records(path,                      # a run or qrels file
+             columns: tuple,            # its column names (RUN_COLUMNS or QRELS_COLUMNS): how many fields a line has
+             ):
     "(line number, fields) of every line of a whitespace-separated file with exactly len(columns) fields."
     try:
         handle = open(path, "rb")
@@ -64,6 +66,7 @@ def _records(path, columns: tuple):
                                           f"'{' '.join(columns)}'; read {line.strip()!r}")
             yield number, fields
 
+# %% ../nbs/52_trec.ipynb #cff417ea
 _KINDS = {"skip": 0, "id": 1, "int": 2, "float": 3, "check": 2}   # "check": a whole number, read, not kept
 _CHUNK_BYTES = 1 << 23                 # the compiled reader reads the file in pieces of about this size
 
@@ -109,7 +112,7 @@ def _fast_fields(path, columns: tuple, kinds: tuple, chunk_bytes: int = _CHUNK_B
     ids = [stack_padded(parts) for parts in ids]                 # the pieces' id widths differ
     return ids, [np.concatenate(parts) for parts in numbers]
 
-
+# %% ../nbs/52_trec.ipynb #639b1354
 def _fast_piece(kernel, data: np.ndarray, codes: np.ndarray, kinds: tuple, id_fields: list, number_fields: list):
     "(ids, numbers) of one piece of whole lines, or None (see `_fast_fields`)."
     n_lines = int(np.count_nonzero(data == 10)) + int(data[-1] != 10)
