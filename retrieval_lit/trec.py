@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from .metrics import Conventions, parse_metric, tie_range
-from .ranking import FrozenSummary, RankSummary, row_sums, stack_padded
+from .ranking import FrozenSummary, RankSummary, positions_in_runs, row_sums, run_offsets, stack_padded
 from .score_ranking import summarize_lists
 from .names import IR_FAMILIES, at_relevance_level, read_name, trec_spec
 from .validate import RetrievalInputError, check_bool, check_choice, fail, shown
@@ -147,7 +147,7 @@ def _doc_keys(ids: np.ndarray) -> np.ndarray:
     padded = ids if ids.shape[1] == width else np.pad(ids, ((0, 0), (0, width - ids.shape[1])))
     return np.ascontiguousarray(padded).view(">u8").astype(np.uint64)
 
-
+# %% ../nbs/52_trec.ipynb #190a940f
 @dataclass
 class TrecTable:
     """A run or qrels held as columns, what `read_run(table=True)` and `read_qrels(table=True)` give and `rank_run`
@@ -164,7 +164,7 @@ class TrecTable:
         return {q: {docs[r].decode("utf-8"): values[r] for r in range(a, b)}
                 for q, a, b in zip(self.qids, self.starts[:-1].tolist(), self.starts[1:].tolist())}
 
-
+# %% ../nbs/52_trec.ipynb #b97a068e
 def _segment_order(starts: np.ndarray, keys: list, stable: bool = True) -> np.ndarray:
     """The order of rows that sorts each segment starts[i]:starts[i + 1] by `keys` (np.lexsort's rule: the last key
     first; stable), segments kept in place. Segments of like sizes are sorted as the rows of one padded matrix (each
@@ -181,7 +181,7 @@ def _segment_order(starts: np.ndarray, keys: list, stable: bool = True) -> np.nd
         order = np.argsort(keys[0].reshape(n_seg, width), axis=-1, kind="stable" if stable else "quicksort")
         order += starts[:-1, None]
         return order.ravel()
-    column = (np.arange(n) - np.repeat(starts[:-1], sizes)).astype(np.int32)
+    column = positions_in_runs(sizes).astype(np.int32)
     grids = []
     for key in keys:
         top = np.inf if key.dtype.kind == "f" else np.iinfo(key.dtype).max
@@ -197,13 +197,13 @@ def _segment_order(starts: np.ndarray, keys: list, stable: bool = True) -> np.nd
     order += starts[:-1, None]
     return order[~pad]
 
-
+# %% ../nbs/52_trec.ipynb #a6aa5ced
 def _doc_order_keys(doc_ids: np.ndarray) -> list:
     "np.lexsort keys (last first) that order rows by document id."
     keys = _doc_keys(doc_ids)
     return [keys[:, j] for j in range(keys.shape[1] - 1, -1, -1)]
 
-
+# %% ../nbs/52_trec.ipynb #663052da
 def _sorted_table(qid_ids: np.ndarray, doc_ids: np.ndarray, values: np.ndarray) -> TrecTable | None:
     "A TrecTable from per-line id bytes and values; None if a (topic, document) pair repeats."
     n = len(values)
@@ -215,7 +215,7 @@ def _sorted_table(qid_ids: np.ndarray, doc_ids: np.ndarray, values: np.ndarray) 
         grouped = np.argsort(topic, kind="stable")
         topic, doc_ids, values = topic[grouped], doc_ids[grouped], values[grouped]
         del grouped
-    starts = np.concatenate([[0], np.cumsum(np.bincount(topic, minlength=len(names)))])
+    starts = run_offsets(np.bincount(topic, minlength=len(names)))
     order = _segment_order(starts, _doc_order_keys(doc_ids), stable=False)
     doc_ids, values = doc_ids[order], values[order]
     del order
@@ -225,7 +225,7 @@ def _sorted_table(qid_ids: np.ndarray, doc_ids: np.ndarray, values: np.ndarray) 
         return None
     return TrecTable([x.decode("utf-8") for x in names.tolist()], starts, doc_ids, values)
 
-
+# %% ../nbs/52_trec.ipynb #d9a34ff8
 def _table_from_nested(table: dict, dtype) -> TrecTable:
     "A TrecTable from checked {qid: {docid: value}} (ids as strings)."
     qids = sorted(table)
@@ -233,22 +233,9 @@ def _table_from_nested(table: dict, dtype) -> TrecTable:
     values = np.array([v for q in qids for v in table[q].values()], dtype=dtype)
     width = max([len(d) for d in docs] + [1])
     ids = np.frombuffer(np.array(docs, dtype=f"S{width}").tobytes(), dtype=np.uint8).reshape(len(docs), width)
-    starts = np.concatenate([[0], np.cumsum([len(table[x]) for x in qids])]).astype(np.int64)
+    starts = run_offsets([len(table[x]) for x in qids])
     order = _segment_order(starts, _doc_order_keys(ids), stable=False)
     return TrecTable(qids, starts, ids[order], values[order])
-
-
-def _as_table(x, name: str) -> TrecTable:
-    """A TrecTable as it is, or a run / qrels dictionary (or ranx's object) checked and turned into one: in whole-array
-    steps (`_fast_table`) where it can, or else by the careful check, which names a bad entry."""
-    if isinstance(x, TrecTable):
-        return x
-    fast = _fast_table(x, name)
-    if fast is not None:
-        return fast
-    if name == "qrels":
-        return _table_from_nested(check_qrels(x), np.int64)
-    return _table_from_nested(check_run(x), np.float64)
 
 # %% ../nbs/52_trec.ipynb #06da0a22
 def _number(path, line: int, text: str, what: str, whole: bool) -> float | int:
@@ -469,7 +456,7 @@ def _fast_values(inner: list, n: int, name: str) -> np.ndarray | None:
     except (OverflowError, ValueError):                      # an integer beyond int64 or the doubles; a short count
         return None
 
-
+# %% ../nbs/52_trec.ipynb #761b581c
 def _fast_table(x, name: str) -> TrecTable | None:
     """The TrecTable of a run (name 'run') or qrels dictionary in whole-array steps, the one `_table_from_nested`
     builds from the checked dictionary; None where an entry needs the careful check (or numba is not loaded and the
@@ -505,9 +492,22 @@ def _fast_table(x, name: str) -> TrecTable | None:
     values = _fast_values(inner, n, name) if ok else None
     if values is None:
         return None
-    starts = np.concatenate([[0], np.cumsum(sizes)])
+    starts = run_offsets(sizes)
     order = _segment_order(starts, _doc_order_keys(ids), stable=False)
     return TrecTable(qids, starts, ids[order], values[order])
+
+# %% ../nbs/52_trec.ipynb #9b5551f7
+def _as_table(x, name: str) -> TrecTable:
+    """A TrecTable as it is, or a run / qrels dictionary (or ranx's object) checked and turned into one: in whole-array
+    steps (`_fast_table`) where it can, or else by the careful check, which names a bad entry."""
+    if isinstance(x, TrecTable):
+        return x
+    fast = _fast_table(x, name)
+    if fast is not None:
+        return fast
+    if name == "qrels":
+        return _table_from_nested(check_qrels(x), np.int64)
+    return _table_from_nested(check_run(x), np.float64)
 
 # %% ../nbs/52_trec.ipynb #a9da97a0
 @dataclass
