@@ -361,7 +361,7 @@ def _id(value, name: str, what: str) -> str:
         return str(int(value))
     fail(name, f"has the {what} {shown(value)}; ids must be strings (or integers)")
 
-
+# %% ../nbs/52_trec.ipynb #cd072257
 def _nested(table, name: str, value_of) -> dict:
     "{qid: {docid: value}} from a mapping of mappings (or an object with to_dict()), ids as strings."
     if hasattr(table, "to_dict") and not isinstance(table, Mapping):
@@ -386,7 +386,7 @@ def _nested(table, name: str, value_of) -> dict:
         out[qid] = inner
     return out
 
-
+# %% ../nbs/52_trec.ipynb #597fad14
 def _score(v, name: str) -> float:
     if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
         fail(name, f"must be a number (a score), got {shown(v)}")
@@ -398,7 +398,7 @@ def _score(v, name: str) -> float:
         fail(name, f"must be a finite score, got {v}")
     return value
 
-
+# %% ../nbs/52_trec.ipynb #aba0c724
 def _rel(v, name: str) -> int:
     if (isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating))
             or isinstance(v, (float, np.floating)) and not (math.isfinite(v) and v == int(v))):
@@ -409,7 +409,7 @@ def _rel(v, name: str) -> int:
         fail(name, f"is {int(v)}, below -2**63, the smallest relevance held (any negative one means unjudged)")
     return int(v)
 
-
+# %% ../nbs/52_trec.ipynb #4d69d844
 def check_run(run,                      # {qid: {docid: score}}: finite numbers; or an object with to_dict() (ranx)
               name: str = "run",        # the argument's name in error messages
               ) -> dict:
