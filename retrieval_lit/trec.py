@@ -557,7 +557,7 @@ def _join(qrels: TrecTable, run: TrecTable, qids: list) -> np.ndarray:
             match[j] = where.get(r_ids[j], -1)
     return match
 
-
+# %% ../nbs/52_trec.ipynb #39448e63
 def _summarize_topics(sizes: np.ndarray, scores: np.ndarray, grades: np.ndarray, unranked: np.ndarray,
                       block_rows: int = 1 << 18) -> RankSummary:
     """The summary `summarize_lists` gives of the topics' lists (whole ranking kept as `top_grades`, grade 0 past each
@@ -565,7 +565,7 @@ def _summarize_topics(sizes: np.ndarray, scores: np.ndarray, grades: np.ndarray,
     topic i holds the next sizes[i] rows, a tie group is a run of equal scores, and hist counts the grades of each
     group. Memory: the running count of groups over all rows, and a block of about block_rows rows at a time."""
     n_q, n = len(sizes), len(scores)
-    starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    starts = run_offsets(sizes)
     new = np.ones(n, dtype=bool)
     new[1:] = scores[1:] != scores[:-1]
     new[starts[:-1][sizes > 0]] = True                           # each topic's first row opens its first group
@@ -589,7 +589,7 @@ def _summarize_topics(sizes: np.ndarray, scores: np.ndarray, grades: np.ndarray,
         a = b
     return FrozenSummary(hist, width, top, kind="scores", unranked=unranked)
 
-
+# %% ../nbs/52_trec.ipynb #bd1f651e
 def rank_run(qrels,                     # {qid: {docid: rel}} or a TrecTable: rel >= 1 relevant, 0 non-relevant, < 0 unjudged
              run,                       # {qid: {docid: score}} or a TrecTable
              complete: bool = False,    # every topic of the qrels, one the run lacks as an empty ranking (trec_eval -c)
@@ -615,8 +615,8 @@ def rank_run(qrels,                     # {qid: {docid: rel}} or a TrecTable: re
     # equal scores in descending id order
     keep = np.flatnonzero(r_topic >= 0)
     sizes = np.bincount(r_topic[keep], minlength=n_q)
-    seg = np.concatenate([[0], np.cumsum(sizes)])
-    flip = np.arange(len(keep)) - np.repeat(seg[:-1], sizes)       # each topic's rows in descending id order
+    seg = run_offsets(sizes)
+    flip = positions_in_runs(sizes)                              # each topic's rows in descending id order
     keep = keep[np.repeat(seg[1:] - 1, sizes) - flip]
     keep = keep[_segment_order(seg, [-run.values[keep]])]
     rel = qrels.values
