@@ -753,7 +753,7 @@ def _measure(family: str, param) -> TrecMeasure:
         return TrecMeasure(f"{family}_{param:3.2f}", family, float(param))
     return TrecMeasure(f"{family}_{int(param)}", family, int(param))
 
-
+# %% ../nbs/52_trec.ipynb #34deec9b
 def _params(family: str, text: str, spec: str) -> list:
     "The cutoffs (or recall levels) of 'P.5,10' or 'P_10', checked."
     values = []
@@ -769,7 +769,7 @@ def _params(family: str, text: str, spec: str) -> list:
         values.append(v)
     return values
 
-
+# %% ../nbs/52_trec.ipynb #5e96a3d6
 def _unknown_measure(spec: str):
     "Refuse an unknown measure, naming the known ones and the nearest (difflib, with the typed number kept)."
     number = re.search(r"[0-9]+(?:\.[0-9]+)?", spec)
@@ -784,7 +784,7 @@ def _unknown_measure(spec: str):
                      f"R@k, RR, RR@k, Success@k, Rprec, P(rel=2)@k)" + (f"; did you mean {' or '.join(map(repr, near))}?"
                                                                  if near else ""))
 
-
+# %% ../nbs/52_trec.ipynb #6d4485c1
 def parse_measures(specs,               # a name or a list: 'map', 'P' (default cutoffs), 'P.5,10', 'P_10', 'official',
                                         # or ir_measures' 'AP@100', 'nDCG@10', 'P(rel=2)@5' (chapter 08)
                    ) -> list:
