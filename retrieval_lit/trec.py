@@ -848,7 +848,7 @@ def _fixed_order(ranking: TrecRanking, ties: str) -> list:
         out.append(judged[np.lexsort((np.arange(len(judged)), first * (judged > 0), group))])
     return out
 
-
+# %% ../nbs/52_trec.ipynb #eadb89b6
 def _fixed_order_matrix(ranking: TrecRanking, ties: str) -> np.ndarray:
     "(Q, W) each topic's judged codes in a fixed order, padded with -1 (unjudged: counts for nothing); kept."
     if ties not in ranking._fixed:
@@ -859,7 +859,7 @@ def _fixed_order_matrix(ranking: TrecRanking, ties: str) -> np.ndarray:
         ranking._fixed[ties] = m
     return ranking._fixed[ties]
 
-
+# %% ../nbs/52_trec.ipynb #bac80772
 def _bpref_rows(judged: np.ndarray, n_rel: np.ndarray, n_nonrel: np.ndarray) -> np.ndarray:
     "`bpref` of every row of a (Q, W) code matrix at once (the same terms, added left to right: bit for bit)."
     r, n = n_rel.astype(np.int64)[:, None], n_nonrel.astype(np.int64)[:, None]
@@ -868,14 +868,14 @@ def _bpref_rows(judged: np.ndarray, n_rel: np.ndarray, n_nonrel: np.ndarray) -> 
     sums = row_sums(np.where(judged > 0, terms, 0.0))           # adding 0.0 leaves a sum as it was
     return np.divide(sums, n_rel, out=np.zeros(len(n_rel)), where=n_rel > 0)
 
-
+# %% ../nbs/52_trec.ipynb #3172408e
 def _precision_tables(judged: np.ndarray) -> tuple:
     "(hits, best_after) of a (Q, W) code matrix: relevant documents up to each rank, best precision from it on."
     hits = np.cumsum(judged > 0, axis=1)
     precision = hits / np.arange(1, judged.shape[1] + 1)        # past a list's end: below its last rank's, no new max
     return hits, np.maximum.accumulate(precision[:, ::-1], axis=1)[:, ::-1]
 
-
+# %% ../nbs/52_trec.ipynb #a5a0edeb
 def _iprec_rows(tables: tuple, n_rel: np.ndarray, level: float, trec_version: str) -> np.ndarray:
     "`interpolated_precision` at one recall level of every row at once, from `_precision_tables`."
     hits, best_after = tables
@@ -885,7 +885,7 @@ def _iprec_rows(tables: tuple, n_rel: np.ndarray, level: float, trec_version: st
     at = np.argmax(hits >= np.maximum(c, 1)[:, None], axis=1)  # the rank of the c-th relevant document
     return np.where((n_rel_ret > 0) & (c <= n_rel_ret), best_after[np.arange(len(at)), at], 0.0)
 
-
+# %% ../nbs/52_trec.ipynb #26820158
 def _fixed_order_values(m: TrecMeasure, ranking: TrecRanking, ties: str, trec_version: str) -> np.ndarray:
     n_rel = ranking.summary.n_relevant
     judged = _fixed_order_matrix(ranking, ties)
@@ -895,7 +895,7 @@ def _fixed_order_values(m: TrecMeasure, ranking: TrecRanking, ties: str, trec_ve
         ranking._fixed["precision", ties] = _precision_tables(judged)
     return _iprec_rows(ranking._fixed["precision", ties], n_rel, m.param, trec_version)
 
-
+# %% ../nbs/52_trec.ipynb #244d8deb
 def _counts(m: TrecMeasure, ranking: TrecRanking) -> np.ndarray:
     if m.family == "num_ret":
         return ranking.n_ret
@@ -903,7 +903,7 @@ def _counts(m: TrecMeasure, ranking: TrecRanking) -> np.ndarray:
         return ranking.summary.n_relevant.astype(np.int64)
     return ranking.n_rel_ret
 
-
+# %% ../nbs/52_trec.ipynb #6bfe0b94
 def measure_values(m: TrecMeasure,      # the measure (not runid or num_q: those exist only over all topics)
                    ranking: TrecRanking,  # rank_run's ranking of the run
                    ties: str = "trec_eval",  # "trec_eval" | "expected" | "optimistic" | "pessimistic"
