@@ -1009,7 +1009,7 @@ def _mean(values: np.ndarray) -> float:
     "trec_eval's average: the values added in topic order, divided by the number of topics."
     return float(row_sums(np.asarray(values, dtype=np.float64))) / len(values)
 
-
+# %% ../nbs/52_trec.ipynb #38127f0d
 def _aggregate(m: TrecMeasure, values):
     if m.family in ("num_ret", "num_rel", "num_rel_ret"):
         return int(np.sum(values))
@@ -1017,11 +1017,11 @@ def _aggregate(m: TrecMeasure, values):
         return math.exp(_mean(values))
     return _mean(values)
 
-
+# %% ../nbs/52_trec.ipynb #bb74cb66
 def _text(value) -> str:
     return str(value) if isinstance(value, (int, np.integer, str)) else f"{value:6.4f}"
 
-
+# %% ../nbs/52_trec.ipynb #abd8eb78
 @dataclass
 class TrecReport:
     "trec_eval's measures of one run: per topic and over all topics."
@@ -1081,7 +1081,7 @@ def _ir_measures_reading(specs) -> bool | None:
             kinds.add("ir")                            # an ir_measures family without a trec measure: refused later
     return None if len(kinds) > 1 else kinds == {"ir"}
 
-
+# %% ../nbs/52_trec.ipynb #00209134
 def evaluate_run(qrels,                  # {qid: {docid: rel}}: rel >= 1 relevant, 0 judged non-relevant, < 0 unjudged
                  run,                    # {qid: {docid: score}} (higher = better)
                  measures=("official",),  # trec_eval names: 'official', 'all_trec', 'map', 'P.5,10', 'ndcg_cut_10'...
