@@ -262,16 +262,16 @@ def paper_rprecision(rel,                # one returned list's grades, rank orde
 
 # %% ../nbs/30_egr.ipynb #2b8c88ce
 def rbp(rel,                             # one ranked list's grades, rank order (relevant = grade > 0; binary)
-        persistence: float = 0.8,        # p in (0, 1), taken exactly as its decimal spelling says (0.8 -> 4/5)
+        persistence: float = 0.8,        # rho in (0, 1), taken exactly as its decimal spelling says (0.8 -> 4/5)
         exact: bool = False,             # True: an exact Fraction; False: a float
         ):
-    """Rank-biased precision (1 - p) sum_i p^(i-1) rel_i of a binary list (Moffat and Zobel 2008).
+    """Rank-biased precision (1 - rho) sum_i rho^(i-1) rel_i of a binary list (Moffat and Zobel 2008).
 
     >>> rbp([1, 0, 1, 0], 0.5, exact=True)                                 # (1/2) (1 + 1/4)
     Fraction(5, 8)
     """
-    p = _rational(persistence, "persistence")
-    v = (1 - p) * sum((p ** (int(rk) - 1) for rk in _hit_ranks(rel)), Fraction(0))
+    rho = _rational(persistence, "persistence")
+    v = (1 - rho) * sum((rho ** (int(rk) - 1) for rk in _hit_ranks(rel)), Fraction(0))
     return v if exact else float(v)
 
 # %% ../nbs/30_egr.ipynb #f811190a
@@ -301,8 +301,8 @@ def egr_rows(grades,                     # (Q, n) grades: each row one ranked li
 
 # %% ../nbs/30_egr.ipynb #e2cdc04c
 def _run_tail(a, b, width: int) -> np.ndarray:
-    """q[k, p] = Pr(leading run >= p), p = 0..width-1, for a random sequence of a[k] relevant and b[k]
-    irrelevant items: q_p = prod_{i<p} (a-i)/(n-i) (0 once p > a)."""
+    """q[j, g] = Pr(leading run >= g), g = 0..width-1, for a random sequence of a[j] relevant and b[j]
+    irrelevant items: q_g = prod_{i<g} (a-i)/(n-i) (0 once g > a)."""
     a = np.asarray(a, dtype=np.float64)[:, None]
     n = a + np.asarray(b, dtype=np.float64)[:, None]
     i = np.arange(width - 1, dtype=np.float64)[None, :]
@@ -311,7 +311,7 @@ def _run_tail(a, b, width: int) -> np.ndarray:
 
 
 def _run_law(tail: np.ndarray) -> np.ndarray:
-    "Pr(run = p) from Pr(run >= p)."
+    "Pr(run = g) from Pr(run >= g)."
     return tail - np.concatenate([tail[:, 1:], np.zeros((tail.shape[0], 1))], axis=1)
 
 # %% ../nbs/30_egr.ipynb #d9348211
@@ -328,7 +328,7 @@ def _inner_runs(a, b, tail: np.ndarray) -> np.ndarray:
 def _close_runs(carry: np.ndarray, laws: np.ndarray) -> np.ndarray:
     "E[f(C + P)] for C ~ carry and P ~ each row of laws, independent."
     f = _flogf(np.arange(len(carry) + laws.shape[1] - 1))
-    return laws @ np.correlate(f, carry, mode="valid")              # [p] = sum_c carry[c] f(c + p)
+    return laws @ np.correlate(f, carry, mode="valid")              # [g] = sum_c carry[c] f(c + g)
 
 # %% ../nbs/30_egr.ipynb #79a408dd
 def _expected_runsum(segments: list, boundary: tuple | None) -> tuple:

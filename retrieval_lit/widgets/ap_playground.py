@@ -141,11 +141,11 @@ def _item_row(lab,       # the playground: its item buttons and tie toggles are 
     lab.item_buttons, lab.tie_toggles, row = [], [None], []
     for i in range(n):
         if i:
-            t = W.ToggleButton(value=lab._tie[i], description="⌒", tooltip=f"tie item {i} with item {i + 1}",
-                               layout=W.Layout(width="28px", padding="0"))
-            t.observe(_tie_changed(lab, i), names="value")
-            lab.tie_toggles.append(t)
-            row.append(t)
+            toggle = W.ToggleButton(value=lab._tie[i], description="⌒", tooltip=f"tie item {i} with item {i + 1}",
+                                    layout=W.Layout(width="28px", padding="0"))
+            toggle.observe(_tie_changed(lab, i), names="value")
+            lab.tie_toggles.append(toggle)
+            row.append(toggle)
         b = W.Button(layout=W.Layout(width="46px"))
         b.on_click(_item_clicked(lab, i))
         lab.item_buttons.append(b)
