@@ -14,30 +14,16 @@ from .validate import (check_grade_matrix, check_ids, check_label_pair, check_la
                                     check_whole_numbers, encode_class_ids, fail, shown)
 
 # %% auto #0
-__all__ = ['RELATION_TYPE_GRADES', 'Relevance', 'LabelRelevance', 'GradeMatrix', 'check_relevance', 'count_grades',
-           'relevance_from_labels', 'relevance_from_types', 'relevance_from_matrix', 'SparseGrades',
+__all__ = ['RELATION_TYPE_GRADES', 'LabelQuestions', 'Relevance', 'LabelRelevance', 'GradeMatrix', 'check_relevance',
+           'count_grades', 'relevance_from_labels', 'relevance_from_types', 'relevance_from_matrix', 'SparseGrades',
            'relevance_from_sparse', 'make_relevance', 'IgnoreSets', 'make_ignore']
 
 # %% ../nbs/02_relevance.ipynb #94acc952
 RELATION_TYPE_GRADES = {1: 2, 2: 1, 3: 0}  # metrics note A: type 1 -> 2, type 2 -> 1, type 3 -> 0
 
-# %% ../nbs/02_relevance.ipynb #0e9309af
-@dataclass(frozen=True)
-class Relevance:
-    """Relevance grades for every (query, gallery item) pair: the interface every consumer uses, and nothing more.
-
-    A source answers three questions: `block(start, stop, items)`, the grades of some queries against some gallery
-    items as a new dense uint8 array; `rows(start, stop)` and `columns(start, stop)`, the same source narrowed to a
-    run of queries or of gallery items; and it says whether its grades are held per pair (`per_pair`: True for
-    matrices) or computed from labels (False). A label source also gives its labels, `labels()`, and says how a grade
-    comes from them, `same_class`: the compiled engines compare the labels themselves and ask nothing more. The grade
-    scale is `max_grade`. Two more, `grades_at` (the grades of listed pairs) and `grade_counts` (each query's items
-    per grade), are answered from `block` unless a source knows a shorter way. A new source is one subclass here:
-    the ranking, the engine, the sharded run and `evaluate` ask nothing else."""
-    n_queries: int                            # Q, the queries covered
-    n_gallery: int                            # N, the gallery items covered
-    max_grade: int                            # grades are 0..max_grade: 1 class, L multi-hot, 2 types, matrix's max
-
+# %% ../nbs/02_relevance.ipynb #c0a7c002
+class LabelQuestions:
+    "What a source that computes its grades from labels answers besides the grades: its labels and their rule."
     per_pair: ClassVar[bool] = True           # grades held per (query, item) pair; False: computed from `labels()`
 
     @property
@@ -55,6 +41,16 @@ class Relevance:
         array comes back on every call and from every `rows` of the source (the engines remember what they make of
         it by its identity). A per-pair source holds no labels."""
         raise NotImplementedError(f"{type(self).__name__} holds grades per pair, not labels")
+
+
+# %% ../nbs/02_relevance.ipynb #0e9309af
+@dataclass(frozen=True)
+class Relevance(LabelQuestions):
+    """Relevance grades for every (query, gallery item) pair: the interface every consumer uses, and nothing more
+    (the contract is the list above; a label source answers the two questions of `LabelQuestions` too)."""
+    n_queries: int                            # Q, the queries covered
+    n_gallery: int                            # N, the gallery items covered
+    max_grade: int                            # grades are 0..max_grade: 1 class, L multi-hot, 2 types, matrix's max
 
     def block(self,
               start: int,           # the first query
@@ -126,28 +122,32 @@ class LabelRelevance(Relevance):
         return (self.query_labels[start:stop, None] == self.gallery_labels[cols]).view(np.uint8)
 
     def grade_counts(self, start: int, stop: int) -> np.ndarray:
-        if not self.same_class:
-            return super().grade_counts(start, stop)
-        classes, sizes = self._gallery_classes()      # class ids: each query's class size in the gallery, no block
-        q, same = self.query_labels[start:stop], np.zeros(stop - start, dtype=np.int64)
-        if len(classes):
-            at = np.minimum(np.searchsorted(classes, q), len(classes) - 1)
-            same = np.where(classes[at] == q, sizes[at], 0)
-        return np.stack([self.n_gallery - same, same], axis=1).astype(np.int64)
-
-    def _gallery_classes(self) -> tuple:
-        """(the gallery's class codes, sorted; how many items hold each): made on first use and kept in `made`, which
-        `rows` shares (the same gallery) and `columns` does not (another gallery). Threads may race to make it; each
-        makes the same arrays."""
-        if "classes" not in self.made:
-            self.made["classes"] = np.unique(self.gallery_labels, return_counts=True)
-        return self.made["classes"]
+        return super().grade_counts(start, stop) if not self.same_class else _class_grade_counts(self, start, stop)
 
     def rows(self, start: int, stop: int) -> "LabelRelevance":
         return replace(self, n_queries=stop - start, query_labels=self.query_labels[start:stop])   # query side: views
 
     def columns(self, start: int, stop: int) -> "LabelRelevance":
         return replace(self, n_gallery=stop - start, gallery_labels=self.gallery_labels[start:stop], made={})
+
+# %% ../nbs/02_relevance.ipynb #c0a7c006
+def _class_grade_counts(rel: "LabelRelevance",  # a class-id source
+                        start: int,              # the first query
+                        stop: int,               # one past the last query
+                        ) -> np.ndarray:
+    """(items of grade 0, items of grade 1) for each query start..stop-1 of a class-id source, from the size of its
+    class in the gallery: no block of grades. The gallery's (sorted class codes, items in each) are made on first use
+    and kept in `rel.made`, which `rows` shares (the same gallery) and `columns` does not; threads may race to make
+    them, and each makes the same arrays."""
+    if "classes" not in rel.made:
+        rel.made["classes"] = np.unique(rel.gallery_labels, return_counts=True)
+    classes, sizes = rel.made["classes"]
+    q, same = rel.query_labels[start:stop], np.zeros(stop - start, dtype=np.int64)
+    if len(classes):
+        at = np.minimum(np.searchsorted(classes, q), len(classes) - 1)
+        same = np.where(classes[at] == q, sizes[at], 0)
+    return np.stack([rel.n_gallery - same, same], axis=1).astype(np.int64)
+
 
 # %% ../nbs/02_relevance.ipynb #24d0c17b
 @dataclass(frozen=True)
