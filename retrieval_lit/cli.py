@@ -264,6 +264,9 @@ def build_parser() -> argparse.ArgumentParser:
         ev.add_argument(f"--{side}-labels", metavar="FILE", help=f"{side} labels: .npy class ids or multi-hot rows")
     ev.add_argument("--relevance", metavar="FILE", help="a Q x N .npy of relevance grades (instead of labels)")
     ev.add_argument("--relation-types", metavar="FILE", help="a Q x N .npy of metrics note A's relation types 1/2/3")
+    ev.add_argument("--max-grade", type=int, default=None, metavar="G",
+                    help="the grade scale 0..G, declared (ERR reads it); default: inferred from the relevance, so it can "
+                         "change with the queries given")
     ev.add_argument("--scores", metavar="FILE", help="a Q x N .npy of similarities (higher = nearer), instead of codes")
     for side in ("query", "gallery"):
         ev.add_argument(f"--{side}-embeddings", metavar="FILE", help=f"{side} descriptors (.npy, items x dimensions), instead of codes")
@@ -447,7 +450,7 @@ def run_evaluate(args,                   # the parsed `evaluate` options (an arg
                 fail("--ignore", f"holds a query index outside 0..{n_q - 1}")
             arrays["ignore"] = [pairs[pairs[:, 0] == i, 1] for i in range(n_q)]
     r = evaluate(metrics=args.metrics, similarity=args.similarity, precision=args.precision, client=args.dask, **arrays,
-                 threads=args.threads, **_conventions(args))
+                 threads=args.threads, max_grade=args.max_grade, **_conventions(args))
     what = f"{r.nbits} bits" if r.nbits else "ranked by scores"
     _emit({f"{r.n_queries} queries x {r.n_gallery} gallery items, {what}, {_described(args)}": r}, args, out)
     return r

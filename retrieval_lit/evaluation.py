@@ -648,6 +648,8 @@ def evaluate(query_codes=None,              # Q x K codes, {0,1} or {-1,+1} (ite
              precision: str = "float64",    # scores compared / similarities computed in "float64" | "float32"
              relevance=None,                # a Q x N matrix of grades 0..255, instead of labels
              relation_types=None,           # metrics note A's relation types 1/2/3, instead of labels
+             max_grade: int | None = None,  # the grade scale 0..max_grade (ERR reads it); None: inferred from the
+                                            # relevance (1 class ids, L multi-hot columns, a matrix's largest grade)
              ignore=None,                   # items removed from each query's ranking: Q x N bool, or index lists
              self_index=None,               # each query's own gallery index (-1: none), removed from its ranking
              ties: str = "expected",        # "expected" | "optimistic" | "pessimistic" | "index"
@@ -669,7 +671,9 @@ def evaluate(query_codes=None,              # Q x K codes, {0,1} or {-1,+1} (ite
     The gallery is ranked per query by Hamming distance between codes ({0,1} or {-1,+1} arrays, items x bits, or
     PackedCodes), by given similarity `scores`, or by the similarity of real-valued embeddings; ties are groups
     of equal distance or exactly equal score. Relevance: class ids or multi-hot labels (query_labels and
-    gallery_labels), a Q x N grade matrix (`relevance`), or metrics note A's `relation_types`. `ignore` / `self_index`
+    gallery_labels), a Q x N grade matrix (`relevance`), or metrics note A's `relation_types`; `max_grade` declares
+    its grade scale (inferred from the relevance by default, so a metric that reads it, such as ERR, can change with
+    the batch of queries; a declared scale below a grade present is refused). `ignore` / `self_index`
     remove items from a query's ranking before anything is computed (they count neither as relevant nor as
     irrelevant). `bounds=True` adds, for every metric that claims it, the range over all tie orders
     (`report.bounds`) and the values under the relevant-last / relevant-first orders (`report.orders`).
@@ -699,6 +703,9 @@ def evaluate(query_codes=None,              # Q x K codes, {0,1} or {-1,+1} (ite
         torch = __import__("sys").modules.get("torch")   # a tensor exists only where torch is loaded
         if device is not None or torch is not None and any(isinstance(x, torch.Tensor)
                                                            for x in (scores, query_embeddings, gallery_embeddings)):
+            if max_grade is not None:
+                fail("max_grade", "cannot be declared with `device` (torch) yet: leave max_grade=None there, or rank "
+                                  "on the CPU")
             from retrieval_lit.torch_engine import evaluate_on_device      # torch only when asked for
             return evaluate_on_device(device, scores=scores, query_embeddings=query_embeddings,
                                       gallery_embeddings=gallery_embeddings, similarity=similarity, precision=precision,
@@ -711,7 +718,7 @@ def evaluate(query_codes=None,              # Q x K codes, {0,1} or {-1,+1} (ite
         src = _ranking_source(query_codes, gallery_codes, scores, query_embeddings, gallery_embeddings, similarity,
                               precision)
         rel = make_relevance(src.n_queries, src.n_gallery, query_labels, gallery_labels, relevance, relation_types,
-                             src.items)
+                             src.items, max_grade)
         ig = make_ignore(src.n_queries, src.n_gallery, ignore, self_index)
         job = _plan_job(src, rel, ig, _parse_metrics(metrics, src), conv, check_bool(bounds, "bounds"),
                         _choose_engine(engine, src, ig, client), max_block_bytes)
