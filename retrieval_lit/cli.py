@@ -62,7 +62,7 @@ def _check_npy_header(fh, available: int, name: str, where: str):
         fail(name, f"{where} declares shape {shape} of {dtype} ({need:,} bytes) but holds only {max(have, 0):,} bytes "
                    "after its header: the file is truncated or damaged")
 
-
+# %% ../nbs/80_cli.ipynb #8bb95c01
 def _check_file(path: Path, name: str) -> str:
     "'npy' or 'npz' after checking headers against the file's size; fails on anything else."
     if not path.exists():
@@ -89,7 +89,7 @@ def _check_file(path: Path, name: str) -> str:
         fail(name, f"{str(path)!r} is not a readable .npz archive ({e})")
     return "npz"
 
-
+# %% ../nbs/80_cli.ipynb #8bb95c02
 def _nbits(value, name: str, where: str) -> int:
     "The `nbits` of a packed .npz: one whole number, not an array, not 16.9."
     a = np.asarray(value)
@@ -97,7 +97,7 @@ def _nbits(value, name: str, where: str) -> int:
         fail(name, f"{where}: `nbits` must be one whole number, got {a.tolist()!r} (dtype {a.dtype})")
     return int(a)
 
-
+# %% ../nbs/80_cli.ipynb #8bb95c03
 def _read(path: Path, name: str, kind: str):
     "np.load after the checks; any error left is reported as one line naming the option and the file."
     try:
@@ -105,7 +105,7 @@ def _read(path: Path, name: str, kind: str):
     except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:
         fail(name, f"could not read {str(path)!r} as .{kind} ({e})")
 
-
+# %% ../nbs/80_cli.ipynb #8bb95c04
 def load_array(path,                     # a .npy, or a .npz with one array or with `words` + `nbits` (packed codes)
                name: str,                # the option it came from, for error messages, e.g. "--query-codes"
                ):
@@ -347,12 +347,12 @@ def _conventions(args) -> dict:
     return dict({name: getattr(args, name) for name, *_ in convention_fields()}, bounds=args.bounds,
                 engine=args.engine)
 
-
+# %% ../nbs/80_cli.ipynb #37f5dc01
 def _described(args) -> str:
     "Every convention that moves the numbers, as the report's header names them (RBP's persistence only if asked)."
     return ", ".join(f"{name}={getattr(args, name)}" for name, *_ in convention_fields() if name != "rbp_persistence")
 
-
+# %% ../nbs/80_cli.ipynb #37f5dc02
 def _write_csv(reports: dict, path):
     "Per-query values as CSV (one file; with several reports a first column names the report)."
     import csv
@@ -366,7 +366,7 @@ def _write_csv(reports: dict, path):
                     w.writeheader()
                 w.writerow(row)
 
-
+# %% ../nbs/80_cli.ipynb #37f5dc03
 def _emit(reports: dict, args, out):
     "Tables to `out`; JSON to a file or standard output when --json is given; per-query CSV with --csv."
     if args.csv:
@@ -384,7 +384,7 @@ def _emit(reports: dict, args, out):
     if args.json:
         print(f"\nJSON written to {args.json}", file=out)
 
-
+# %% ../nbs/80_cli.ipynb #37f5dc04
 def run_demo(args,                       # the parsed `demo` options (an argparse.Namespace from build_parser)
              out,                        # text stream for the tables, e.g. sys.stdout
              ) -> dict:
