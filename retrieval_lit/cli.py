@@ -214,14 +214,14 @@ def _add_conventions(p):
     p.add_argument("--json", metavar="PATH", help="write the report as JSON to PATH ('-' for standard output)")
     p.add_argument("--csv", metavar="PATH", help="write every query's value of every metric as CSV to PATH")
 
-
+# %% ../nbs/80_cli.ipynb #506adc01
 class _Parser(argparse.ArgumentParser):
     "argparse, but a usage error is one line on stderr and exit code 2, like every other error of the command."
 
     def error(self, message):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog.split()[0]} --help)\n")
 
-
+# %% ../nbs/80_cli.ipynb #506adc02
 def _add_trec_eval(sub):
     "The `trec-eval` command: trec_eval's interface for its standard measures, plus what ties hide."
     te = sub.add_parser("trec-eval", help="score a TREC run against qrels as trec_eval does (and under ties)",
@@ -243,7 +243,7 @@ def _add_trec_eval(sub):
                     help="iprec_at_recall's recall cut as trec_eval 9 / pytrec_eval (default) or 10 computes it")
     _add_comparison_options(te, trec=True)
 
-
+# %% ../nbs/80_cli.ipynb #506adc03
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="retrieval-lit", description="Evaluate image retrieval, hashing-based and content-based: "
                                      "exact, tie-aware metrics on Hamming rankings, similarity scores and "
@@ -513,13 +513,13 @@ COMPARE_MEASURES = ("map", "P_10", "ndcg_cut_10")   # what trec-eval --compare c
 def _print_comparison(c, args, out):
     print(c.to_latex() if args.latex else c.to_markdown() if args.markdown else c.table(), file=out)
 
-
+# %% ../nbs/80_cli.ipynb #c046cc01
 def _check_resamples(args):
     "--resamples refused at once beyond chapter 53's MAX_RESAMPLES, before any file is read."
     from retrieval_lit.compare import check_resamples
     check_resamples(args.resamples, name="--resamples")
 
-
+# %% ../nbs/80_cli.ipynb #c046cc02
 def _compare(systems, metrics, args):
     "`compare` with the options; its refusal of too many resamples for the queries names --resamples."
     try:
@@ -530,7 +530,7 @@ def _compare(systems, metrics, args):
             fail("--resamples", str(e)[len("`n_resamples` "):])
         raise
 
-
+# %% ../nbs/80_cli.ipynb #c046cc03
 def run_trec_compare(args,               # the parsed `trec-eval` options with several runs (and --compare)
                      out,                # text stream for the table, e.g. sys.stdout
                      ):
@@ -563,7 +563,7 @@ def run_trec_compare(args,               # the parsed `trec-eval` options with s
     _print_comparison(c, args, out)
     return c
 
-
+# %% ../nbs/80_cli.ipynb #c046cc04
 def _reports_in(path,                   # a JSON file written by `evaluate --json` or `demo --json`
                 name: str,              # the system's name (several reports in one file: name + ": " + title)
                 ) -> dict:
@@ -598,7 +598,7 @@ def _reports_in(path,                   # a JSON file written by `evaluate --jso
             fail("reports", f"{path} (system {system!r}) is not {what}: {reason}")
     return reports
 
-
+# %% ../nbs/80_cli.ipynb #c046cc05
 def run_compare(args,                    # the parsed `compare` options (an argparse.Namespace from build_parser)
                 out,                     # text stream for the table, e.g. sys.stdout
                 ):
