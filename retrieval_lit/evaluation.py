@@ -466,7 +466,7 @@ def _gallery_on(client, src: _Source, rel, ig):
         fail("client", "needs dask.distributed, which is not installed: pip install 'retrieval_lit[dask]'")
     if src.kind == "scores":
         return scatter_embeddings(src.embeddings[1], rel, ig, src.similarity, src.precision, client=client)
-    return scatter_gallery(src.codes[1], None if rel.per_pair else rel.gallery_labels, client=client)
+    return scatter_gallery(src.codes[1], None if rel.per_pair else rel.labels()[1], client=client)
 
 # %% ../nbs/50_evaluation.ipynb #87127d10
 def _parse_metrics(metrics,       # one name or a list, as given to evaluate
