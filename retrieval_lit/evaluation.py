@@ -683,6 +683,87 @@ def _summary_rows(summary: RankSummary, a: int, b: int) -> RankSummary:
     return FrozenSummary(summary.hist[a:b], summary.n_ranks, pick(summary.top_grades), pick(summary.code_max), sums,
                        summary.kind, pick(summary.unranked))
 
+# %% ../nbs/50_evaluation.ipynb #d4fe0002
+def _checked_settings(engine: str,           # "auto" or a registered engine's name
+                      ties: str,             # "expected" | "optimistic" | "pessimistic" | "index"
+                      ap_denominator: str,   # "retrieved" | "all" | "min"
+                      empty: str,            # "zero" | "skip" | "error"
+                      gain: str,             # nDCG gain: "exp2" | "linear"
+                      rbp_persistence: float,  # RBP's p
+                      ap_interpolation: str,   # "step" | "trapezoid"
+                      ) -> Conventions:
+    "The conventions of every value, checked, once the engine is known to be one `evaluate` can use."
+    conv = Conventions.make(ties=ties, ap_denominator=ap_denominator, empty=empty, gain=gain,
+                            rbp_persistence=rbp_persistence, ap_interpolation=ap_interpolation)
+    check_choice(engine, "engine", ("auto",) + tuple(ENGINES))
+    return conv
+
+# %% ../nbs/50_evaluation.ipynb #d4fe0005
+def _wants_device(device,     # a torch device, or None
+                  *given,     # the scores and embeddings given (None where absent)
+                  ) -> bool:
+    "Whether evaluate ranks on a torch device: `device` given, or a torch tensor among `given`."
+    torch = __import__("sys").modules.get("torch")   # a tensor exists only where torch is loaded
+    return device is not None or torch is not None and any(isinstance(x, torch.Tensor) for x in given)
+
+# %% ../nbs/50_evaluation.ipynb #d4fe0008
+def _device_report(device,              # the torch device ("cuda", "cpu"), or None with tensors given
+                   max_grade,           # must be None: the device path infers the grade scale
+                   **given,             # every other argument of evaluate, the conventions as `conventions`
+                   ) -> Report:
+    "The report of chapter 62's `evaluate_on_device` on `given`; a declared `max_grade` is refused."
+    if max_grade is not None:
+        fail("max_grade", "cannot be declared with `device` (torch) yet: leave max_grade=None there, or rank "
+                          "on the CPU")
+    from retrieval_lit.torch_engine import evaluate_on_device      # torch only when asked for
+    return evaluate_on_device(device, **given)
+
+# %% ../nbs/50_evaluation.ipynb #d4fe000b
+def _local_job(query_codes, gallery_codes,                 # Q x K and N x K codes, or None
+               query_labels, gallery_labels,               # the labels, or None
+               metrics,                                    # one name or a list, as given to evaluate
+               scores, query_embeddings, gallery_embeddings,   # the other ranking sources, or None
+               similarity: str,                            # "cosine" | "dot" | "l2", for embeddings
+               precision: str,                             # "float64" | "float32", for scores
+               relevance, relation_types,                  # the other relevance sources, or None
+               max_grade,                                  # the grade scale declared, or None: inferred
+               ignore, self_index,                         # items removed from each query's ranking, or None
+               conv: Conventions,                          # the conventions, checked (_checked_settings)
+               bounds,                                     # also the range over tie orders (checked here)
+               engine: str,                                # "auto" or a registered engine's name
+               client,                                     # a Dask Client, an address, or None
+               max_block_bytes,                            # memory bound of one query block (checked here)
+               ) -> _Job:
+    "The job `evaluate` runs in this process or on a Dask cluster, every input checked first, in evaluate's order."
+    check_int(max_block_bytes, "max_block_bytes", 1)
+    src = _ranking_source(query_codes, gallery_codes, scores, query_embeddings, gallery_embeddings, similarity,
+                          precision)
+    rel = make_relevance(src.n_queries, src.n_gallery, query_labels, gallery_labels, relevance, relation_types,
+                         src.items, max_grade)
+    ig = make_ignore(src.n_queries, src.n_gallery, ignore, self_index)
+    return _plan_job(src, rel, ig, _parse_metrics(metrics, src), conv, check_bool(bounds, "bounds"),
+                     _choose_engine(engine, src, ig, client), max_block_bytes)
+
+# %% ../nbs/50_evaluation.ipynb #d4fe000e
+def _run_blocks(job: _Job,     # the job planned by _local_job
+                client,        # a Dask Client, an address, or None: this process
+                progress,      # True | False | None, as evaluate takes it
+                ) -> Report:
+    "The report of the job: every block of queries summarized (here or on the cluster) and finished."
+    src = job.src
+    bar = Progress(src.n_queries, progress_wanted(check_bool(progress, "progress", allow_none=True), job.seconds),
+                   "evaluate")
+    cluster = _gallery_on(client, src, job.rel, job.ig) if client is not None else None
+    values, buffers = _Accumulator(job), ScoreBuffers()
+    try:
+        for start, stop in row_blocks(src.n_queries, job.query_bytes, job.max_block_bytes, 1):
+            for summary in _summarize_block(job, start, stop, cluster, bar, buffers):
+                values.add(summary)
+    finally:
+        if cluster is not None and isinstance(client, str):
+            cluster.client.close()                 # a client evaluate opened itself, for an address
+    return values.report()
+
 # %% ../nbs/50_evaluation.ipynb #d4fe5352
 def evaluate(query_codes=None,              # Q x K codes, {0,1} or {-1,+1} (items x bits), or PackedCodes
              gallery_codes=None,            # N x K codes in the same form; the gallery ranked by Hamming distance
@@ -746,40 +827,16 @@ def evaluate(query_codes=None,              # Q x K codes, {0,1} or {-1,+1} (ite
     """
     from retrieval_lit.score_ranking import threads_in_force   # chapter 09: the count every step shares work among
     with threads_in_force(threads):
-        conv = Conventions.make(ties=ties, ap_denominator=ap_denominator, empty=empty, gain=gain,
-                                rbp_persistence=rbp_persistence, ap_interpolation=ap_interpolation)
-        check_choice(engine, "engine", ("auto",) + tuple(ENGINES))
-        torch = __import__("sys").modules.get("torch")   # a tensor exists only where torch is loaded
-        if device is not None or torch is not None and any(isinstance(x, torch.Tensor)
-                                                           for x in (scores, query_embeddings, gallery_embeddings)):
-            if max_grade is not None:
-                fail("max_grade", "cannot be declared with `device` (torch) yet: leave max_grade=None there, or rank "
-                                  "on the CPU")
-            from retrieval_lit.torch_engine import evaluate_on_device      # torch only when asked for
-            return evaluate_on_device(device, scores=scores, query_embeddings=query_embeddings,
-                                      gallery_embeddings=gallery_embeddings, similarity=similarity, precision=precision,
-                                      query_labels=query_labels, gallery_labels=gallery_labels, relevance=relevance,
-                                      relation_types=relation_types, ignore=ignore, self_index=self_index,
-                                      metrics=metrics, conventions=conv, bounds=bounds, max_block_bytes=max_block_bytes,
-                                      progress=progress, query_codes=query_codes, gallery_codes=gallery_codes,
-                                      client=client)
-        check_int(max_block_bytes, "max_block_bytes", 1)
-        src = _ranking_source(query_codes, gallery_codes, scores, query_embeddings, gallery_embeddings, similarity,
-                              precision)
-        rel = make_relevance(src.n_queries, src.n_gallery, query_labels, gallery_labels, relevance, relation_types,
-                             src.items, max_grade)
-        ig = make_ignore(src.n_queries, src.n_gallery, ignore, self_index)
-        job = _plan_job(src, rel, ig, _parse_metrics(metrics, src), conv, check_bool(bounds, "bounds"),
-                        _choose_engine(engine, src, ig, client), max_block_bytes)
-        bar = Progress(src.n_queries, progress_wanted(check_bool(progress, "progress", allow_none=True), job.seconds),
-                       "evaluate")
-        cluster = _gallery_on(client, src, rel, ig) if client is not None else None
-        values, buffers = _Accumulator(job), ScoreBuffers()
-        try:
-            for start, stop in row_blocks(src.n_queries, job.query_bytes, max_block_bytes, 1):
-                for summary in _summarize_block(job, start, stop, cluster, bar, buffers):
-                    values.add(summary)
-        finally:
-            if cluster is not None and isinstance(client, str):
-                cluster.client.close()                 # a client evaluate opened itself, for an address
-        return values.report()
+        conv = _checked_settings(engine, ties, ap_denominator, empty, gain, rbp_persistence, ap_interpolation)
+        if _wants_device(device, scores, query_embeddings, gallery_embeddings):
+            return _device_report(device, max_grade, scores=scores, query_embeddings=query_embeddings,
+                                  gallery_embeddings=gallery_embeddings, similarity=similarity, precision=precision,
+                                  query_labels=query_labels, gallery_labels=gallery_labels, relevance=relevance,
+                                  relation_types=relation_types, ignore=ignore, self_index=self_index,
+                                  metrics=metrics, conventions=conv, bounds=bounds, max_block_bytes=max_block_bytes,
+                                  progress=progress, query_codes=query_codes, gallery_codes=gallery_codes,
+                                  client=client)
+        job = _local_job(query_codes, gallery_codes, query_labels, gallery_labels, metrics, scores, query_embeddings,
+                         gallery_embeddings, similarity, precision, relevance, relation_types, max_grade, ignore,
+                         self_index, conv, bounds, engine, client, max_block_bytes)
+        return _run_blocks(job, client, progress)
