@@ -28,6 +28,177 @@ from .validate import (check_bool, check_choice, check_int, check_same_nbits, ch
 __all__ = ['ENGINES', 'STREAMS_INDEX_SUMS', 'READS_IGNORE', 'ADVANCES_PROGRESS', 'SECONDS_PER_PAIR', 'FINISH_BYTES', 'Report',
            'register_engine', 'evaluate']
 
+# %% ../nbs/50_evaluation.ipynb #db232f86
+def mean_over_queries(values: np.ndarray,  # (Q,) per-query values, NaN where a query's value is undefined
+                      ) -> float:
+    """Mean of the defined (non-NaN) per-query values; NaN if none is defined.
+
+    >>> mean_over_queries(np.array([1.0, np.nan, 0.5]))              # the skipped query leaves the mean
+    0.75
+    """
+    ok = ~np.isnan(values)
+    return float(values[ok].mean()) if ok.any() else float("nan")
+
+# %% ../nbs/50_evaluation.ipynb #4f3c0002
+def _json_float(x,  # a number, NaN or None
+                ):
+    "None for None or NaN (JSON's null), else the value as a Python float."
+    return None if x is None or np.isnan(x) else float(x)
+
+# %% ../nbs/50_evaluation.ipynb #4f3c0005
+def _report_key(self,   # the Report (its `means`)
+                name,   # a metric name in any spelling `evaluate` accepts
+                ) -> str:
+    "The key of `name` in the report's means (Report._key); a KeyError naming what the report holds otherwise."
+    if isinstance(name, str) and name.strip() in self.means:      # as typed: ir_measures' "AP@100" (chapter 08)
+        return name.strip()
+    key = name.strip().lower() if isinstance(name, str) else name
+    if key not in self.means and isinstance(name, str):
+        try:
+            key = parse_metric(name).name
+        except ValueError:
+            pass
+    if key not in self.means:
+        raise KeyError(f"{name!r} is not in this report; it holds {', '.join(self.means)}")
+    return key
+
+# %% ../nbs/50_evaluation.ipynb #4f3c0008
+def _report_repr(self,  # the Report
+                 ) -> str:
+    "One line: sizes, the means, and the conventions that differ from the defaults."
+    changed = [f"{k}={v!r}" for k, v in self.conventions.__dict__.items() if v != getattr(Conventions(), k)]
+    means = ", ".join(f"{k}: {v:.4f}" for k, v in self.means.items())
+    ranking = f"{self.nbits} bits" if self.nbits else f"scores, {self.precision or 'float64'}"
+    return (f"<Report {self.n_queries} queries x {self.n_gallery} gallery ({ranking}); {means}"
+            f"{'; ' + ', '.join(changed) if changed else ''}>")
+
+# %% ../nbs/50_evaluation.ipynb #4f3c000b
+def _report_html(self,  # the Report
+                 ) -> str:
+    "The table, as HTML, in Jupyter."
+    import html
+    head = ["metric", "mean"] + (["min over tie orders", "max", "relevant last", "relevant first"] if self.bounds else [])
+    rows = []
+    for name, mean in self.means.items():
+        cells = [name + (" (lower is better)" if name in self.lower_is_better else ""), f"{mean:.4f}"]
+        if self.bounds:
+            lo_hi, orders = self.bounds.get(name), self.orders.get(name)
+            cells += [f"{x:.4f}" for x in lo_hi] if lo_hi else ["", ""]
+            cells += [f"{x:.4f}" for x in orders] if orders else ["", ""]
+        rows.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
+    caption = html.escape(repr(self).split(";")[0].lstrip("<"))
+    return (f"<table><caption>{caption}</caption><thead><tr>" + "".join(f"<th>{h}</th>" for h in head)
+            + "</tr></thead><tbody>" + "".join(rows) + "</tbody></table>")
+
+# %% ../nbs/50_evaluation.ipynb #4f3c000e
+def _report_table(self,  # the Report
+                  ) -> str:
+    "A plain-text table: metric, mean, and with bounds the [min, max] over tie orders and the two fixed orders."
+    head = ("metric", "mean", "[min, max] over tie orders", "relevant last / first") if self.bounds else ("metric", "mean")
+    rows, notes = [head], [""]
+    for name, mean in self.means.items():
+        row = [name, f"{mean:.4f}"]
+        if self.bounds:
+            lo_hi, orders = self.bounds.get(name), self.orders.get(name)
+            row.append(f"[{lo_hi[0]:.4f}, {lo_hi[1]:.4f}]" if lo_hi else "")
+            row.append(f"{orders[0]:.4f} / {orders[1]:.4f}" if orders else "")
+        rows.append(tuple(row))
+        notes.append((f"  ({self.skipped[name]} skipped)" if self.skipped.get(name) else "") +
+                     ("  (lower is better)" if name in self.lower_is_better else ""))
+    w = [max(len(r[i]) for r in rows) for i in range(len(head))]
+    cells = lambda r: [f"{r[0]:<{w[0]}}", f"{r[1]:>{w[1]}}"] + [f"{c:<{w[i + 2]}}" for i, c in enumerate(r[2:])]
+    return "\n".join(("  ".join(cells(r)) + note).rstrip() for r, note in zip(rows, notes))   # notes after the columns
+
+# %% ../nbs/50_evaluation.ipynb #4f3c0011
+def _report_to_dict(self,                     # the Report
+                    per_query: bool = False,  # also every query's values, under "per_query"
+                    ) -> dict:
+    "JSON-ready: means, conventions, sizes, bounds and fixed orders (and per-query values if asked)."
+    d = {"metrics": {k: _json_float(v) for k, v in self.means.items()},
+         "conventions": dict(self.conventions.__dict__),
+         "n_queries": self.n_queries, "n_gallery": self.n_gallery, "nbits": self.nbits, "precision": self.precision,
+         "skipped": dict(self.skipped)}
+    if self.bounds:
+        d["bounds"] = {k: {"min": _json_float(lo), "max": _json_float(hi)} for k, (lo, hi) in self.bounds.items()}
+        d["orders"] = {k: {"relevant_last": _json_float(lo), "relevant_first": _json_float(hi)}
+                       for k, (lo, hi) in self.orders.items()}
+    if per_query:
+        d["per_query"] = {k: [_json_float(x) for x in v] for k, v in self.per_query.items()}
+        if self.per_query_bounds:
+            d["per_query_bounds"] = {k: {"min": [_json_float(x) for x in lo], "max": [_json_float(x) for x in hi]}
+                                     for k, (lo, hi) in self.per_query_bounds.items()}
+    return d
+
+# %% ../nbs/50_evaluation.ipynb #4f3c0014
+def _per_query_rows(self,  # the Report
+                    ) -> list:
+    "One dict per query: `query` (its index) and every metric's value (None where skipped), for CSV or pandas."
+    names = list(self.per_query)
+    return [{"query": i, **{n: _json_float(self.per_query[n][i]) for n in names}} for i in range(self.n_queries)]
+
+# %% ../nbs/50_evaluation.ipynb #4f3c0016
+def _report_to_frame(self,                     # the Report
+                     per_query: bool = False,  # one row per query (index "query") instead of one row per metric
+                     ):
+    "A pandas DataFrame: one row per metric (mean, bounds, orders, skipped), or one row per query."
+    try:
+        import pandas as pd
+    except ImportError:
+        fail("to_frame", 'needs pandas, which is not installed: pip install pandas')
+    if per_query:
+        return pd.DataFrame(_per_query_rows(self)).set_index("query")
+    rows = {n: {"mean": m, "skipped": self.skipped.get(n, 0),
+                "min": self.bounds.get(n, (np.nan, np.nan))[0], "max": self.bounds.get(n, (np.nan, np.nan))[1],
+                "relevant_last": self.orders.get(n, (np.nan, np.nan))[0],
+                "relevant_first": self.orders.get(n, (np.nan, np.nan))[1]} for n, m in self.means.items()}
+    return pd.DataFrame.from_dict(rows, orient="index")
+
+# %% ../nbs/50_evaluation.ipynb #4f3c0019
+def _report_class_ids(self,          # the Report
+                      query_labels,  # (Q,) one whole-number class id per query, in the report's order
+                      ) -> np.ndarray:
+    "The (Q,) class ids, checked: whole numbers, one per query of this report; the report must hold per-query values."
+    ids = check_whole_numbers(query_labels, "query_labels", 1, "one class id per query", minimum=-2**53,
+                              allow_bool=False)
+    if len(ids) != self.n_queries:
+        fail("query_labels", f"holds {len(ids)} class ids for the report's {self.n_queries} queries "
+                             "(one per query, in the report's order)")
+    lacking = [n for n in self.means if n not in self.per_query]
+    if lacking:
+        fail("per_class", f"needs every metric's per-query values; this report lacks those of {', '.join(lacking)} "
+                          "(read back from to_dict() without per_query=True?)")
+    return ids
+
+# %% ../nbs/50_evaluation.ipynb #4f3c001c
+def _per_class(self,
+               query_labels,       # (Q,) one whole-number class id per query, in the report's order
+               ) -> dict:
+    """{class id: {metric: mean over that class's queries}}, classes in increasing order. Each mean is taken as
+    the report's own (`mean_over_queries`): a query skipped under empty="skip" (NaN) leaves its class's mean,
+    and a class with no defined query has NaN (pytorch-metric-learning's return_per_class=True).
+
+    >>> r = Report({"p@1": 2 / 3}, {"p@1": np.array([1.0, 0.0, 1.0, np.nan])}, {"p@1": 1},
+    ...            Conventions.make(empty="skip"), n_queries=4, n_gallery=10, nbits=None)
+    >>> r.per_class([7, 7, 3, 3])                                # class 3's second query is skipped
+    {3: {'p@1': 1.0}, 7: {'p@1': 0.5}}
+    >>> r.class_mean([7, 7, 3, 3])                               # (1.0 + 0.5) / 2, not the mean 2/3
+    {'p@1': 0.75}
+    """
+    ids = _report_class_ids(self, query_labels)
+    return {int(c): {n: mean_over_queries(v[ids == c]) for n, v in self.per_query.items()}
+            for c in np.unique(ids)}
+
+# %% ../nbs/50_evaluation.ipynb #4f3c001f
+def _class_mean(self,
+                query_labels,      # (Q,) one whole-number class id per query, in the report's order
+                ) -> dict:
+    """{metric: the mean over classes of the per-class means} (`per_class`): every class weighs the same,
+    whatever its number of queries (pytorch-metric-learning's avg_of_avgs=True). A class whose mean is NaN (no
+    defined query) leaves this mean, as a skipped query leaves a class's; NaN if no class has a defined mean."""
+    per = _per_class(self, query_labels)
+    return {n: mean_over_queries(np.array([m[n] for m in per.values()], dtype=np.float64))
+            for n in self.per_query}
+
 # %% ../nbs/50_evaluation.ipynb #4f3c04fa
 @dataclass(frozen=True)
 class Report(Mapping):
@@ -49,84 +220,22 @@ class Report(Mapping):
         "The mean of a metric, by any spelling `evaluate` accepts ('MAP@0010' is 'map@10')."
         return self.means[self._key(name)]
 
-    def _key(self, name) -> str:
-        if isinstance(name, str) and name.strip() in self.means:      # as typed: ir_measures' "AP@100" (chapter 08)
-            return name.strip()
-        key = name.strip().lower() if isinstance(name, str) else name
-        if key not in self.means and isinstance(name, str):
-            try:
-                key = parse_metric(name).name
-            except ValueError:
-                pass
-        if key not in self.means:
-            raise KeyError(f"{name!r} is not in this report; it holds {', '.join(self.means)}")
-        return key
-
     def __iter__(self):
         return iter(self.means)
-
-    def __repr__(self) -> str:
-        "One line: sizes, the means, and the conventions that differ from the defaults."
-        changed = [f"{k}={v!r}" for k, v in self.conventions.__dict__.items() if v != getattr(Conventions(), k)]
-        means = ", ".join(f"{k}: {v:.4f}" for k, v in self.means.items())
-        ranking = f"{self.nbits} bits" if self.nbits else f"scores, {self.precision or 'float64'}"
-        return (f"<Report {self.n_queries} queries x {self.n_gallery} gallery ({ranking}); {means}"
-                f"{'; ' + ', '.join(changed) if changed else ''}>")
-
-    def _repr_html_(self) -> str:
-        "The table, as HTML, in Jupyter."
-        import html
-        head = ["metric", "mean"] + (["min over tie orders", "max", "relevant last", "relevant first"] if self.bounds else [])
-        rows = []
-        for name, mean in self.means.items():
-            cells = [name + (" (lower is better)" if name in self.lower_is_better else ""), f"{mean:.4f}"]
-            if self.bounds:
-                lo_hi, orders = self.bounds.get(name), self.orders.get(name)
-                cells += [f"{x:.4f}" for x in lo_hi] if lo_hi else ["", ""]
-                cells += [f"{x:.4f}" for x in orders] if orders else ["", ""]
-            rows.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
-        caption = html.escape(repr(self).split(";")[0].lstrip("<"))
-        return (f"<table><caption>{caption}</caption><thead><tr>" + "".join(f"<th>{h}</th>" for h in head)
-                + "</tr></thead><tbody>" + "".join(rows) + "</tbody></table>")
 
     def __len__(self):
         return len(self.means)
 
-    def table(self) -> str:
-        "A plain-text table: metric, mean, and with bounds the [min, max] over tie orders and the two fixed orders."
-        head = ("metric", "mean", "[min, max] over tie orders", "relevant last / first") if self.bounds else ("metric", "mean")
-        rows, notes = [head], [""]
-        for name, mean in self.means.items():
-            row = [name, f"{mean:.4f}"]
-            if self.bounds:
-                lo_hi, orders = self.bounds.get(name), self.orders.get(name)
-                row.append(f"[{lo_hi[0]:.4f}, {lo_hi[1]:.4f}]" if lo_hi else "")
-                row.append(f"{orders[0]:.4f} / {orders[1]:.4f}" if orders else "")
-            rows.append(tuple(row))
-            notes.append((f"  ({self.skipped[name]} skipped)" if self.skipped.get(name) else "") +
-                         ("  (lower is better)" if name in self.lower_is_better else ""))
-        w = [max(len(r[i]) for r in rows) for i in range(len(head))]
-        cells = lambda r: [f"{r[0]:<{w[0]}}", f"{r[1]:>{w[1]}}"] + [f"{c:<{w[i + 2]}}" for i, c in enumerate(r[2:])]
-        return "\n".join(("  ".join(cells(r)) + note).rstrip() for r, note in zip(rows, notes))   # notes after the columns
-
-    def to_dict(self,
-                per_query: bool = False,      # also every query's values, under "per_query"
-                ) -> dict:
-        "JSON-ready: means, conventions, sizes, bounds and fixed orders (and per-query values if asked)."
-        d = {"metrics": {k: _json_float(v) for k, v in self.means.items()},
-             "conventions": dict(self.conventions.__dict__),
-             "n_queries": self.n_queries, "n_gallery": self.n_gallery, "nbits": self.nbits, "precision": self.precision,
-             "skipped": dict(self.skipped)}
-        if self.bounds:
-            d["bounds"] = {k: {"min": _json_float(lo), "max": _json_float(hi)} for k, (lo, hi) in self.bounds.items()}
-            d["orders"] = {k: {"relevant_last": _json_float(lo), "relevant_first": _json_float(hi)}
-                           for k, (lo, hi) in self.orders.items()}
-        if per_query:
-            d["per_query"] = {k: [_json_float(x) for x in v] for k, v in self.per_query.items()}
-            if self.per_query_bounds:
-                d["per_query_bounds"] = {k: {"min": [_json_float(x) for x in lo], "max": [_json_float(x) for x in hi]}
-                                         for k, (lo, hi) in self.per_query_bounds.items()}
-        return d
+    _key = _report_key                # the means' key of a name in any spelling; a KeyError naming what it holds
+    __repr__ = _report_repr           # one line: sizes, the means, the conventions that differ from the defaults
+    _repr_html_ = _report_html        # the table, as HTML, in Jupyter
+    table = _report_table             # plain text: metric, mean, and with bounds the range and the fixed orders
+    to_dict = _report_to_dict         # JSON-ready: means, conventions, sizes, bounds, orders, per-query if asked
+    per_query_rows = _per_query_rows  # one dict per query, for CSV or pandas
+    to_frame = _report_to_frame       # a pandas DataFrame: one row per metric, or one row per query
+    _class_ids = _report_class_ids    # the (Q,) class ids, checked against the report
+    per_class = _per_class            # {class id: {metric: mean over that class's queries}}
+    class_mean = _class_mean          # {metric: mean over classes of the per-class means}
 
     def to_json(self, **kwargs) -> str:
         return json.dumps(self.to_dict(**kwargs), indent=2)
@@ -140,72 +249,6 @@ class Report(Mapping):
         the entry: a missing or mistyped field, a per-query list of the wrong length, a value that is not a finite
         number or null (named by its position in its list: the query as the file numbers it)."""
         return _report_from_dict(cls, d)
-
-    def per_query_rows(self) -> list:
-        "One dict per query: `query` (its index) and every metric's value (None where skipped), for CSV or pandas."
-        names = list(self.per_query)
-        return [{"query": i, **{n: _json_float(self.per_query[n][i]) for n in names}} for i in range(self.n_queries)]
-
-    def to_frame(self,
-                 per_query: bool = False,     # one row per query (index "query") instead of one row per metric
-                 ):
-        "A pandas DataFrame: one row per metric (mean, bounds, orders, skipped), or one row per query."
-        try:
-            import pandas as pd
-        except ImportError:
-            fail("to_frame", 'needs pandas, which is not installed: pip install pandas')
-        if per_query:
-            return pd.DataFrame(self.per_query_rows()).set_index("query")
-        rows = {n: {"mean": m, "skipped": self.skipped.get(n, 0),
-                    "min": self.bounds.get(n, (np.nan, np.nan))[0], "max": self.bounds.get(n, (np.nan, np.nan))[1],
-                    "relevant_last": self.orders.get(n, (np.nan, np.nan))[0],
-                    "relevant_first": self.orders.get(n, (np.nan, np.nan))[1]} for n, m in self.means.items()}
-        return pd.DataFrame.from_dict(rows, orient="index")
-
-    def _class_ids(self, query_labels) -> np.ndarray:
-        "The (Q,) class ids, checked: whole numbers, one per query of this report; the report must hold per-query values."
-        ids = check_whole_numbers(query_labels, "query_labels", 1, "one class id per query", minimum=-2**53,
-                                  allow_bool=False)
-        if len(ids) != self.n_queries:
-            fail("query_labels", f"holds {len(ids)} class ids for the report's {self.n_queries} queries "
-                                 "(one per query, in the report's order)")
-        lacking = [n for n in self.means if n not in self.per_query]
-        if lacking:
-            fail("per_class", f"needs every metric's per-query values; this report lacks those of {', '.join(lacking)} "
-                              "(read back from to_dict() without per_query=True?)")
-        return ids
-
-    def per_class(self,
-                  query_labels,       # (Q,) one whole-number class id per query, in the report's order
-                  ) -> dict:
-        """{class id: {metric: mean over that class's queries}}, classes in increasing order. Each mean is taken as
-        the report's own (`mean_over_queries`): a query skipped under empty="skip" (NaN) leaves its class's mean,
-        and a class with no defined query has NaN (pytorch-metric-learning's return_per_class=True).
-
-        >>> r = Report({"p@1": 2 / 3}, {"p@1": np.array([1.0, 0.0, 1.0, np.nan])}, {"p@1": 1},
-        ...            Conventions.make(empty="skip"), n_queries=4, n_gallery=10, nbits=None)
-        >>> r.per_class([7, 7, 3, 3])                                # class 3's second query is skipped
-        {3: {'p@1': 1.0}, 7: {'p@1': 0.5}}
-        >>> r.class_mean([7, 7, 3, 3])                               # (1.0 + 0.5) / 2, not the mean 2/3
-        {'p@1': 0.75}
-        """
-        ids = self._class_ids(query_labels)
-        return {int(c): {n: mean_over_queries(v[ids == c]) for n, v in self.per_query.items()}
-                for c in np.unique(ids)}
-
-    def class_mean(self,
-                   query_labels,      # (Q,) one whole-number class id per query, in the report's order
-                   ) -> dict:
-        """{metric: the mean over classes of the per-class means} (`per_class`): every class weighs the same,
-        whatever its number of queries (pytorch-metric-learning's avg_of_avgs=True). A class whose mean is NaN (no
-        defined query) leaves this mean, as a skipped query leaves a class's; NaN if no class has a defined mean."""
-        per = self.per_class(query_labels)
-        return {n: mean_over_queries(np.array([m[n] for m in per.values()], dtype=np.float64))
-                for n in self.per_query}
-
-
-def _json_float(x):
-    return None if x is None or np.isnan(x) else float(x)
 
 # %% ../nbs/50_evaluation.ipynb #6e2f1a90
 # Reading a report's dictionary back (Report.from_dict): each field's check, one refusal naming the entry
@@ -307,17 +350,6 @@ def _report_from_dict(cls,   # Report (its class method from_dict calls this)
         except ValueError:
             _not_a_report(_at("metrics"), f"names {k!r}, which is not a metric name `evaluate` knows")
     return cls(means, pq, skipped, conv, n_queries, n_gallery, nbits, bounds, tuple(lower), orders, pqb, precision)
-
-# %% ../nbs/50_evaluation.ipynb #db232f86
-def mean_over_queries(values: np.ndarray,  # (Q,) per-query values, NaN where a query's value is undefined
-                      ) -> float:
-    """Mean of the defined (non-NaN) per-query values; NaN if none is defined.
-
-    >>> mean_over_queries(np.array([1.0, np.nan, 0.5]))              # the skipped query leaves the mean
-    0.75
-    """
-    ok = ~np.isnan(values)
-    return float(values[ok].mean()) if ok.any() else float("nan")
 
 # %% ../nbs/50_evaluation.ipynb #86091ac5
 @dataclass(frozen=True)
@@ -434,7 +466,7 @@ def _gallery_on(client, src: _Source, rel, ig):
         fail("client", "needs dask.distributed, which is not installed: pip install 'retrieval_lit[dask]'")
     if src.kind == "scores":
         return scatter_embeddings(src.embeddings[1], rel, ig, src.similarity, src.precision, client=client)
-    return scatter_gallery(src.codes[1], None if rel.per_pair else rel.gallery_labels, client=client)
+    return scatter_gallery(src.codes[1], None if rel.per_pair else rel.labels()[1], client=client)
 
 # %% ../nbs/50_evaluation.ipynb #87127d10
 def _parse_metrics(metrics,       # one name or a list, as given to evaluate
@@ -651,6 +683,87 @@ def _summary_rows(summary: RankSummary, a: int, b: int) -> RankSummary:
     return FrozenSummary(summary.hist[a:b], summary.n_ranks, pick(summary.top_grades), pick(summary.code_max), sums,
                        summary.kind, pick(summary.unranked))
 
+# %% ../nbs/50_evaluation.ipynb #d4fe0002
+def _checked_settings(engine: str,           # "auto" or a registered engine's name
+                      ties: str,             # "expected" | "optimistic" | "pessimistic" | "index"
+                      ap_denominator: str,   # "retrieved" | "all" | "min"
+                      empty: str,            # "zero" | "skip" | "error"
+                      gain: str,             # nDCG gain: "exp2" | "linear"
+                      rbp_persistence: float,  # RBP's p
+                      ap_interpolation: str,   # "step" | "trapezoid"
+                      ) -> Conventions:
+    "The conventions of every value, checked, once the engine is known to be one `evaluate` can use."
+    conv = Conventions.make(ties=ties, ap_denominator=ap_denominator, empty=empty, gain=gain,
+                            rbp_persistence=rbp_persistence, ap_interpolation=ap_interpolation)
+    check_choice(engine, "engine", ("auto",) + tuple(ENGINES))
+    return conv
+
+# %% ../nbs/50_evaluation.ipynb #d4fe0005
+def _wants_device(device,     # a torch device, or None
+                  *given,     # the scores and embeddings given (None where absent)
+                  ) -> bool:
+    "Whether evaluate ranks on a torch device: `device` given, or a torch tensor among `given`."
+    torch = __import__("sys").modules.get("torch")   # a tensor exists only where torch is loaded
+    return device is not None or torch is not None and any(isinstance(x, torch.Tensor) for x in given)
+
+# %% ../nbs/50_evaluation.ipynb #d4fe0008
+def _device_report(device,              # the torch device ("cuda", "cpu"), or None with tensors given
+                   max_grade,           # must be None: the device path infers the grade scale
+                   **given,             # every other argument of evaluate, the conventions as `conventions`
+                   ) -> Report:
+    "The report of chapter 62's `evaluate_on_device` on `given`; a declared `max_grade` is refused."
+    if max_grade is not None:
+        fail("max_grade", "cannot be declared with `device` (torch) yet: leave max_grade=None there, or rank "
+                          "on the CPU")
+    from retrieval_lit.torch_engine import evaluate_on_device      # torch only when asked for
+    return evaluate_on_device(device, **given)
+
+# %% ../nbs/50_evaluation.ipynb #d4fe000b
+def _local_job(query_codes, gallery_codes,                 # Q x K and N x K codes, or None
+               query_labels, gallery_labels,               # the labels, or None
+               metrics,                                    # one name or a list, as given to evaluate
+               scores, query_embeddings, gallery_embeddings,   # the other ranking sources, or None
+               similarity: str,                            # "cosine" | "dot" | "l2", for embeddings
+               precision: str,                             # "float64" | "float32", for scores
+               relevance, relation_types,                  # the other relevance sources, or None
+               max_grade,                                  # the grade scale declared, or None: inferred
+               ignore, self_index,                         # items removed from each query's ranking, or None
+               conv: Conventions,                          # the conventions, checked (_checked_settings)
+               bounds,                                     # also the range over tie orders (checked here)
+               engine: str,                                # "auto" or a registered engine's name
+               client,                                     # a Dask Client, an address, or None
+               max_block_bytes,                            # memory bound of one query block (checked here)
+               ) -> _Job:
+    "The job `evaluate` runs in this process or on a Dask cluster, every input checked first, in evaluate's order."
+    check_int(max_block_bytes, "max_block_bytes", 1)
+    src = _ranking_source(query_codes, gallery_codes, scores, query_embeddings, gallery_embeddings, similarity,
+                          precision)
+    rel = make_relevance(src.n_queries, src.n_gallery, query_labels, gallery_labels, relevance, relation_types,
+                         src.items, max_grade)
+    ig = make_ignore(src.n_queries, src.n_gallery, ignore, self_index)
+    return _plan_job(src, rel, ig, _parse_metrics(metrics, src), conv, check_bool(bounds, "bounds"),
+                     _choose_engine(engine, src, ig, client), max_block_bytes)
+
+# %% ../nbs/50_evaluation.ipynb #d4fe000e
+def _run_blocks(job: _Job,     # the job planned by _local_job
+                client,        # a Dask Client, an address, or None: this process
+                progress,      # True | False | None, as evaluate takes it
+                ) -> Report:
+    "The report of the job: every block of queries summarized (here or on the cluster) and finished."
+    src = job.src
+    bar = Progress(src.n_queries, progress_wanted(check_bool(progress, "progress", allow_none=True), job.seconds),
+                   "evaluate")
+    cluster = _gallery_on(client, src, job.rel, job.ig) if client is not None else None
+    values, buffers = _Accumulator(job), ScoreBuffers()
+    try:
+        for start, stop in row_blocks(src.n_queries, job.query_bytes, job.max_block_bytes, 1):
+            for summary in _summarize_block(job, start, stop, cluster, bar, buffers):
+                values.add(summary)
+    finally:
+        if cluster is not None and isinstance(client, str):
+            cluster.client.close()                 # a client evaluate opened itself, for an address
+    return values.report()
+
 # %% ../nbs/50_evaluation.ipynb #d4fe5352
 def evaluate(query_codes=None,              # Q x K codes, {0,1} or {-1,+1} (items x bits), or PackedCodes
              gallery_codes=None,            # N x K codes in the same form; the gallery ranked by Hamming distance
@@ -714,40 +827,16 @@ def evaluate(query_codes=None,              # Q x K codes, {0,1} or {-1,+1} (ite
     """
     from retrieval_lit.score_ranking import threads_in_force   # chapter 09: the count every step shares work among
     with threads_in_force(threads):
-        conv = Conventions.make(ties=ties, ap_denominator=ap_denominator, empty=empty, gain=gain,
-                                rbp_persistence=rbp_persistence, ap_interpolation=ap_interpolation)
-        check_choice(engine, "engine", ("auto",) + tuple(ENGINES))
-        torch = __import__("sys").modules.get("torch")   # a tensor exists only where torch is loaded
-        if device is not None or torch is not None and any(isinstance(x, torch.Tensor)
-                                                           for x in (scores, query_embeddings, gallery_embeddings)):
-            if max_grade is not None:
-                fail("max_grade", "cannot be declared with `device` (torch) yet: leave max_grade=None there, or rank "
-                                  "on the CPU")
-            from retrieval_lit.torch_engine import evaluate_on_device      # torch only when asked for
-            return evaluate_on_device(device, scores=scores, query_embeddings=query_embeddings,
-                                      gallery_embeddings=gallery_embeddings, similarity=similarity, precision=precision,
-                                      query_labels=query_labels, gallery_labels=gallery_labels, relevance=relevance,
-                                      relation_types=relation_types, ignore=ignore, self_index=self_index,
-                                      metrics=metrics, conventions=conv, bounds=bounds, max_block_bytes=max_block_bytes,
-                                      progress=progress, query_codes=query_codes, gallery_codes=gallery_codes,
-                                      client=client)
-        check_int(max_block_bytes, "max_block_bytes", 1)
-        src = _ranking_source(query_codes, gallery_codes, scores, query_embeddings, gallery_embeddings, similarity,
-                              precision)
-        rel = make_relevance(src.n_queries, src.n_gallery, query_labels, gallery_labels, relevance, relation_types,
-                             src.items, max_grade)
-        ig = make_ignore(src.n_queries, src.n_gallery, ignore, self_index)
-        job = _plan_job(src, rel, ig, _parse_metrics(metrics, src), conv, check_bool(bounds, "bounds"),
-                        _choose_engine(engine, src, ig, client), max_block_bytes)
-        bar = Progress(src.n_queries, progress_wanted(check_bool(progress, "progress", allow_none=True), job.seconds),
-                       "evaluate")
-        cluster = _gallery_on(client, src, rel, ig) if client is not None else None
-        values, buffers = _Accumulator(job), ScoreBuffers()
-        try:
-            for start, stop in row_blocks(src.n_queries, job.query_bytes, max_block_bytes, 1):
-                for summary in _summarize_block(job, start, stop, cluster, bar, buffers):
-                    values.add(summary)
-        finally:
-            if cluster is not None and isinstance(client, str):
-                cluster.client.close()                 # a client evaluate opened itself, for an address
-        return values.report()
+        conv = _checked_settings(engine, ties, ap_denominator, empty, gain, rbp_persistence, ap_interpolation)
+        if _wants_device(device, scores, query_embeddings, gallery_embeddings):
+            return _device_report(device, max_grade, scores=scores, query_embeddings=query_embeddings,
+                                  gallery_embeddings=gallery_embeddings, similarity=similarity, precision=precision,
+                                  query_labels=query_labels, gallery_labels=gallery_labels, relevance=relevance,
+                                  relation_types=relation_types, ignore=ignore, self_index=self_index,
+                                  metrics=metrics, conventions=conv, bounds=bounds, max_block_bytes=max_block_bytes,
+                                  progress=progress, query_codes=query_codes, gallery_codes=gallery_codes,
+                                  client=client)
+        job = _local_job(query_codes, gallery_codes, query_labels, gallery_labels, metrics, scores, query_embeddings,
+                         gallery_embeddings, similarity, precision, relevance, relation_types, max_grade, ignore,
+                         self_index, conv, bounds, engine, client, max_block_bytes)
+        return _run_blocks(job, client, progress)
