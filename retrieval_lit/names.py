@@ -11,7 +11,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .metrics import Conventions, Metric, check_name_digits, known_metrics, parse_metric
+from .metrics import (Conventions, Metric, NameReader, check_name_digits, known_metrics, parse_metric,
+                                   register_name_reader)
 from .ranking import RankSummary
 from .validate import check_int, fail
 
@@ -306,6 +307,17 @@ def did_you_mean(name: str,   # the unknown name as typed
     case = lambda c: difflib.SequenceMatcher(None, text, c).ratio()     # the closer case wins a tie of letters
     near = difflib.get_close_matches(text.lower(), list(spellings), n=n, cutoff=0.5)
     return [max(spellings[c], key=case) for c in near]
+
+# %% ../nbs/08_names.ipynb #98b01c40
+def _read_metric(name,  # a metric name as typed
+                 ) -> Metric | None:
+    "The Metric of another tool's spelling (read_name, then name_metric), or None if the name is not one."
+    meaning = read_name(name)
+    return None if meaning is None else name_metric(meaning)
+
+# %% ../nbs/08_names.ipynb #180b9aef
+register_name_reader("names", NameReader(_read_metric, did_you_mean,
+                                         "ir_measures' AP@k, nDCG@k, P@k, R@k, RR, Success@k, Rprec"))
 
 # %% ../nbs/08_names.ipynb #b6afd67b
 def names_table() -> str:
