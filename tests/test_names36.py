@@ -99,3 +99,116 @@ def test_parse_metric_reads_foreign_names_in_a_fresh_process():
     code = "from retrieval_lit.metrics import parse_metric; print(parse_metric('AP@100').name)"   # names not imported by hand
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "AP@100"
+
+
+# ------------------------------------------------------------------------ issue 33: ranx's spellings, against ranx
+import numpy as np
+import pytest
+
+from retrieval_lit import evaluate
+from retrieval_lit.metrics import parse_metric
+from retrieval_lit.names import RANX_FAMILIES, did_you_mean, ranx_table, read_name, trec_spec
+from retrieval_lit.validate import RetrievalInputError
+
+RANX_SPELLINGS = ["ndcg@5", "ndcg", "ndcg_burges@5", "ndcg_burges@20", "ndcg_burges", "map@5", "map", "mrr@3", "mrr",
+                  "precision@4", "precision@20", "recall@4", "r-precision", "hit_rate@2", "map@5-l2", "ndcg@5-l2",
+                  "ndcg_burges@5-l2", "recall@6-l2", "mrr-l2"]
+
+
+def ranx_means(grades, scores, spellings):
+    "ranx.evaluate's per-query values on the whole gallery as the run (every document judged, grade 0 included)."
+    ranx = pytest.importorskip("ranx")
+    q, n = grades.shape
+    qrels = ranx.Qrels({f"q{i}": {f"d{j}": int(grades[i, j]) for j in range(n)} for i in range(q)})
+    run = ranx.Run({f"q{i}": {f"d{j}": float(scores[i, j]) for j in range(n)} for i in range(q)})
+    ranx.evaluate(qrels, run, list(spellings), make_comparable=True)            # per query into run.scores
+    return {s: np.array([run.scores[s][f"q{i}"] for i in range(q)], dtype=np.float64) for s in spellings}
+
+
+def graded_run(seed, ties):
+    rng = np.random.default_rng(seed)
+    grades = rng.integers(0, 4, (6, 12)).astype(np.uint8)
+    grades[5] = 0                                                   # a query without a relevant item: 0 in ranx
+    grades[4, :] = np.minimum(grades[4], 1)                         # a binary one
+    if ties:
+        scores = rng.integers(0, 4, (6, 12)).astype(np.float64)     # few values: ties everywhere
+    else:
+        scores = rng.permuted(np.tile(np.arange(12.0), (6, 1)), axis=1)
+    return grades, scores
+
+
+def dcg(gains):
+    return float(np.sum(np.asarray(gains, dtype=np.float64) / np.log2(np.arange(2, len(gains) + 2))))
+
+
+def test_ndcg_burges_by_hand():
+    "ndcg_burges@3 of one list written out: gains 2^g - 1 over the ideal order of all judged grades."
+    grades, scores = np.array([[1, 3, 0, 2]], dtype=np.uint8), np.array([[4.0, 3.0, 2.0, 1.0]])
+    hand = dcg([1, 7, 0]) / dcg([7, 3, 1])
+    rep = evaluate(metrics=["ranx:ndcg_burges@3", "ranx:ndcg@3"], scores=scores, relevance=grades, gain="linear")
+    assert rep["ranx:ndcg_burges@3"] == pytest.approx(hand, abs=1e-15)
+    assert rep["ranx:ndcg@3"] == pytest.approx(dcg([1, 3, 0]) / dcg([3, 2, 1]), abs=1e-15)
+    assert ranx_means(grades, scores, ["ndcg_burges@3"])["ndcg_burges@3"][0] == pytest.approx(hand, abs=1e-15)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_ranx_without_ties_equal(seed):
+    """Distinct scores: every spelling equals ranx per query, under the call's opposite conventions (gain, AP
+    denominator, empty policy: the names fix ranx's)."""
+    grades, scores = graded_run(seed, ties=False)
+    theirs = ranx_means(grades, scores, RANX_SPELLINGS)
+    for conv in ({}, {"gain": "linear", "ap_denominator": "retrieved", "empty": "skip"}):
+        rep = evaluate(metrics=[f"ranx:{s}" for s in RANX_SPELLINGS], scores=scores, relevance=grades, **conv)
+        for s in RANX_SPELLINGS:
+            key = parse_metric(f"ranx:{s}").name
+            np.testing.assert_allclose(rep.per_query[key], theirs[s], rtol=0, atol=1e-12, err_msg=s)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_ranx_with_ties_within_bounds(seed):
+    "Tied scores: ranx's order is one of the orders inside the ties, so its value lies in the library's range."
+    grades, scores = graded_run(seed, ties=True)
+    theirs = ranx_means(grades, scores, RANX_SPELLINGS)
+    rep = evaluate(metrics=[f"ranx:{s}" for s in RANX_SPELLINGS], scores=scores, relevance=grades, bounds=True)
+    for s in RANX_SPELLINGS:
+        key = parse_metric(f"ranx:{s}").name
+        low, high = rep.per_query_bounds[key]
+        assert np.all(low - 1e-12 <= theirs[s]) and np.all(theirs[s] <= high + 1e-12), s
+        assert np.mean(low) <= np.mean(theirs[s]) + 1e-12 and np.mean(theirs[s]) <= np.mean(high) + 1e-12
+
+
+def test_ranx_names_do_not_change_library_names():
+    "The prefix keeps ranx's lower-case names apart: ndcg@10 and map@10 stay the library's, under the call's."
+    assert parse_metric("ndcg@10").name == "ndcg@10" and parse_metric("map@10").name == "map@10"
+    assert [read_name(n) for n in ("ndcg@10", "map@10", "mrr", "ndcg_burges@10")] == [None] * 4
+    assert parse_metric("ranx:precision@5").name == "p@5"                  # fixes nothing: the library's metric
+    assert did_you_mean("ndcg_burges@10")[0] == "ranx:ndcg_burges@10"
+
+
+@pytest.mark.parametrize("name, message", [
+    ("ranx:f1@10", "ranx's f1 (the harmonic mean of precision@k and recall@k) is not computed here"),
+    ("ranx:rbp.95", "ranx's rbp"),
+    ("ranx:NDCG@10", "ranx has no measure 'NDCG'"),
+    ("ranx:precision", "needs a cutoff here"),
+    ("ranx:r-precision@3", "takes no cutoff"),
+    ("ranx:map@1.5", "a whole number after '@'"),
+    ("ranx:map-lx", "-lL is a whole number L >= 1"),
+    ("ranx:map@10@3", "cannot read it"),
+    ("ranx:", "cannot read it"),
+    ("ranx:map@" + "9" * 101, "holds a number of 101 digits"),
+])
+def test_ranx_bad_spellings(name, message):
+    with pytest.raises(RetrievalInputError, match="^`metrics` ") as e:
+        parse_metric(name)
+    assert message in str(e.value)
+
+
+def test_ranx_spelling_is_not_a_trec_measure():
+    with pytest.raises(RetrievalInputError, match="is ranx's spelling"):
+        trec_spec("ranx:map@10")
+
+
+def test_ranx_table_lists_every_family():
+    table = ranx_table()
+    for fam, f in RANX_FAMILIES.items():
+        assert (f"`ranx:{fam}" if f.metric or f.metric_at else f"`{fam}`") in table, fam    # read, or refused by name
