@@ -71,24 +71,31 @@ class Conventions:
         Traceback (most recent call last):
         retrieval_lit.validate.RetrievalInputError: `tie` is not a convention; the conventions are ap_denominator, ...
         """
-        known = {f.name for f in fields(cls)}
-        for k in kwargs:
-            if k not in known:
-                fail(k, f"is not a convention; the conventions are {', '.join(sorted(known))}")
-        c = cls(**kwargs)
-        for f in fields(cls):
-            choices = f.metadata["choices"]
-            if choices is None:
-                check_probability(getattr(c, f.name), f.name)
-            else:
-                check_choice(getattr(c, f.name), f.name, choices)
-        return c
+        return _make_conventions(cls, kwargs)
 
     def with_ties(self,
                   ties: str,  # the tie mode to put in place of this one's
                   ) -> "Conventions":
         "These conventions with another tie mode (validated)."
         return Conventions.make(**{**self.__dict__, "ties": ties})
+
+# %% ../nbs/04_metrics.ipynb #62a94fc1
+def _make_conventions(cls,           # Conventions (the class whose fields declare the conventions)
+                      kwargs: dict,  # the conventions given, by name
+                      ):
+    "`cls(**kwargs)`, each field checked against its declaration; an unknown name or a bad value raises naming it."
+    known = {f.name for f in fields(cls)}
+    for k in kwargs:
+        if k not in known:
+            fail(k, f"is not a convention; the conventions are {', '.join(sorted(known))}")
+    c = cls(**kwargs)
+    for f in fields(cls):
+        choices = f.metadata["choices"]
+        if choices is None:
+            check_probability(getattr(c, f.name), f.name)
+        else:
+            check_choice(getattr(c, f.name), f.name, choices)
+    return c
 
 # %% ../nbs/04_metrics.ipynb #8feea211
 def convention_fields() -> list:
