@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .hamming import row_blocks
+from .blocks import row_blocks
 from .metrics import Conventions, Metric, apply_empty_policy, parse_cutoff, register_metric
 from .ranking import (group_starts, hypergeometric_weights, list_summary, ordered_top, over_relevant, RankSummary, resolve_cutoff,
                                    row_sums)

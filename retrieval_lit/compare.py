@@ -713,6 +713,22 @@ def _fmt_p(p: float) -> str:
     return "—" if p is None or math.isnan(p) else ("<0.0001" if p < 1e-4 else f"{p:.4f}")
 
 # %% ../nbs/53_compare.ipynb #987811fe
+def _significance_mark(comp: Comparison,  # the comparison
+                       r,                 # one of its rows, or None
+                       ) -> str:
+    "† or ‡ where the adjusted p-value is at most alpha, by the direction of the test's own statistic."
+    if r is None or not (r["p_adjusted"] <= comp.alpha):
+        return ""
+    return "†" if r["direction"] > 0 else "‡" if r["direction"] < 0 else ""
+
+# %% ../nbs/53_compare.ipynb #3d36d644
+def _comparison_repr(comp: Comparison) -> str:
+    "A comparison in one line: its systems, metrics and baseline, the test, the correction and alpha."
+    vs = f"against {comp.baseline!r}" if comp.baseline else "all pairs"
+    return (f"<Comparison of {len(comp.systems)} systems on {', '.join(comp.metrics)}, {vs}: {comp.test} test, "
+            f"{comp.correction} correction, alpha = {comp.alpha:g}>")
+
+# %% ../nbs/53_compare.ipynb #6cf1599a
 @dataclass
 class Comparison:
     "Systems compared on per-query values: one row per metric and compared pair (see `compare`)."
@@ -734,125 +750,163 @@ class Comparison:
 
     def row(self, system: str, metric: str | None = None, baseline: str | None = None) -> dict:
         "The row comparing `system` with `baseline` (default: the comparison's baseline) on `metric` (default: the first)."
-        metric = self.metrics[0] if metric is None else metric
-        baseline = self.baseline if baseline is None else baseline
-        for r in self.rows:
-            if r["metric"] == metric and r["system"] == system and r["baseline"] == baseline:
-                return r
-        raise KeyError(f"no comparison of {system!r} with {baseline!r} on {metric!r}")
-
-    def __repr__(self) -> str:
-        vs = f"against {self.baseline!r}" if self.baseline else "all pairs"
-        return (f"<Comparison of {len(self.systems)} systems on {', '.join(self.metrics)}, {vs}: {self.test} test, "
-                f"{self.correction} correction, alpha = {self.alpha:g}>")
-
-    def _mark(self, r) -> str:
-        "† or ‡ where the adjusted p-value is at most alpha, by the direction of the test's own statistic."
-        if r is None or not (r["p_adjusted"] <= self.alpha):
-            return ""
-        return "†" if r["direction"] > 0 else "‡" if r["direction"] < 0 else ""
+        return _find_row(self, system, metric, baseline)
 
     def legend(self) -> str:
         "What the marks mean."
-        fix = {"holm": "Holm-corrected", "bonferroni": "Bonferroni-corrected", "none": "uncorrected"}[self.correction]
-        who = f"the baseline {self.baseline}" if self.baseline else "the second system"
-        name = "paired t" if self.test == "t" else self.test
-        way = {"sign": "more wins / more losses", "wilcoxon": "R+ above / below R-"}.get(self.test, "the mean difference")
-        return (f"† / ‡: significantly better / worse than {who} ({name} test, {fix} over each metric's "
-                f"comparisons, alpha = {self.alpha:g}; the direction: {way}); bold: the best mean")
+        return _legend(self)
 
     def table(self) -> str:
         "A plain-text table: one line per metric and compared pair."
-        head = ["metric", "system", "vs", "mean", "delta", f"{self.confidence:.0%} CI", "d_z", "p", "p adj", "W/T/L"]
-        ties = any("under_ties" in r for r in self.rows)
-        if ties:
-            head += ["delta over tie orders", "under ties"]
-        lines = [head]
-        for r in self.rows:
-            cells = [r["metric"], r["system"], r["baseline"], _fmt(r["mean"]), f"{r['delta']:+.4f}",
-                     f"[{r['ci_low']:+.4f}, {r['ci_high']:+.4f}]", f"{r['effect_size']:+.2f}", _fmt_p(r["p_value"]),
-                     _fmt_p(r["p_adjusted"]) + self._mark(r), f"{r['wins']}/{r['ties']}/{r['losses']}"]
-            if ties:
-                cells += ([f"[{r['delta_min']:+.4f}, {r['delta_max']:+.4f}]", r["under_ties"]]
-                          if "under_ties" in r else ["", ""])
-            lines.append(cells)
-        w = [max(len(str(row[i])) for row in lines) for i in range(len(head))]
-        text = ["  ".join(f"{str(c):<{w[i]}}" if i < 3 else f"{str(c):>{w[i]}}" for i, c in enumerate(row)).rstrip()
-                for row in lines]
-        return "\n".join(text + ["", self.legend()])
+        return _text_table(self)
 
     def to_frame(self):
         "A pandas DataFrame, one row per metric and compared pair (index: metric, system, baseline)."
-        try:
-            import pandas as pd
-        except ImportError:
-            fail("to_frame", "needs pandas, which is not installed: pip install pandas")
-        return pd.DataFrame(self.rows).set_index(["metric", "system", "baseline"])
-
-    def _grid(self, bold, mark, dagger) -> tuple:
-        "The paper's table as cells: header and rows (one per system, one column per metric)."
-        header = ["system"] + [m + (" (lower is better)" if m in self.lower_is_better else "") for m in self.metrics]
-        rows = []
-        for s in self.systems:
-            cells = [s]
-            for m in self.metrics:
-                means = self.means[m]
-                pick = min if m in self.lower_is_better else max
-                best = pick(means.values())
-                text = _fmt(means[s])
-                if means[s] == best:
-                    text = bold(text)
-                if self.baseline and s != self.baseline:
-                    sym = self._mark(self.row(s, m))
-                    text += mark(dagger[sym]) if sym else ""
-                cells.append(text)
-            rows.append(cells)
-        return header, rows
-
-    def _pairs(self) -> tuple:
-        header = ["metric", "system", "vs", "delta", f"{self.confidence:.0%} CI", "p adj"]
-        rows = [[r["metric"], r["system"], r["baseline"], f"{r['delta']:+.4f}" + self._mark(r),
-                 f"[{r['ci_low']:+.4f}, {r['ci_high']:+.4f}]", _fmt_p(r["p_adjusted"])] for r in self.rows]
-        return header, rows
+        return _frame(self)
 
     def to_markdown(self) -> str:
         "The table a paper pastes, in Markdown: best mean in bold, significance marks, and their legend."
-        if self.baseline:
-            header, rows = self._grid(lambda t: f"**{t}**", lambda s: s, {"†": "†", "‡": "‡"})
-        else:
-            header, rows = self._pairs()
-        out = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|"]
-        out += ["| " + " | ".join(r) + " |" for r in rows]
-        return "\n".join(out + ["", self.legend()])
+        return _markdown(self)
 
     def to_latex(self) -> str:
         "The same table as a LaTeX tabular (booktabs rules), the legend as a comment line below it."
-        esc = lambda t: str(t).replace("_", r"\_").replace("%", r"\%").replace("&", r"\&").replace("#", r"\#")
-        if self.baseline:
-            header, rows = self._grid(lambda t: rf"\textbf{{{t}}}", lambda s: rf"$^{{{s}}}$",
-                                      {"†": r"\dagger", "‡": r"\ddagger"})
-            rows = [[esc(r[0])] + r[1:] for r in rows]
-        else:
-            header, rows = self._pairs()
-            rows = [[esc(c) for c in r] for r in rows]
-            rows = [[c.replace("†", r"$^{\dagger}$").replace("‡", r"$^{\ddagger}$") for c in r] for r in rows]
-        lines = [r"\begin{tabular}{l" + "r" * (len(header) - 1) + "}", r"\toprule",
-                 " & ".join(esc(h) for h in header) + r" \\", r"\midrule"]
-        lines += [" & ".join(r) + r" \\" for r in rows]
-        legend = self.legend().replace("†", r"$\dagger$").replace("‡", r"$\ddagger$")
-        return "\n".join(lines + [r"\bottomrule", r"\end{tabular}", "% " + legend])
+        return _latex(self)
 
     def _repr_html_(self) -> str:
         "The paper's table in Jupyter."
-        import html
-        from retrieval_lit.display import html_table
-        if self.baseline:
-            header, rows = self._grid(lambda t: f"<b>{t}</b>", lambda s: s, {"†": "†", "‡": "‡"})
-            rows = [[html.escape(r[0])] + r[1:] for r in rows]
-        else:
-            header, rows = self._pairs()
-            rows = [[html.escape(c) for c in r] for r in rows]
-        return html_table([html.escape(h) for h in header], rows) + f"<p><small>{html.escape(self.legend())}</small></p>"
+        return _html(self)
+
+    __repr__ = _comparison_repr       # one line: the systems, metrics, test, correction and alpha
+    _mark = _significance_mark        # (row) -> '†', '‡' or '': the row's significance mark
+
+# %% ../nbs/53_compare.ipynb #e74e2b64
+def _find_row(comp: Comparison,           # the comparison
+              system: str,              # the compared system
+              metric: str | None = None,  # the metric (default: the first)
+              baseline: str | None = None,  # the baseline (default: the comparison's)
+              ) -> dict:
+    "The row comparing `system` with `baseline` (default: the comparison's baseline) on `metric` (default: the first)."
+    metric = comp.metrics[0] if metric is None else metric
+    baseline = comp.baseline if baseline is None else baseline
+    for r in comp.rows:
+        if r["metric"] == metric and r["system"] == system and r["baseline"] == baseline:
+            return r
+    raise KeyError(f"no comparison of {system!r} with {baseline!r} on {metric!r}")
+
+# %% ../nbs/53_compare.ipynb #82c40dd9
+def _legend(comp: Comparison) -> str:
+    "What the marks mean."
+    fix = {"holm": "Holm-corrected", "bonferroni": "Bonferroni-corrected", "none": "uncorrected"}[comp.correction]
+    who = f"the baseline {comp.baseline}" if comp.baseline else "the second system"
+    name = "paired t" if comp.test == "t" else comp.test
+    way = {"sign": "more wins / more losses", "wilcoxon": "R+ above / below R-"}.get(comp.test, "the mean difference")
+    return (f"† / ‡: significantly better / worse than {who} ({name} test, {fix} over each metric's "
+            f"comparisons, alpha = {comp.alpha:g}; the direction: {way}); bold: the best mean")
+
+# %% ../nbs/53_compare.ipynb #969c60bf
+def _text_table(comp: Comparison) -> str:
+    "A plain-text table: one line per metric and compared pair."
+    head = ["metric", "system", "vs", "mean", "delta", f"{comp.confidence:.0%} CI", "d_z", "p", "p adj", "W/T/L"]
+    ties = any("under_ties" in r for r in comp.rows)
+    if ties:
+        head += ["delta over tie orders", "under ties"]
+    lines = [head]
+    for r in comp.rows:
+        cells = [r["metric"], r["system"], r["baseline"], _fmt(r["mean"]), f"{r['delta']:+.4f}",
+                 f"[{r['ci_low']:+.4f}, {r['ci_high']:+.4f}]", f"{r['effect_size']:+.2f}", _fmt_p(r["p_value"]),
+                 _fmt_p(r["p_adjusted"]) + comp._mark(r), f"{r['wins']}/{r['ties']}/{r['losses']}"]
+        if ties:
+            cells += ([f"[{r['delta_min']:+.4f}, {r['delta_max']:+.4f}]", r["under_ties"]]
+                      if "under_ties" in r else ["", ""])
+        lines.append(cells)
+    w = [max(len(str(row[i])) for row in lines) for i in range(len(head))]
+    text = ["  ".join(f"{str(c):<{w[i]}}" if i < 3 else f"{str(c):>{w[i]}}" for i, c in enumerate(row)).rstrip()
+            for row in lines]
+    return "\n".join(text + ["", comp.legend()])
+
+# %% ../nbs/53_compare.ipynb #19e1d437
+def _frame(comp: Comparison):
+    "A pandas DataFrame, one row per metric and compared pair (index: metric, system, baseline)."
+    try:
+        import pandas as pd
+    except ImportError:
+        fail("to_frame", "needs pandas, which is not installed: pip install pandas")
+    return pd.DataFrame(comp.rows).set_index(["metric", "system", "baseline"])
+
+# %% ../nbs/53_compare.ipynb #2230f43c
+def _grid(comp: Comparison,  # the comparison (against one baseline)
+          bold,                # text -> the text in bold, in the output's markup
+          mark,                # symbol -> the symbol as a superscript mark
+          dagger,              # {"†": ..., "‡": ...}: the marks in the output's markup
+          ) -> tuple:
+    "The paper's table as cells: header and rows (one per system, one column per metric)."
+    header = ["system"] + [m + (" (lower is better)" if m in comp.lower_is_better else "") for m in comp.metrics]
+    rows = []
+    for s in comp.systems:
+        cells = [s]
+        for m in comp.metrics:
+            means = comp.means[m]
+            pick = min if m in comp.lower_is_better else max
+            best = pick(means.values())
+            text = _fmt(means[s])
+            if means[s] == best:
+                text = bold(text)
+            if comp.baseline and s != comp.baseline:
+                sym = comp._mark(comp.row(s, m))
+                text += mark(dagger[sym]) if sym else ""
+            cells.append(text)
+        rows.append(cells)
+    return header, rows
+
+# %% ../nbs/53_compare.ipynb #653bb298
+def _pairs(comp: Comparison) -> tuple:
+    "The all-pairs table as cells: header and one row per compared pair."
+    header = ["metric", "system", "vs", "delta", f"{comp.confidence:.0%} CI", "p adj"]
+    rows = [[r["metric"], r["system"], r["baseline"], f"{r['delta']:+.4f}" + comp._mark(r),
+             f"[{r['ci_low']:+.4f}, {r['ci_high']:+.4f}]", _fmt_p(r["p_adjusted"])] for r in comp.rows]
+    return header, rows
+
+# %% ../nbs/53_compare.ipynb #2dacaac5
+def _markdown(comp: Comparison) -> str:
+    "The table a paper pastes, in Markdown: best mean in bold, significance marks, and their legend."
+    if comp.baseline:
+        header, rows = _grid(comp, lambda t: f"**{t}**", lambda s: s, {"†": "†", "‡": "‡"})
+    else:
+        header, rows = _pairs(comp)
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|"]
+    out += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(out + ["", comp.legend()])
+
+# %% ../nbs/53_compare.ipynb #6e2b3964
+def _latex(comp: Comparison) -> str:
+    "The same table as a LaTeX tabular (booktabs rules), the legend as a comment line below it."
+    esc = lambda t: str(t).replace("_", r"\_").replace("%", r"\%").replace("&", r"\&").replace("#", r"\#")
+    if comp.baseline:
+        header, rows = _grid(comp, lambda t: rf"\textbf{{{t}}}", lambda s: rf"$^{{{s}}}$",
+                             {"†": r"\dagger", "‡": r"\ddagger"})
+        rows = [[esc(r[0])] + r[1:] for r in rows]
+    else:
+        header, rows = _pairs(comp)
+        rows = [[esc(c) for c in r] for r in rows]
+        rows = [[c.replace("†", r"$^{\dagger}$").replace("‡", r"$^{\ddagger}$") for c in r] for r in rows]
+    lines = [r"\begin{tabular}{l" + "r" * (len(header) - 1) + "}", r"\toprule",
+             " & ".join(esc(h) for h in header) + r" \\", r"\midrule"]
+    lines += [" & ".join(r) + r" \\" for r in rows]
+    legend = comp.legend().replace("†", r"$\dagger$").replace("‡", r"$\ddagger$")
+    return "\n".join(lines + [r"\bottomrule", r"\end{tabular}", "% " + legend])
+
+# %% ../nbs/53_compare.ipynb #7a2414ba
+def _html(comp: Comparison) -> str:
+    "The paper's table in Jupyter."
+    import html
+    from retrieval_lit.display import html_table
+    if comp.baseline:
+        header, rows = _grid(comp, lambda t: f"<b>{t}</b>", lambda s: s, {"†": "†", "‡": "‡"})
+        rows = [[html.escape(r[0])] + r[1:] for r in rows]
+    else:
+        header, rows = _pairs(comp)
+        rows = [[html.escape(c) for c in r] for r in rows]
+    return html_table([html.escape(h) for h in header], rows) + f"<p><small>{html.escape(comp.legend())}</small></p>"
 
 # %% ../nbs/53_compare.ipynb #f9ebf906
 CORRECTIONS = ("holm", "bonferroni", "none")
@@ -869,7 +923,7 @@ def _check_differences(s: _Systems, metric: str, x: str, y: str, defined: np.nda
                         f"paired queries: {x} - {y} = {shown(float(d[i]))} at {q} ({len(d)} times the difference "
                         f"must stay below {np.finfo(np.float64).max:.4g})")
 
-
+# %% ../nbs/53_compare.ipynb #60e58301
 def compare(systems,                         # {name: Report | TrecReport | (n,) per-query values | {metric: values}}
             metrics=None,                    # metric names to compare (None: every metric of the first system)
             baseline=None,                   # the baseline's name (None: the first system), or "all" for every pair

@@ -9,7 +9,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .hamming import row_blocks
+from .blocks import row_blocks
 from .metrics import Conventions, Metric, apply_empty_policy, parse_cutoff, register_metric
 from .ranking import group_starts, TIE_MODES, RankSummary, list_summary, ordered_top, resolve_cutoff, row_sums, tie_order_runs
 from .validate import check_choice, check_int, check_probability

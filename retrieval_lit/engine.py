@@ -14,7 +14,7 @@ import numpy as np
 
 from .hamming import PackedCodes, pack_codes
 from .ranking import IndexSums, RankSummary, check_ignore, group_starts, resolve_cutoff
-from .hamming import Progress, progress_wanted
+from .blocks import Progress, progress_wanted
 from .relevance import IgnoreSets, Relevance, check_relevance
 from .validate import check_bool, check_int, check_same_nbits, fail
 
@@ -32,7 +32,7 @@ from numba.extending import intrinsic, overload
 CLASS_IDS, LABEL_WORDS, GRADE_BLOCK = 0, 1, 2
 _SPECIALISED_WORDS = 4      # codes of 1..4 uint64 words get an unrolled distance; longer ones a loop
 
-
+# %% ../nbs/60_engine.ipynb #207b5bec
 @intrinsic
 def _popcount64(typingctx, x):
     "LLVM's ctpop of one uint64 word (one POPCNT instruction on x86-64)."
@@ -42,18 +42,18 @@ def _popcount64(typingctx, x):
         return builder.ctpop(args[0])
     return sig, codegen
 
-
+# %% ../nbs/60_engine.ipynb #a7897985
 def _width(words: int) -> tuple:
     "The kernels' `width` argument: a tuple of `words` zeros for 1..4 words (its *type* tells the length), else ()."
     return (0,) * words if words <= _SPECIALISED_WORDS else ()
 
-
+# %% ../nbs/60_engine.ipynb #2a1fc8ac
 def _gallery_words(words: np.ndarray) -> np.ndarray:
     """The gallery's words as the kernels read them: for 1..4 words one flat array (code j's word w at
     j * words + w, a constant stride the compiler sees), for longer codes the (items, words) array."""
     return words.reshape(-1) if words.shape[1] <= _SPECIALISED_WORDS else words
 
-
+# %% ../nbs/60_engine.ipynb #88684f1c
 def _load_code(qw, i, width):
     "Query i's code as the kernels hold it: a tuple of scalar words (1..4 words) or its row of words."
 
@@ -61,7 +61,7 @@ def _load_code(qw, i, width):
 def _distance(qv, gw, j):
     "Hamming distance between a query code held by `_load_code` and gallery code j: XOR + popcount per word."
 
-
+# %% ../nbs/60_engine.ipynb #b22b8b10
 @overload(_load_code, inline="always")
 def _load_code_typed(qw, i, width):
     n = width.count if isinstance(width, types.UniTuple) else 0
@@ -75,7 +75,7 @@ def _load_code_typed(qw, i, width):
         return lambda qw, i, width: (qw[i, 0], qw[i, 1], qw[i, 2], qw[i, 3])
     return lambda qw, i, width: qw[i]
 
-
+# %% ../nbs/60_engine.ipynb #1f3da173
 @overload(_distance, inline="always")
 def _distance_typed(qv, gw, j):
     n = qv.count if isinstance(qv, types.UniTuple) else 0
@@ -91,7 +91,7 @@ def _distance_typed(qv, gw, j):
                                   + (_popcount64(qv[2] ^ gw[4 * j + 2]) + _popcount64(qv[3] ^ gw[4 * j + 3])))
     return lambda qv, gw, j: _distance_words(qv, gw, j)
 
-
+# %% ../nbs/60_engine.ipynb #57e5b2df
 @njit
 def _distance_words(qv, gw, j):
     """The distance for codes of any number of words: a loop, in a function of its own (numba inlines only the
@@ -105,15 +105,15 @@ def _distance_words(qv, gw, j):
 _NO_LABELS = np.zeros((1, 1), dtype=np.uint8)
 
 
-def _label_words(labels: np.ndarray | None, kind: str) -> np.ndarray:
+def _label_words(labels: np.ndarray,  # one side of `Relevance.labels()`: class codes or multi-hot rows
+                 same_class: bool,    # `Relevance.same_class`: the labels are class codes
+                 ) -> np.ndarray:
     """Labels as the kernels compare them, the source told by the array's type: class ids as 1-D int64;
     multi-hot rows packed into uint64 words like codes, 1-D when one word holds them (up to 64 labels), else 2-D."""
-    if kind == "class":
+    if same_class:
         return np.ascontiguousarray(labels, dtype=np.int64)
-    if kind == "multihot":
-        words = pack_codes(labels.astype(np.uint8), "labels").words
-        return np.ascontiguousarray(words[:, 0] if words.shape[1] == 1 else words)
-    return _NO_LABELS
+    words = pack_codes(labels.astype(np.uint8), "labels").words
+    return np.ascontiguousarray(words[:, 0] if words.shape[1] == 1 else words)
 
 
 def _load_rel(qr, i):
@@ -164,7 +164,7 @@ def _range_hist(h, qv, gw, a, b, col, n_grades):
         h[0, _distance(qv, gw, j) * n_grades + col] += 1
         j += 1
 
-
+# %% ../nbs/60_engine.ipynb #ef1c2502
 @njit(parallel=True, cache=True)
 def _class_hist_kernel(qw, gw, n, start, stop, hist, width):
     """The histogram pass for class ids over a gallery sorted by class: query i's relevant items are the items
@@ -184,7 +184,7 @@ def _class_hist_kernel(qw, gw, n, start, stop, hist, width):
                 s += h[u, k]
             out[k] += s
 
-
+# %% ../nbs/60_engine.ipynb #354725d8
 @njit(parallel=True, cache=True)
 def _hist_kernel(qw, gw, qr, gr, n, hist, width):
     "hist[i, d, g] += items at distance d with grade g, for every query row i (in parallel), any relevance source."
@@ -205,7 +205,7 @@ def _hist_kernel(qw, gw, qr, gr, n, hist, width):
         for k in range(nd * n_grades):
             out[k] += h[0, k] + h[1, k] + h[2, k] + h[3, k]
 
-
+# %% ../nbs/60_engine.ipynb #cd7f706a
 @njit(parallel=True, cache=True)
 def _unhist_kernel(qw, gw, qr, gr, ig_ptr, ig_idx, hist, width):
     """hist[i, d, g] -= 1 for every item that query i ignores (ig_idx[ig_ptr[i]:ig_ptr[i + 1]]): the histogram of
@@ -256,7 +256,7 @@ def _top_kernel(qw, gw, qr, gr, n, before, top, width, ig_ptr, ig_idx):
 _IGNORED = 0x7FFF           # the buffer's mark of an item the query ignores (above every distance it holds)
 _RELEVANT_BIT = 0x8000      # the buffer's mark of a relevant item
 
-
+# %% ../nbs/60_engine.ipynb #2fb6aeed
 @njit(parallel=True, cache=True)
 def _class_hist_top_kernel(qw, gw, n, order, start, stop, n_blocks, hist, top, width, ig_ptr, ig_idx):
     """The histogram and the top t for class ids from ONE distance computation per pair: the walk keeps each item's
@@ -341,6 +341,34 @@ def discount_table(n: int,  # the largest rank the table must reach (the ranking
         _DISCOUNT[0] = _discount_kernel(max(n, 2 * (len(_DISCOUNT[0]) - 1)))
     return _DISCOUNT[0]
 
+# %% ../nbs/60_engine.ipynb #461111ac
+@njit(inline="always")
+def _two_sum(a, b):
+    "s + e == a + b exactly (Knuth's TwoSum)."
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)
+
+# %% ../nbs/60_engine.ipynb #06cb250c
+@intrinsic
+def _fma(typingctx, a, b, c):
+    "LLVM's fma: a * b + c with one rounding (one instruction where the CPU has FMA, a libm call elsewhere)."
+    sig = types.float64(types.float64, types.float64, types.float64)
+
+    def codegen(context, builder, signature, args):
+        f64 = llvm_ir.DoubleType()
+        fn = builder.module.declare_intrinsic("llvm.fma", [f64], llvm_ir.FunctionType(f64, [f64, f64, f64]))
+        return builder.call(fn, args)
+    return sig, codegen
+
+# %% ../nbs/60_engine.ipynb #ff23e52e
+@njit(inline="always")
+def _quotient(k, r):
+    """k / r for whole numbers k, r < 2**53 as q + e, with |k/r - (q + e)| <= 2**-104 * k/r: the remainder
+    k - q * r is a float exactly, and one fused multiply-add computes it exactly."""
+    q = k / r
+    return q, _fma(-q, r, k) / r
+
 # %% ../nbs/60_engine.ipynb #550d13c6
 def _record_layout(nbits: int) -> tuple:
     """(dbits, pbits): the one-walk kernel's record of a relevant item is one int64: its distance in the low dbits
@@ -349,7 +377,7 @@ def _record_layout(nbits: int) -> tuple:
     dbits = int(nbits).bit_length()
     return dbits, (56 - dbits) // 2
 
-
+# %% ../nbs/60_engine.ipynb #accb6110
 @njit(inline="always")
 def _walk_binary(qv, rv, gw, gr, a, b, m, counter, buf, one_item, one_rel):
     """One query's walk over gallery items a..b-1 for grades 0/1: counter[d] (initialised to d) counts items and
@@ -364,7 +392,7 @@ def _walk_binary(qv, rv, gw, gr, a, b, m, counter, buf, one_item, one_rel):
         m += rel
     return m
 
-
+# %% ../nbs/60_engine.ipynb #e7c91cfc
 @njit(inline="always")
 def _walk_graded(qv, rv, gw, gr, a, b, m, counter, buf, one_item, one_rel, h, n_grades):
     "`_walk_binary` for any grades: also counts h[d * G + g] and keeps the grade in the record's top byte."
@@ -379,7 +407,7 @@ def _walk_graded(qv, rv, gw, gr, a, b, m, counter, buf, one_item, one_rel, h, n_
         m += rel
     return m
 
-
+# %% ../nbs/60_engine.ipynb #8a79cc7f
 @njit(parallel=True, cache=True)
 def _hist_sums_kernel(qw, gw, qr, gr, n, discount, n_blocks, binary, dbits, pbits, hist, ap, dcg, hits, width,
                       ig_ptr, ig_idx):
@@ -448,7 +476,7 @@ def _hist_sums_kernel(qw, gw, qr, gr, n, discount, n_blocks, binary, dbits, pbit
                 dcg[i, 1, 0], dcg[i, 1, 1] = dh, dl
             hits[i] = h_i
 
-
+# %% ../nbs/60_engine.ipynb #7c912d7d
 @njit(parallel=True, cache=True)
 def _class_hist_sums_kernel(qw, gw, n, order, start, stop, discount, n_blocks, dbits, hist, ap, dcg, hits, width,
                             ig_ptr, ig_idx):
@@ -535,35 +563,7 @@ def merge_pairs(a: np.ndarray,  # (..., 2) float64 double-double accumulators: v
     e = (a[..., 0] - (s - bb)) + (b[..., 0] - bb)
     return np.stack([s, e + a[..., 1] + b[..., 1]], axis=-1)
 
-# %% ../nbs/60_engine.ipynb #461111ac
-@njit(inline="always")
-def _two_sum(a, b):
-    "s + e == a + b exactly (Knuth's TwoSum)."
-    s = a + b
-    bb = s - a
-    return s, (a - (s - bb)) + (b - bb)
-
-
-@intrinsic
-def _fma(typingctx, a, b, c):
-    "LLVM's fma: a * b + c with one rounding (one instruction where the CPU has FMA, a libm call elsewhere)."
-    sig = types.float64(types.float64, types.float64, types.float64)
-
-    def codegen(context, builder, signature, args):
-        f64 = llvm_ir.DoubleType()
-        fn = builder.module.declare_intrinsic("llvm.fma", [f64], llvm_ir.FunctionType(f64, [f64, f64, f64]))
-        return builder.call(fn, args)
-    return sig, codegen
-
-
-@njit(inline="always")
-def _quotient(k, r):
-    """k / r for whole numbers k, r < 2**53 as q + e, with |k/r - (q + e)| <= 2**-104 * k/r: the remainder
-    k - q * r is a float exactly, and one fused multiply-add computes it exactly."""
-    q = k / r
-    return q, _fma(-q, r, k) / r
-
-
+# %% ../nbs/60_engine.ipynb #4cd4da00
 @njit(parallel=True, cache=True)
 def _sums_kernel(qw, gw, qr, gr, n, before, rel_before, n_rel, discount, ap, dcg, hits, width, ig_ptr, ig_idx):
     """Whole-ranking index-order sums, streamed in gallery order from given offsets (see `IndexSums`);
@@ -618,7 +618,7 @@ def _code_max_kernel(qw, uw, n, counts, cmax, width, dec_ptr, dec_idx):
             if left[u] > c[d]:
                 c[d] = left[u]
 
-
+# %% ../nbs/60_engine.ipynb #b7b616ad
 _LAST = threading.local()   # per thread: what was prepared for the last gallery seen, so concurrent calls never mix
 
 
@@ -632,17 +632,18 @@ def _remembered(slot: str, key: tuple, make):
     setattr(_LAST, slot, (key, value))
     return value
 
-
+# %% ../nbs/60_engine.ipynb #5c9abf8a
 def _prepared_gallery(g: PackedCodes, rel: Relevance) -> dict:
     "The gallery's packed labels, remembered while the same arrays come back."
-    prep = _remembered("gallery", (g.words, rel.gallery_labels),
-                       lambda: {"kind": rel.kind, "labels": _label_words(rel.gallery_labels, rel.kind)})
-    if prep["kind"] != rel.kind:
-        prep = {"kind": rel.kind, "labels": _label_words(rel.gallery_labels, rel.kind)}
-        setattr(_LAST, "gallery", ((g.words, rel.gallery_labels), prep))
+    labels, same = rel.labels()[1], rel.same_class
+    prep = _remembered("gallery", (g.words, labels),
+                       lambda: {"same_class": same, "labels": _label_words(labels, same)})
+    if prep["same_class"] != same:
+        prep = {"same_class": same, "labels": _label_words(labels, same)}
+        setattr(_LAST, "gallery", ((g.words, labels), prep))
     return prep
 
-
+# %% ../nbs/60_engine.ipynb #6ec276d1
 def _gallery_by_class(g: PackedCodes, labels: np.ndarray) -> dict:
     """The gallery grouped by class id, remembered: `order`, its indices sorted by class (stably, so each class's
     indices increase); `words`, its codes in that order (for `_gallery_words`); `classes`, the distinct ids in
@@ -655,7 +656,7 @@ def _gallery_by_class(g: PackedCodes, labels: np.ndarray) -> dict:
                     classes=classes, first=first.astype(np.int64), end=end)
     return _remembered("by_class", (g.words, labels), make)
 
-
+# %% ../nbs/60_engine.ipynb #53b1bf23
 def _class_ranges(by_class: dict, query_labels: np.ndarray) -> tuple:
     "(start, stop): where each query's class lies in the gallery's class order (an empty range if it has no item)."
     classes, ql = by_class["classes"], np.asarray(query_labels, dtype=np.int64)
@@ -663,7 +664,7 @@ def _class_ranges(by_class: dict, query_labels: np.ndarray) -> tuple:
     found = classes[k] == ql
     return np.where(found, by_class["first"][k], 0), np.where(found, by_class["end"][k], 0)
 
-
+# %% ../nbs/60_engine.ipynb #c2823374
 def distinct_codes(gallery_codes,  # N x K, {0,1} or {-1,+1}, or PackedCodes
                    ) -> tuple:
     """(words, counts): the gallery's distinct packed codes and how many items carry each (chapter 03's rule).
@@ -727,26 +728,26 @@ def _operands(q: PackedCodes, g: PackedCodes, rel: Relevance, n_grades: int) -> 
     else:
         if rel.max_grade >= n_grades:
             fail("relevance", f"has max_grade {rel.max_grade}, above the {n_grades - 1} this summary has room for")
-        qr, gr = _label_words(rel.query_labels, rel.kind), _prepared_gallery(g, rel)["labels"]
+        qr, gr = _label_words(rel.labels()[0], rel.same_class), _prepared_gallery(g, rel)["labels"]
     return q.words, _gallery_words(g.words), qr, gr, len(g)
 
-
+# %% ../nbs/60_engine.ipynb #baa12833
 CLASS_SORT_MIN_QUERIES = 32   # sorting the gallery by class (once per gallery) pays off from about this many queries
 
 
 def _by_class(q: PackedCodes, g: PackedCodes, rel: Relevance, n_grades: int) -> bool:
     "Take the class-id kernels (gallery grouped by class): many queries, or the grouping already made for it."
-    if rel.kind != "class" or n_grades != 2:
+    if not rel.same_class or n_grades != 2:
         return False
     entry = getattr(_LAST, "by_class", None)
     return len(q) >= CLASS_SORT_MIN_QUERIES or (entry is not None and entry[0][0] is g.words)
 
-
+# %% ../nbs/60_engine.ipynb #e9122eb6
 def _query_blocks(n_queries: int) -> int:
     "How many blocks the one-walk kernels split the queries into: about four per thread (each allocates its buffers once)."
     return max(1, min(n_queries, 4 * numba.get_num_threads()))
 
-
+# %% ../nbs/60_engine.ipynb #2b6d6f82
 def _ignore_operands(ignore: IgnoreSets | None, n_queries: int) -> tuple:
     """(ig_ptr, ig_idx): the kernels' view of the items each query ignores (CSR rows of sorted gallery indices,
     int64); rows with nothing in them when `ignore` is None, so every kernel has one signature."""
@@ -754,7 +755,7 @@ def _ignore_operands(ignore: IgnoreSets | None, n_queries: int) -> tuple:
         return np.zeros(n_queries + 1, dtype=np.int64), np.zeros(0, dtype=np.int64)
     return np.ascontiguousarray(ignore.indptr, dtype=np.int64), np.ascontiguousarray(ignore.indices, dtype=np.int64)
 
-
+# %% ../nbs/60_engine.ipynb #844b1843
 def hist_pass(q: PackedCodes,                    # the queries (Q codes)
               g: PackedCodes,                    # the gallery, or one shard of it (N codes of the same length)
               rel: Relevance,                    # over these Q queries x g's N items
@@ -765,8 +766,9 @@ def hist_pass(q: PackedCodes,                    # the queries (Q codes)
     over this gallery) are counted by the fast pass and then taken off, one distance each."""
     hist = np.zeros((len(q), q.nbits + 1, n_grades), dtype=np.int64)
     if _by_class(q, g, rel, n_grades):
-        by_class = _gallery_by_class(g, rel.gallery_labels)
-        _class_hist_kernel(q.words, by_class["words"], len(g), *_class_ranges(by_class, rel.query_labels), hist,
+        ql, gl = rel.labels()
+        by_class = _gallery_by_class(g, gl)
+        _class_hist_kernel(q.words, by_class["words"], len(g), *_class_ranges(by_class, ql), hist,
                            _width(q.words.shape[1]))
     else:
         qw, gw, qr, gr, n = _operands(q, g, rel, n_grades)
@@ -803,11 +805,12 @@ def hist_top_pass(q: PackedCodes,                    # the queries (Q codes)
     """(hist, top): `hist_pass` and `top_pass` of the whole gallery, in one walk for class ids over many queries
     (`_class_hist_top_kernel`), else in the two passes."""
     if _by_class(q, g, rel, n_grades) and q.nbits < _IGNORED:
-        by_class = _gallery_by_class(g, rel.gallery_labels)
+        ql, gl = rel.labels()
+        by_class = _gallery_by_class(g, gl)
         hist = np.zeros((len(q), q.nbits + 1, n_grades), dtype=np.int64)
         top = np.zeros((len(q), t), dtype=np.uint8)
         _class_hist_top_kernel(q.words, _gallery_words(g.words), len(g), by_class["order"],
-                               *_class_ranges(by_class, rel.query_labels), _query_blocks(len(q)),
+                               *_class_ranges(by_class, ql), _query_blocks(len(q)),
                                hist, top, _width(q.words.shape[1]), *_ignore_operands(ignore, len(q)))
         return hist, top
     hist = hist_pass(q, g, rel, n_grades, ignore)
@@ -849,9 +852,10 @@ def hist_sums_pass(q: PackedCodes,                    # the queries (Q codes)
     n_blocks = _query_blocks(len(q))
     dbits, pbits = _record_layout(q.nbits)
     if _by_class(q, g, rel, n_grades):
-        by_class = _gallery_by_class(g, rel.gallery_labels)
+        ql, gl = rel.labels()
+        by_class = _gallery_by_class(g, gl)
         _class_hist_sums_kernel(q.words, _gallery_words(g.words), len(g), by_class["order"],
-                                *_class_ranges(by_class, rel.query_labels), discount_table(len(g)), n_blocks, dbits,
+                                *_class_ranges(by_class, ql), discount_table(len(g)), n_blocks, dbits,
                                 hist, ap, dcg, hits, _width(q.words.shape[1]), *_ignore_operands(ignore, len(q)))
     elif len(g) < 1 << pbits:
         _hist_sums_kernel(*_operands(q, g, rel, n_grades), discount_table(len(g)), n_blocks, n_grades <= 2, dbits,
@@ -918,7 +922,7 @@ class Scan:
     summary: RankSummary           # hist, and top_grades / code_max if asked; its index_sums is `sums`
     sums: IndexSums | None = None  # the whole-ranking index-order sums, with index_sums=True; else None
 
-
+# %% ../nbs/60_engine.ipynb #88bfed51
 def scan(query_codes,                      # Q x K, {0,1} or {-1,+1}, or PackedCodes
          gallery_codes,                    # N x K (the same K), {0,1} or {-1,+1}, or PackedCodes
          relevance: Relevance,             # grades over these Q queries x N items (`relevance.make_relevance`)

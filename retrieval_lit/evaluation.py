@@ -13,10 +13,11 @@ from typing import Callable
 
 import numpy as np
 
-from .hamming import PackedCodes, n_words, pack_codes, row_blocks
+from .hamming import PackedCodes, n_words, pack_codes
+from .blocks import row_blocks
 from .metrics import Conventions, metric_names, parse_metric, tie_range
 from .ranking import FrozenSummary, IndexSums, RankSummary, resolve_cutoff, summarize
-from .hamming import Progress, progress_wanted
+from .blocks import Progress, progress_wanted
 from .score_ranking import (PRECISIONS, ScoreBuffers, _score_summaries, _usable_cpus, check_scores,
                                          compiled_layout, compiled_pair_bytes, similarity_rows)
 from .relevance import IgnoreSets, Relevance, make_ignore, make_relevance

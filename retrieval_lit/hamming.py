@@ -5,17 +5,16 @@
 # %% ../nbs/01_hamming.ipynb #f067530e
 from __future__ import annotations
 
-import sys
-import time
 from dataclasses import dataclass
 
 import numpy as np
 
+from .blocks import DEFAULT_BLOCK_BYTES, block_rows, row_blocks
 from .validate import check_codes, check_int, check_ndim, check_same_nbits, fail
 
 # %% auto #0
-__all__ = ['eq1_normalized_euclidean', 'eq1_cosine', 'to_bits', 'to_pm1', 'PackedCodes', 'n_words', 'pack_codes', 'row_blocks',
-           'iter_distance_blocks', 'hamming_distances', 'paired_hamming', 'Progress', 'progress_wanted']
+__all__ = ['eq1_normalized_euclidean', 'eq1_cosine', 'to_bits', 'to_pm1', 'PackedCodes', 'n_words', 'pack_codes',
+           'iter_distance_blocks', 'hamming_distances', 'paired_hamming']
 
 # %% ../nbs/01_hamming.ipynb #b3aa1217
 def eq1_normalized_euclidean(h_i: np.ndarray,  # a code of length K; eq. 1 is d_H only for {-1,+1} entries
@@ -131,9 +130,6 @@ def pack_codes(codes,                # items x bits, {0,1} or {-1,+1}; or Packed
     as_bytes = np.packbits(padded, axis=1, bitorder="little")
     return PackedCodes(as_bytes.view("<u8").astype(np.uint64), nbits)
 
-# %% ../nbs/01_hamming.ipynb #3ad4d774
-DEFAULT_BLOCK_BYTES = 1 << 26  # 64 MiB of distances per block
-
 # %% ../nbs/01_hamming.ipynb #471af10d
 def distance_dtype(nbits: int,  # the code length K in bits
                    ) -> np.dtype:
@@ -143,28 +139,6 @@ def distance_dtype(nbits: int,  # the code length K in bits
     (dtype('uint16'), dtype('uint32'))
     """
     return np.dtype(np.uint16) if nbits <= np.iinfo(np.uint16).max else np.dtype(np.uint32)
-
-# %% ../nbs/01_hamming.ipynb #bc1619a2
-def block_rows(n_gallery: int,                              # cells per query row (gallery items, usually)
-               max_block_bytes: int = DEFAULT_BLOCK_BYTES,  # the memory budget of one block, in bytes
-               bytes_per_pair: int = 2,                     # bytes per cell: 2 for uint16 distances
-               ) -> int:
-    """How many queries fit in one block of `max_block_bytes` (at least one).
-
-    >>> block_rows(1000, 1 << 20), block_rows(10**9, 1 << 20)    # 2**20 // 2000 = 524; a row too big still gets 1
-    (524, 1)
-    """
-    return max(1, int(max_block_bytes) // max(1, n_gallery * bytes_per_pair))
-
-# %% ../nbs/01_hamming.ipynb #0a14fce9
-def row_blocks(n_rows: int,                      # rows to cover (queries, usually)
-               row_len: int,                     # cells per row (gallery items, ranks, groups)
-               max_block_bytes: int = DEFAULT_BLOCK_BYTES,  # the budget of one block
-               bytes_per_cell: int = 2):         # what one cell costs in the block's temporaries
-    """(start, stop) ranges covering rows 0..n_rows-1 in order, each block of rows x row_len cells within
-    max_block_bytes (one row at least): the one way every bounded-memory loop here walks its rows."""
-    step = block_rows(row_len, max_block_bytes, bytes_per_cell)
-    return ((a, min(a + step, n_rows)) for a in range(0, n_rows, step))
 
 # %% ../nbs/01_hamming.ipynb #2460e052
 def _distance_block(q_words: np.ndarray, g_words: np.ndarray, nbits: int) -> np.ndarray:
@@ -219,45 +193,3 @@ def paired_hamming(a,  # items x bits, {0,1} or {-1,+1}, or PackedCodes
     if len(a) != len(b) or a.nbits != b.nbits:
         fail("b", f"must hold as many codes of as many bits as `a` ({len(a)} x {a.nbits}), got {len(b)} x {b.nbits}")
     return np.bitwise_count(a.words ^ b.words).sum(axis=1, dtype=np.int64)
-
-# %% ../nbs/01_hamming.ipynb #8d4bd296
-class Progress:
-    "A one-line progress bar on stderr: done/total queries, elapsed time, time left. Inert when not `enabled`."
-
-    def __init__(self,
-                 total: int,                    # queries to be done in all: the bar's 100%
-                 enabled: bool,                 # False: `update` does nothing, nothing is printed
-                 label: str = "retrieval_lit",  # the text before the bar
-                 ):
-        self.total, self.enabled, self.label = total, enabled, label
-        self.start = time.perf_counter()
-        self.done = 0
-
-    def update(self,
-               n: int,   # queries just finished
-               ):
-        "Count `n` more queries done; print the bar."
-        if not self.enabled:
-            return
-        self.done += n
-        frac = self.done / max(self.total, 1)
-        el = time.perf_counter() - self.start
-        left = el / frac - el if frac > 0 else float("nan")
-        sys.stderr.write(f"\r{self.label} [{'#' * int(30 * frac):<30}] {self.done}/{self.total} queries  {el:6.1f}s"
-                         f"  ~{left:5.1f}s left")
-        if self.done >= self.total:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
-
-# %% ../nbs/01_hamming.ipynb #eda744a9
-def progress_wanted(progress,         # True | False (as given) | None: decide automatically
-                    seconds: float,   # the run's estimated duration in seconds (read only when `progress` is None)
-                    ) -> bool:
-    """`progress` True/False as given; None: on when stderr is a terminal and the run is estimated over 2 seconds.
-
-    >>> progress_wanted(True, 0.0), progress_wanted(False, 60.0)
-    (True, False)
-    """
-    if progress is None:
-        return seconds > 2.0 and hasattr(sys.stderr, "isatty") and sys.stderr.isatty()
-    return bool(progress)

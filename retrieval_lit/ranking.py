@@ -10,7 +10,8 @@ from functools import cached_property
 
 import numpy as np
 
-from .hamming import DEFAULT_BLOCK_BYTES, iter_distance_blocks, pack_codes
+from .hamming import iter_distance_blocks, pack_codes
+from .blocks import DEFAULT_BLOCK_BYTES
 from .relevance import IgnoreSets, Relevance, check_relevance, relevance_from_matrix
 from .validate import (check_choice, check_int, check_nonempty, check_same_nbits, check_tie_sizes,
                                     check_whole_numbers, fail)

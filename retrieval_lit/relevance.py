@@ -29,15 +29,32 @@ class Relevance:
     A source answers three questions: `block(start, stop, items)`, the grades of some queries against some gallery
     items as a new dense uint8 array; `rows(start, stop)` and `columns(start, stop)`, the same source narrowed to a
     run of queries or of gallery items; and it says whether its grades are held per pair (`per_pair`: True for
-    matrices) or computed from labels (False: the compiled engine then compares the labels itself, `kind` telling
-    how). The grade scale is `max_grade`. Two more, `grades_at` (the grades of listed pairs) and `grade_counts`
-    (each query's items per grade), are answered from `block` unless a source knows a shorter way. A new source is
-    one subclass here: the ranking, the engine, the sharded run and `evaluate` ask nothing else."""
+    matrices) or computed from labels (False). A label source also gives its labels, `labels()`, and says how a grade
+    comes from them, `same_class`: the compiled engines compare the labels themselves and ask nothing more. The grade
+    scale is `max_grade`. Two more, `grades_at` (the grades of listed pairs) and `grade_counts` (each query's items
+    per grade), are answered from `block` unless a source knows a shorter way. A new source is one subclass here:
+    the ranking, the engine, the sharded run and `evaluate` ask nothing else."""
     n_queries: int                            # Q, the queries covered
     n_gallery: int                            # N, the gallery items covered
     max_grade: int                            # grades are 0..max_grade: 1 class, L multi-hot, 2 types, matrix's max
 
-    per_pair: ClassVar[bool] = True           # grades held per (query, item) pair, not computed from labels
+    per_pair: ClassVar[bool] = True           # grades held per (query, item) pair; False: computed from `labels()`
+
+    @property
+    def same_class(self) -> bool:
+        """How a label source's grade comes from its labels: True, class equality (1 for the same class id, else 0);
+        False, the number of labels a query and an item share (multi-hot rows). A per-pair source has no labels:
+        False. A label source must say."""
+        if self.per_pair:
+            return False
+        raise NotImplementedError(f"{type(self).__name__} computes grades from labels but does not say how")
+
+    def labels(self) -> tuple:
+        """A label source's (query labels, gallery labels), encoded the way the engines' kernels compare them: (Q,)
+        and (N,) int64 class codes when `same_class`, else (Q, L) and (N, L) uint8 multi-hot rows. The same gallery
+        array comes back on every call and from every `rows` of the source (the engines remember what they make of
+        it by its identity). A per-pair source holds no labels."""
+        raise NotImplementedError(f"{type(self).__name__} holds grades per pair, not labels")
 
     def block(self,
               start: int,           # the first query
@@ -80,7 +97,8 @@ class Relevance:
 @dataclass(frozen=True)
 class LabelRelevance(Relevance):
     """Grades computed from labels: "class" ids (grade 1 for the same class) or "multihot" rows (the number of labels
-    shared). Built by `relevance_from_labels`, which encodes the labels the way the engine's kernels compare them."""
+    shared). Built by `relevance_from_labels`, which encodes the labels the way the engine's kernels compare them.
+    Its methods are `Relevance`'s, documented there."""
     kind: str = "class"                       # "class" | "multihot"
     query_labels: np.ndarray | None = None    # (Q,) int64 class codes or (Q, L) uint8 multi-hot rows
     gallery_labels: np.ndarray | None = None  # (N,) or (N, L), encoded like query_labels
@@ -89,36 +107,28 @@ class LabelRelevance(Relevance):
 
     per_pair: ClassVar[bool] = False
 
-    def block(self,
-              start: int,           # the first query
-              stop: int,            # one past the last query
-              items: tuple | None = None,   # (a, b): gallery items a..b-1 only; None: the whole gallery
-              ) -> np.ndarray:
-        "Grades of queries start..stop-1 against the gallery (or items a..b-1): a new (stop-start, n) uint8 array."
+    @property
+    def same_class(self) -> bool:
+        return self.kind == "class"
+
+    def labels(self) -> tuple:
+        return self.query_labels, self.gallery_labels
+
+    def block(self, start: int, stop: int, items: tuple | None = None) -> np.ndarray:
         gallery = self.gallery_labels if items is None else self.gallery_labels[items[0]:items[1]]
-        if self.kind == "class":
+        if self.same_class:
             return (self.query_labels[start:stop, None] == gallery[None, :]).view(np.uint8)   # bools as 0/1 bytes
         return shared_label_counts(self.query_labels[start:stop], gallery)
 
-    def grades_at(self,
-                  start: int,        # the first query
-                  stop: int,         # one past the last query
-                  cols: np.ndarray,  # (stop-start, c) gallery indices: row i lists items of query start+i
-                  ) -> np.ndarray:
-        "The grades of query start+i against gallery items cols[i]: a new (stop-start, c) uint8 array."
-        if self.kind != "class":
+    def grades_at(self, start: int, stop: int, cols: np.ndarray) -> np.ndarray:
+        if not self.same_class:
             return super().grades_at(start, stop, cols)
         return (self.query_labels[start:stop, None] == self.gallery_labels[cols]).view(np.uint8)
 
-    def grade_counts(self,
-                     start: int,   # the first query
-                     stop: int,    # one past the last query
-                     ) -> np.ndarray:
-        """How many gallery items each query start..stop-1 has of each grade: a (stop-start, max_grade + 1) int64
-        array. Class ids: each query's class size in the gallery, from the gallery's class histogram (no block)."""
-        if self.kind != "class":
+    def grade_counts(self, start: int, stop: int) -> np.ndarray:
+        if not self.same_class:
             return super().grade_counts(start, stop)
-        classes, sizes = self._gallery_classes()
+        classes, sizes = self._gallery_classes()      # class ids: each query's class size in the gallery, no block
         q, same = self.query_labels[start:stop], np.zeros(stop - start, dtype=np.int64)
         if len(classes):
             at = np.minimum(np.searchsorted(classes, q), len(classes) - 1)
@@ -133,64 +143,35 @@ class LabelRelevance(Relevance):
             self.made["classes"] = np.unique(self.gallery_labels, return_counts=True)
         return self.made["classes"]
 
-    def rows(self,
-             start: int,   # the first query
-             stop: int,    # one past the last query
-             ) -> "LabelRelevance":
-        "The relevance of queries start..stop-1 only (views of the query side; the gallery side is shared)."
-        return replace(self, n_queries=stop - start, query_labels=self.query_labels[start:stop])
+    def rows(self, start: int, stop: int) -> "LabelRelevance":
+        return replace(self, n_queries=stop - start, query_labels=self.query_labels[start:stop])   # query side: views
 
-    def columns(self,
-                start: int,   # the first gallery item
-                stop: int,    # one past the last gallery item
-                ) -> "LabelRelevance":
-        "Every query against gallery items start..stop-1 only (a view of the gallery side)."
+    def columns(self, start: int, stop: int) -> "LabelRelevance":
         return replace(self, n_gallery=stop - start, gallery_labels=self.gallery_labels[start:stop], made={})
 
 # %% ../nbs/02_relevance.ipynb #24d0c17b
 @dataclass(frozen=True)
 class GradeMatrix(Relevance):
-    "Grades held per pair in a dense (Q, N) uint8 matrix (`relevance_from_matrix`, `relevance_from_types`)."
+    """Grades held per pair in a dense (Q, N) uint8 matrix (`relevance_from_matrix`, `relevance_from_types`). Its
+    methods are `Relevance`'s, documented there: `grades_at` and `grade_counts` read the matrix's rows in place."""
     matrix: np.ndarray | None = None          # (Q, N) uint8 grades, 0 = irrelevant
 
     kind: ClassVar[str] = "matrix"
 
-    def block(self,
-              start: int,           # the first query
-              stop: int,            # one past the last query
-              items: tuple | None = None,   # (a, b): gallery items a..b-1 only; None: the whole gallery
-              ) -> np.ndarray:
-        "Grades of queries start..stop-1 against the gallery (or items a..b-1): a new (stop-start, n) uint8 array."
+    def block(self, start: int, stop: int, items: tuple | None = None) -> np.ndarray:
         a, b = (0, self.n_gallery) if items is None else items
         return self.matrix[start:stop, a:b].copy()
 
-    def grades_at(self,
-                  start: int,        # the first query
-                  stop: int,         # one past the last query
-                  cols: np.ndarray,  # (stop-start, c) gallery indices: row i lists items of query start+i
-                  ) -> np.ndarray:
-        "The grades of query start+i against gallery items cols[i]: read from the matrix's rows (no block copied)."
+    def grades_at(self, start: int, stop: int, cols: np.ndarray) -> np.ndarray:
         return np.take_along_axis(self.matrix[start:stop], cols, axis=1)
 
-    def grade_counts(self,
-                     start: int,   # the first query
-                     stop: int,    # one past the last query
-                     ) -> np.ndarray:
-        "How many gallery items each query start..stop-1 has of each grade, counted on the matrix's rows in place."
+    def grade_counts(self, start: int, stop: int) -> np.ndarray:
         return count_grades(self.matrix[start:stop], None, self.max_grade + 1)
 
-    def rows(self,
-             start: int,   # the first query
-             stop: int,    # one past the last query
-             ) -> "GradeMatrix":
-        "The relevance of queries start..stop-1 only (a view of their rows)."
-        return replace(self, n_queries=stop - start, matrix=self.matrix[start:stop])
+    def rows(self, start: int, stop: int) -> "GradeMatrix":
+        return replace(self, n_queries=stop - start, matrix=self.matrix[start:stop])   # views of the rows
 
-    def columns(self,
-                start: int,   # the first gallery item
-                stop: int,    # one past the last gallery item
-                ) -> "GradeMatrix":
-        "Every query against gallery items start..stop-1 only (a view of those columns)."
+    def columns(self, start: int, stop: int) -> "GradeMatrix":
         return replace(self, n_gallery=stop - start, matrix=self.matrix[:, start:stop])
 
 # %% ../nbs/02_relevance.ipynb #435ee1e7
@@ -308,12 +289,7 @@ class SparseGrades(GradeMatrix):
     grades_at = Relevance.grades_at          # from `block` (the rows made dense), not the dense matrix's reads
     grade_counts = Relevance.grade_counts
 
-    def block(self,
-              start: int,           # the first query
-              stop: int,            # one past the last query
-              items: tuple | None = None,   # (a, b): gallery items a..b-1 only; None: the whole gallery
-              ) -> np.ndarray:
-        "Grades of queries start..stop-1 against the gallery (or items a..b-1): a new dense (stop-start, n) uint8 array."
+    def block(self, start: int, stop: int, items: tuple | None = None) -> np.ndarray:
         a, b = (0, self.n_gallery) if items is None else items
         return np.ascontiguousarray(self.matrix[start:stop, a:b].toarray(), dtype=np.uint8)
 

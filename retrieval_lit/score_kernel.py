@@ -8,7 +8,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from .ranking import IndexSums
+from .ranking import IndexSums, run_offsets
 from .relevance import Relevance, count_grades
 
 # %% auto #0
@@ -51,7 +51,7 @@ def _relevant_columns(key, grades, kept, has_kept):
             i += 1
     return cols, n_kept, lo, hi
 
-
+# %% ../nbs/58_score_kernel.ipynb #eb5d135d
 @njit(cache=True)
 def _distinct_sorted(key, cols, lo, scale, nb):
     """(u, k, first, slot): the k distinct relevant scores ascending in u[:k] (a bucket sort: counts, places, then
@@ -189,7 +189,7 @@ def _tied_before(cols, slot, tied, n_tied, k):
         seen[slot[i]] += 1
     return before
 
-
+# %% ../nbs/58_score_kernel.ipynb #ddaae1d9
 @njit(cache=True)
 def _index_ranks(rel_grades, slot, above, before, per_grade):
     """(ranks, their grades): the relevant items' (grades `rel_grades`, in index order) 0-based ranks in stable order
@@ -211,7 +211,7 @@ def _index_ranks(rel_grades, slot, above, before, per_grade):
         at[p] += 1
     return ranks, rank_grades
 
-
+# %% ../nbs/58_score_kernel.ipynb #dfef3f23
 @njit(cache=True)
 def _add(total, carry, v):
     "Neumaier's compensated step: (total + v, carry), the rounding error of the sum kept in `carry`."
@@ -222,7 +222,7 @@ def _add(total, carry, v):
         carry += (v - t) + total
     return t, carry
 
-
+# %% ../nbs/58_score_kernel.ipynb #558563b1
 @njit(cache=True)
 def _index_sums(ranks, rank_grades, n_grades, sums, discounts):
     """sums[0] = sum_k k / r_k (AP's numerator), sums[1] = relevant items within the first R ranks (R-precision),
@@ -270,14 +270,14 @@ def _finish_counts(cols, rel_grades, slot, k, equal, between, n_top, n_kept, tie
         _index_sums(ranks, rank_grades, n_grades, sums, discounts)
     return n_groups
 
-
+# %% ../nbs/58_score_kernel.ipynb #3720fa01
 @njit(cache=True)
 def _bucket_scale(lo, hi, m):
     "(nb, scale): 4m buckets over [lo, hi] (about 5% of items compared on the benchmark's rows), and their density."
     nb = 4 * m
     return nb, nb / (hi - lo) if hi > lo else 0.0
 
-
+# %% ../nbs/58_score_kernel.ipynb #67e7b786
 @njit(cache=True)
 def _row_counts(key, grades, kept, has_kept, t, want_sums, groups, top_row, sums, discounts):
     "One row's whole-ranking summary by counts, into `groups` (zeros), `top_row` and `sums`; returns its groups."
@@ -295,7 +295,7 @@ def _row_counts(key, grades, kept, has_kept, t, want_sums, groups, top_row, sums
     return _finish_counts(cols, rel_grades, slot, k, equal, between, n_top, n_kept, tied, n_tied, t, want_sums,
                           groups, top_row, sums, discounts)
 
-
+# %% ../nbs/58_score_kernel.ipynb #64822473
 @njit(nogil=True, cache=True)
 def _block_counts(key, grades, kept, has_kept, t, want_sums, hist, n_groups, top, sums, discounts):
     "`_row_counts` of every row of a block; without the GIL, so that blocks run on threads side by side."
@@ -379,13 +379,12 @@ def relevant_part(key: np.ndarray,     # (b, n) scores of a part: items offset..
     "Round 1 on one part: its kept relevant items in index order, and its kept items, per row."
     relevant = grades > 0 if kept is None else (grades > 0) & kept
     rows, cols = np.nonzero(relevant)                            # row-major: index order within a row
-    ptr = np.zeros(len(key) + 1, dtype=np.int64)
-    np.cumsum(np.count_nonzero(relevant, axis=1), out=ptr[1:])
+    ptr = run_offsets(np.count_nonzero(relevant, axis=1))        # where each row's items start (chapter 03)
     n_kept = (np.full(len(key), key.shape[1], dtype=np.int64) if kept is None
               else np.count_nonzero(kept, axis=1).astype(np.int64))
     return RelevantPart(ptr, key[rows, cols], grades[rows, cols], cols.astype(np.int64) + offset, n_kept)
 
-
+# %% ../nbs/58_score_kernel.ipynb #0a2fed42
 def _join_ragged(ptrs: list, columns: list) -> tuple:
     """(ptr, joined columns) of ragged row-wise arrays given part by part (`ptrs[s]`, `columns[s]` a tuple of arrays):
     each row's entries of part 0, then of part 1, ... (a stable sort of the rows' numbers)."""
@@ -393,14 +392,14 @@ def _join_ragged(ptrs: list, columns: list) -> tuple:
     order = np.argsort(rows, kind="stable")
     return np.sum(ptrs, axis=0), tuple(np.concatenate(c)[order] for c in zip(*columns))
 
-
+# %% ../nbs/58_score_kernel.ipynb #85680fd2
 def join_relevant(parts: list,  # RelevantParts of consecutive parts of the gallery, in gallery order
                   ) -> RelevantPart:
     "The RelevantParts of consecutive parts, in gallery order, joined: the whole rows' relevant items in index order."
     ptr, (scores, grades, index) = _join_ragged([p.ptr for p in parts], [p[1:4] for p in parts])
     return RelevantPart(ptr, scores, grades, index, np.sum([p.n_kept for p in parts], axis=0))
 
-
+# %% ../nbs/58_score_kernel.ipynb #ec419ac6
 @njit(cache=True)
 def _block_distinct(scores, ptr, u, k, slot):
     "Each row's distinct relevant scores into u (at the row's offset) and k, each item's place into slot."
@@ -415,7 +414,7 @@ def _block_distinct(scores, ptr, u, k, slot):
             u[a:a + kk] = v[:kk]
             slot[a:b] = places
 
-
+# %% ../nbs/58_score_kernel.ipynb #40e0ead1
 def distinct_relevant(rel: RelevantPart,  # the whole rows' relevant items (`join_relevant`)
                       ) -> DistinctScores:
     "Each row's distinct relevant scores, ascending (what round 2 sends every part), from the joined relevant items."
@@ -581,7 +580,7 @@ def _top_groups(neg, cand, totals, n_kept, k, t, groups, top_row):
         groups[g, cand[order[p]]] -= 1
     return g + 1 if n_kept > n_in else g
 
-
+# %% ../nbs/58_score_kernel.ipynb #f6f9408a
 @njit(cache=True)
 def _row_top(key, grades, kept, has_kept, k, t, low, totals, groups, top_row):
     """One row's summary through rank k: its items reaching `low` are the candidates (`totals`: its kept items per
@@ -596,7 +595,7 @@ def _row_top(key, grades, kept, has_kept, k, t, low, totals, groups, top_row):
             i += 1
     return _top_groups(neg, cand, totals, totals.sum(), k, t, groups, top_row)
 
-
+# %% ../nbs/58_score_kernel.ipynb #fb2e464a
 @njit(nogil=True, cache=True)
 def _block_top(key, grades, kept, has_kept, k, t, low, totals, hist, n_groups, top):
     "`_row_top` of every row of a block; without the GIL, so that blocks run on threads side by side."
@@ -604,7 +603,7 @@ def _block_top(key, grades, kept, has_kept, k, t, low, totals, hist, n_groups, t
     for i in range(key.shape[0]):
         n_groups[i] = _row_top(key[i], grades[i], kept[i * step], has_kept, k, t, low[i], totals[i], hist[i], top[i])
 
-
+# %% ../nbs/58_score_kernel.ipynb #aa8011fc
 def top_block(key: np.ndarray,     # (b, N) float32 or float64 scores, higher = nearer (finite)
               grades: np.ndarray,  # (b, N) uint8 grades, 0 = irrelevant
               kept,                # (b, N) bool, False = removed from the ranking; or None
@@ -646,7 +645,7 @@ def _select(a, n, m):
             hi = j
     return a[m]
 
-
+# %% ../nbs/58_score_kernel.ipynb #dbf09a9b
 _BUCKETS = 64   # the histogram of a full buffer: the floor falls within one bucket of its k-th largest score
 
 
@@ -675,7 +674,7 @@ def _floor_of(v, n, k):
             floor = min(floor, v[i])
     return floor
 
-
+# %% ../nbs/58_score_kernel.ipynb #9aaf78ff
 @njit(cache=True)
 def _keep_reaching(vals, cols, count, floor):
     "Keep the candidates scoring at least `floor`, in their order; returns their count."
@@ -686,7 +685,7 @@ def _keep_reaching(vals, cols, count, floor):
         c += x >= floor
     return c
 
-
+# %% ../nbs/58_score_kernel.ipynb #696792ad
 @njit(cache=True)
 def _compact(vals, cols, count, k):
     """Keep the candidates of a full buffer reaching a floor at most their k-th largest score (`_floor_of`); where
@@ -719,7 +718,7 @@ def _flags(row, kept_row, has_kept, start, f, fl):
             h += x
     return h
 
-
+# %% ../nbs/58_score_kernel.ipynb #f0834a7a
 @njit(nogil=True, cache=True)
 def _stream_tile(s, start, kept, has_kept, k, floor, vals, cols, count, overflow):
     """Add one tile of scores (rows x T, items start..start+T-1) to each row's candidates: the kept items scoring at
@@ -754,7 +753,7 @@ def _stream_tile(s, start, kept, has_kept, k, floor, vals, cols, count, overflow
                 c += (x >= f) & (fl[j] != 0)
         floor[i], count[i] = f, c
 
-
+# %% ../nbs/58_score_kernel.ipynb #6105b13b
 @njit(nogil=True, cache=True)
 def _settle(vals, cols, count, overflow, k):
     """Each row's candidates cut to those reaching one last floor (`_floor_of`), once the whole row has been seen:
@@ -763,7 +762,7 @@ def _settle(vals, cols, count, overflow, k):
         if not overflow[i] and count[i] > k:
             count[i] = _keep_reaching(vals[i], cols[i], count[i], _floor_of(vals[i], count[i], k))
 
-
+# %% ../nbs/58_score_kernel.ipynb #8109db49
 @njit(nogil=True, cache=True)
 def _stream_finish(vals, cand, count, overflow, totals, n_kept, k, t, hist, n_groups, top):
     "`_top_groups` of every row's candidates (rows marked `overflow` are left for the caller)."
@@ -772,7 +771,7 @@ def _stream_finish(vals, cand, count, overflow, totals, n_kept, k, t, hist, n_gr
             n_groups[i] = _top_groups(-vals[i, :count[i]], cand[i, :count[i]], totals[i], n_kept[i], k, t, hist[i],
                                       top[i])
 
-
+# %% ../nbs/58_score_kernel.ipynb #fb2c847e
 def _candidate_grades(relevance: Relevance, start: int, stop: int, kept, cols: np.ndarray, count: np.ndarray) -> tuple:
     """(each row's candidates' grades (b, cap), its kept items per grade (b, G), its kept items (b,)): asked of
     `relevance` for the candidates alone (`grades_at`, `grade_counts`); with removed items, from the rows' block."""
@@ -784,7 +783,7 @@ def _candidate_grades(relevance: Relevance, start: int, stop: int, kept, cols: n
     totals = count_grades(grades, kept, relevance.max_grade + 1)
     return np.take_along_axis(grades, listed, axis=1), totals, totals.sum(axis=1)
 
-
+# %% ../nbs/58_score_kernel.ipynb #b6c233c7
 def _stream_part(rows, start: int, stop: int, lo: int, hi: int, kept_in, has_kept: bool, k: int, tile: int,
                  first: np.ndarray, floor: np.ndarray, vals: np.ndarray, cols: np.ndarray, count: np.ndarray,
                  overflow: np.ndarray):
@@ -797,7 +796,7 @@ def _stream_part(rows, start: int, stop: int, lo: int, hi: int, kept_in, has_kep
         s = first if a == lo else rows(start, stop, (a, min(a + tile, hi)))
         _stream_tile(s, a, kept_in, has_kept, k, floor, vals, cols, count, overflow)
 
-
+# %% ../nbs/58_score_kernel.ipynb #5a4c67e5
 @njit(nogil=True, cache=True)
 def _sample_floors(s, kept, has_kept, starts, k, floor):
     """floor[i] = a score at least k of row i's kept items in `s` reach (`_floor_of`), or -inf if fewer are kept:
@@ -811,7 +810,7 @@ def _sample_floors(s, kept, has_kept, starts, k, floor):
             c += not has_kept or kept[i if has_kept else 0, starts[j // w] + j % w]
         floor[i] = _floor_of(scratch, c, k) if c >= k else -np.inf
 
-
+# %% ../nbs/58_score_kernel.ipynb #9b185ba9
 @njit(nogil=True, cache=True)
 def _merge_parts(vals, cols, count, floor, overflow, out_vals, out_cols, out_count, out_overflow):
     """Each row's candidates from consecutive parts of the gallery (p, b, cap), in part order (so in index order),
@@ -831,14 +830,79 @@ def _merge_parts(vals, cols, count, floor, overflow, out_vals, out_cols, out_cou
                 c += x >= f
         out_count[i] = c
 
-
+# %% ../nbs/58_score_kernel.ipynb #3521a688
 def _gallery_parts(n_gallery: int, tile: int, parts: int) -> list:
     "(lo, hi) of `parts` consecutive parts of the gallery (fewer if it has fewer tiles), each a whole number of tiles."
     n_tiles = -(-n_gallery // tile)
     cuts = np.linspace(0, n_tiles, min(parts, n_tiles) + 1).astype(int) * tile
     return [(int(lo), min(int(hi), n_gallery)) for lo, hi in zip(cuts[:-1], cuts[1:])]
 
+# %% ../nbs/58_score_kernel.ipynb #7110e722
+def _start_floors(firsts: list,    # each part's first tile of scores (b, <= tile)
+                  ranges: list,    # each part's (lo, hi) in the gallery
+                  tile: int,       # gallery items per tile
+                  b: int,          # the rows (queries)
+                  kept_in,         # (b, N) bool, or the kernels' dummy row
+                  has_kept: bool,  # whether items are removed
+                  cutoff: int,     # the rank the floors bound
+                  run,             # run(f, items) -> [f(item)]: the rows' sampling split among its workers
+                  ) -> np.ndarray:
+    """(parts, b) each part's starting floor per row: -inf with one part; with several, where the parts' full first
+    tiles hold `cutoff` items, a score at least `cutoff` of the row's kept items in them reach (`_sample_floors`), the
+    same for every part."""
+    n_p = len(ranges)
+    floor = np.full((n_p, b), -np.inf)
+    full = [p for p, f in enumerate(firsts) if f.shape[1] == tile]          # the last may be short
+    if n_p > 1 and len(full) * tile >= cutoff:   # each part starts from a floor found in the first tiles of all parts
+        sample = np.concatenate([firsts[p] for p in full], axis=1)
+        starts = np.array([ranges[p][0] for p in full], dtype=np.int64)
+        cuts = np.linspace(0, b, min(n_p, b) + 1).astype(int)
+        list(run(lambda ij: _sample_floors(sample[ij[0]:ij[1]], kept_in[ij[0]:ij[1]] if has_kept else kept_in,
+                                           has_kept, starts, cutoff, floor[0, ij[0]:ij[1]]), zip(cuts[:-1], cuts[1:])))
+        floor[1:] = floor[0]
+    return floor
 
+# %% ../nbs/58_score_kernel.ipynb #817427f8
+def _merge_streams(vals: np.ndarray,      # (p, b, cap) each part's candidates' scores
+                   cols: np.ndarray,      # (p, b, cap) their gallery indices
+                   count: np.ndarray,     # (p, b) each part's candidates per row
+                   floor: np.ndarray,     # (p, b) each part's floor per row
+                   overflow: np.ndarray,  # (p, b) the rows whose ties filled a part's buffer
+                   run,                   # run(f, items) -> [f(item)]: the rows' merges split among its workers
+                   ) -> tuple:
+    """(vals, cols, count, overflow) per row: one part's as they are; several parts' merged by `_merge_parts` (those
+    reaching the highest of the row's floors, in index order)."""
+    n_p, b, cap = vals.shape
+    if n_p == 1:
+        return vals[0], cols[0], count[0], overflow[0]
+    parts_in = vals, cols, count, floor, overflow
+    vals, cols = np.empty((b, n_p * cap), dtype=vals.dtype), np.empty((b, n_p * cap), dtype=np.int64)
+    count, overflow = np.zeros(b, dtype=np.int64), np.zeros(b, dtype=np.bool_)
+    cuts = np.linspace(0, b, min(n_p, b) + 1).astype(int)        # the rows' merges side by side
+    list(run(lambda ij: _merge_parts(*[x[:, ij[0]:ij[1]] for x in parts_in], *[x[ij[0]:ij[1]] for x in
+                                                                              (vals, cols, count, overflow)]),
+             zip(cuts[:-1], cuts[1:])))
+    return vals, cols, count, overflow
+
+# %% ../nbs/58_score_kernel.ipynb #eba577c1
+def _overflowed(rows, start: int, stop: int, n_gallery: int, relevance: Relevance, kept, t: int, cutoff: int,
+                tile: int, over: np.ndarray) -> dict:
+    """{row: (hist, top)} of the rows whose ties overflowed their buffer, by `top_block` on their whole rows: their
+    scores taken from products of the same shapes as the stream's (all the block's queries, a tile of items), so the
+    same bits."""
+    if not len(over):
+        return {}
+    whole = None
+    for a in range(0, n_gallery, tile):
+        s = rows(start, stop, (a, min(a + tile, n_gallery)))[over]
+        if whole is None:
+            whole = np.empty((len(over), n_gallery), dtype=s.dtype)
+        whole[:, a:a + s.shape[1]] = s
+    return {int(i): top_block(whole[j:j + 1], relevance.block(start + i, start + i + 1),
+                              None if kept is None else kept[i:i + 1], relevance.max_grade + 1, t, cutoff)
+            for j, i in enumerate(over)}
+
+# %% ../nbs/58_score_kernel.ipynb #ac72af4e
 def streamed_top_block(rows,               # rows(start, stop, items) -> scores of queries start..stop-1, items a..b-1
                        start: int,         # the first query
                        stop: int,          # one past the last query
@@ -865,29 +929,12 @@ def streamed_top_block(rows,               # rows(start, stop, items) -> scores 
     ranges = _gallery_parts(n_gallery, tile, parts)
     firsts = list(run(lambda r: rows(start, stop, (r[0], min(r[0] + tile, r[1]))), ranges))
     n_p = len(ranges)
-    floor = np.full((n_p, b), -np.inf)
-    full = [p for p, f in enumerate(firsts) if f.shape[1] == tile]          # the last may be short
-    if n_p > 1 and len(full) * tile >= cutoff:   # each part starts from a floor found in the first tiles of all parts
-        sample = np.concatenate([firsts[p] for p in full], axis=1)
-        starts = np.array([ranges[p][0] for p in full], dtype=np.int64)
-        cuts = np.linspace(0, b, min(n_p, b) + 1).astype(int)
-        list(run(lambda ij: _sample_floors(sample[ij[0]:ij[1]], kept_in[ij[0]:ij[1]] if has_kept else kept_in,
-                                           has_kept, starts, cutoff, floor[0, ij[0]:ij[1]]), zip(cuts[:-1], cuts[1:])))
-        floor[1:] = floor[0]
+    floor = _start_floors(firsts, ranges, tile, b, kept_in, has_kept, cutoff, run)
     vals, cols = np.empty((n_p, b, cap), dtype=firsts[0].dtype), np.empty((n_p, b, cap), dtype=np.int64)
     count, overflow = np.zeros((n_p, b), dtype=np.int64), np.zeros((n_p, b), dtype=np.bool_)
     list(run(lambda p: _stream_part(rows, start, stop, *ranges[p], kept_in, has_kept, cutoff, tile, firsts[p],
                                     floor[p], vals[p], cols[p], count[p], overflow[p]), range(n_p)))
-    if n_p == 1:
-        vals, cols, count, overflow = vals[0], cols[0], count[0], overflow[0]
-    else:
-        parts_in = vals, cols, count, floor, overflow
-        vals, cols = np.empty((b, n_p * cap), dtype=vals.dtype), np.empty((b, n_p * cap), dtype=np.int64)
-        count, overflow = np.zeros(b, dtype=np.int64), np.zeros(b, dtype=np.bool_)
-        cuts = np.linspace(0, b, min(n_p, b) + 1).astype(int)        # the rows' merges side by side
-        list(run(lambda ij: _merge_parts(*[x[:, ij[0]:ij[1]] for x in parts_in], *[x[ij[0]:ij[1]] for x in
-                                                                                  (vals, cols, count, overflow)]),
-                 zip(cuts[:-1], cuts[1:])))
+    vals, cols, count, overflow = _merge_streams(vals, cols, count, floor, overflow, run)
     _settle(vals, cols, count, overflow, cutoff)
     most = int(count.max(initial=0))                              # the most candidates a row kept
     vals, cols = vals[:, :max(most, 1)], cols[:, :max(most, 1)]
@@ -901,24 +948,6 @@ def streamed_top_block(rows,               # rows(start, stop, items) -> scores 
         if t:
             top[i] = tp[0]
     return _trimmed(hist, n_groups, top, t)
-
-
-def _overflowed(rows, start: int, stop: int, n_gallery: int, relevance: Relevance, kept, t: int, cutoff: int,
-                tile: int, over: np.ndarray) -> dict:
-    """{row: (hist, top)} of the rows whose ties overflowed their buffer, by `top_block` on their whole rows: their
-    scores taken from products of the same shapes as the stream's (all the block's queries, a tile of items), so the
-    same bits."""
-    if not len(over):
-        return {}
-    whole = None
-    for a in range(0, n_gallery, tile):
-        s = rows(start, stop, (a, min(a + tile, n_gallery)))[over]
-        if whole is None:
-            whole = np.empty((len(over), n_gallery), dtype=s.dtype)
-        whole[:, a:a + s.shape[1]] = s
-    return {int(i): top_block(whole[j:j + 1], relevance.block(start + i, start + i + 1),
-                              None if kept is None else kept[i:i + 1], relevance.max_grade + 1, t, cutoff)
-            for j, i in enumerate(over)}
 
 # %% ../nbs/58_score_kernel.ipynb #c57ea281
 @njit(cache=True)
@@ -942,7 +971,7 @@ def _block_sum(a, lo, n):
         s += a[lo + j]
     return s
 
-
+# %% ../nbs/58_score_kernel.ipynb #c7d42a37
 @njit(cache=True)
 def _pairwise(a, n):
     """numpy's pairwise sum of a[:n] (float64): blocks of up to 128 summed by `_block_sum`; a longer range split in two
@@ -972,7 +1001,7 @@ def _pairwise(a, n):
             t += 3
     return sums[0]
 
-
+# %% ../nbs/58_score_kernel.ipynb #4592a4c6
 @njit(nogil=True, cache=True, error_model="numpy")   # 0/0 of a zero row is NaN, not an exception
 def _unit_rows(a, out, start, stop, norms):
     "Rows start..stop-1 of `a` over their lengths (float64, rounded once into `out`); the lengths into `norms`."
@@ -987,7 +1016,7 @@ def _unit_rows(a, out, start, stop, norms):
         for j in range(d):
             out[i, j] = np.float64(a[i, j]) / norm
 
-
+# %% ../nbs/58_score_kernel.ipynb #4e4fed25
 def unit_rows(a: np.ndarray,    # (n, D) finite float32 or float64 embeddings
               out: np.ndarray,  # (n, D) float32 or float64, C-ordered: rows start..stop-1 are written
               start: int,       # the first row

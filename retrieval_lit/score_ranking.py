@@ -16,17 +16,17 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from threadpoolctl import ThreadpoolController
 
-from .hamming import DEFAULT_BLOCK_BYTES, block_rows, row_blocks
-from .ranking import (IndexSums, RankSummary, group_hist, check_ignore, join_index_sums, resolve_cutoff,
-                                    stack_padded)
+from .blocks import DEFAULT_BLOCK_BYTES, block_rows, row_blocks
+from .ranking import (IndexSums, RankSummary, group_hist, check_ignore, join_index_sums,
+                                    positions_in_runs, resolve_cutoff, run_offsets, stack_padded)
 from .relevance import Relevance, count_grades, make_ignore, relevance_from_matrix
 from .validate import (check_choice, check_count_matrix, check_grade_matrix, check_int, check_nonempty,
                                     check_numbers, fail, shown)
 
 # %% auto #0
-__all__ = ['MAX_EXACT_INT_SCORE', 'PRECISIONS', 'SUMMARY_METHODS', 'COMPILED_LAYOUTS', 'PRODUCT_TILE', 'SIMILARITIES',
-           'check_scores', 'threads_wanted', 'threads_in_force', 'ScoreBuffers', 'summarize_scores', 'summarizes_whole',
-           'compiled_layout', 'compiled_pair_bytes', 'summarize_lists', 'prepare_embeddings', 'similarities',
+__all__ = ['MAX_EXACT_INT_SCORE', 'PRECISIONS', 'COMPILED_LAYOUTS', 'PRODUCT_TILE', 'SUMMARY_METHODS', 'SIMILARITIES',
+           'check_scores', 'threads_in_force', 'threads_wanted', 'ScoreBuffers', 'summarizes_whole', 'compiled_layout',
+           'compiled_pair_bytes', 'summarize_scores', 'summarize_lists', 'prepare_embeddings', 'similarities',
            'similarity_rows']
 
 # %% ../nbs/09_score_ranking.ipynb #8a5fb80f
@@ -57,8 +57,112 @@ def check_scores(scores,                       # Q x N finite scores (floats, or
         return out
     return a if a.dtype in (np.float32, np.float64) else a.astype(np.float64)
 
+# %% ../nbs/09_score_ranking.ipynb #17417bc3
+def _groups_of_sorted(s_sorted: np.ndarray,      # (b, n) rows sorted by descending score
+                      kept_sorted: np.ndarray,   # (b, n) kept positions of the sorted rows (unused)
+                      ) -> np.ndarray:
+    "Group index of every position of rows sorted by descending score: a new group wherever the score changes."
+    new_group = np.ones(s_sorted.shape, dtype=bool)
+    new_group[:, 1:] = s_sorted[:, 1:] != s_sorted[:, :-1]
+    return np.cumsum(new_group, axis=1) - 1
+
+# %% ../nbs/09_score_ranking.ipynb #055665f0
+def _score_block_summary(s: np.ndarray,        # (b, n) scores of a block of queries
+                         grades: np.ndarray,   # (b, n) their grades
+                         kept,                 # (b, n) bool, the items kept in each ranking; None: all
+                         n_grades: int,        # grades 0 .. n_grades - 1
+                         t: int,               # ranks kept in stable order as top grades
+                         cutoff,               # the last rank any metric reads; None: the whole ranking
+                         ) -> tuple:
+    "(hist (b, G, grades), top (b, t)) of one block of score rows; see the section above."
+    b, n = s.shape
+    key = s if kept is None else np.where(kept, s, -np.inf)      # removed items rank after every kept one
+    if cutoff is not None and t <= cutoff < n:                   # the top `t` lies inside the sorted part
+        return _score_block_top(key, grades, kept, n_grades, t, cutoff)
+    order = np.argsort(-key, axis=1, kind="stable")              # stable: ties keep gallery index order
+    s_sorted = np.take_along_axis(key, order, axis=1)
+    g_sorted = np.take_along_axis(grades, order, axis=1)
+    k_sorted = np.isfinite(s_sorted) if kept is not None else np.ones((b, n), dtype=bool)
+    gid = _groups_of_sorted(s_sorted, k_sorted)
+    if cutoff is not None:                                       # merge the groups wholly after rank `cutoff`
+        n_kept = k_sorted.sum(axis=1)
+        last = np.take_along_axis(gid, np.clip(np.minimum(cutoff, n_kept) - 1, 0, None)[:, None], axis=1)
+        gid = np.minimum(gid, last + 1)
+    n_groups = int(gid[k_sorted].max(initial=-1)) + 1
+    hist = group_hist(gid, g_sorted, max(n_groups, 1), n_grades, k_sorted)
+    top = (g_sorted[:, :t] * k_sorted[:, :t]).astype(np.uint8) if t else None
+    return hist, top
+
+# %% ../nbs/09_score_ranking.ipynb #eb174f64
+def _nonzero(mask: np.ndarray,   # (b, n) bool
+             ) -> tuple:
+    "np.nonzero of a 2-D mask (row-major order), through the flat index: numpy's 1-D search is much faster."
+    return np.divmod(np.flatnonzero(mask), mask.shape[1])
+
+# %% ../nbs/09_score_ranking.ipynb #48d39be1
+def _kth_largest(key: np.ndarray,   # (b, n) values
+                 k: int,            # 1 <= k <= n
+                 ) -> np.ndarray:
+    """(b,) the k-th largest value of each row (k <= N), without partitioning whole rows: the first k * (N // k) items
+    of a row fall into k chunks; each chunk's maximum is an item, so at least k items reach the smallest of those
+    maxima, and the k-th largest is at least that. Only the items reaching it are partitioned."""
+    b, n = key.shape
+    width = n // k
+    if width < 4:                                                # few chunks' worth: partition the rows
+        return np.partition(key, n - k, axis=1)[:, n - k]
+    low = key[:, :k * width].reshape(b, k, width).max(axis=2).min(axis=1)
+    rows, cols = _nonzero(key >= low[:, None])
+    count = np.bincount(rows, minlength=b)
+    m = int(count.max())
+    cand = np.full((b, m), -np.inf, dtype=key.dtype)
+    cand[rows, positions_in_runs(count)] = key[rows, cols]           # each row's candidates packed left
+    return np.partition(cand, m - k, axis=1)[:, m - k]
+
+# %% ../nbs/09_score_ranking.ipynb #001a6566
+def _score_block_top(key: np.ndarray,      # (b, n) scores of a block of queries, removed items at -inf
+                     grades: np.ndarray,   # (b, n) their grades
+                     kept,                 # (b, n) bool, the items kept in each ranking; None: all
+                     n_grades: int,        # grades 0 .. n_grades - 1
+                     t: int,               # ranks kept in stable order as top grades, t <= cutoff
+                     cutoff: int,          # the last rank any metric reads, < n
+                     ) -> tuple:
+    """The same for metrics that read no further than rank `cutoff` < N, without sorting whole rows: a partition
+    finds each row's cutoff-th best score; only the items scoring at least that much (the groups reaching into the
+    top `cutoff`, the cut group whole) are sorted; everything after them is one trailing group of counts per grade."""
+    b, n = key.shape
+    thr = _kth_largest(key, cutoff)
+    cand = key >= thr[:, None]                                   # a row with fewer kept items: thr = -inf, all in
+    if kept is not None:
+        cand &= kept
+    rows, cols = _nonzero(cand)                                # row-major: each row's candidates in index order
+    order = np.lexsort((cols, -key[rows, cols], rows))
+    rows, cols = rows[order], cols[order]
+    width = np.bincount(rows, minlength=b)
+    pos = positions_in_runs(width)                               # rank of each candidate within its row
+    m = int(width.max(initial=0))
+    s_sorted = np.full((b, max(m, 1)), -np.inf)
+    g_sorted = np.zeros((b, max(m, 1)), dtype=grades.dtype)
+    s_sorted[rows, pos] = key[rows, cols]
+    g_sorted[rows, pos] = grades[rows, cols]
+    k_sorted = np.zeros((b, max(m, 1)), dtype=bool)
+    k_sorted[rows, pos] = True
+    gid = _groups_of_sorted(s_sorted, k_sorted)
+    n_groups = int(gid[k_sorted].max(initial=-1)) + 1
+    hist = group_hist(gid, g_sorted, n_groups + 1, n_grades, k_sorted)
+    total = count_grades(grades, kept, n_grades)
+    last = np.where(width > 0, gid[np.arange(b), np.maximum(width - 1, 0)] + 1, 0)
+    hist[np.arange(b), last] += total - hist.sum(axis=1)         # the trailing group: what the sorted part left
+    top = np.zeros((b, t), dtype=np.uint8) if t else None
+    if t:
+        w = min(t, g_sorted.shape[1])
+        top[:, :w] = g_sorted[:, :w] * k_sorted[:, :w]
+    return hist, top
+
 # %% ../nbs/09_score_ranking.ipynb #100885c4
-def _tie_offsets(row: np.ndarray, cols: np.ndarray, equal: np.ndarray) -> np.ndarray:
+def _tie_offsets(row: np.ndarray,     # (n,) one row's scores
+                 cols: np.ndarray,    # gallery indices of its relevant items
+                 equal: np.ndarray,   # e_j: items tied with each of them, itself included
+                 ) -> np.ndarray:
     "Items tied with each relevant item (at gallery index cols[j]) and of lower gallery index; 0 where it ties with none."
     within = np.zeros(len(cols), dtype=np.int64)
     tied = np.flatnonzero(equal > 1)
@@ -78,8 +182,13 @@ def _tie_offsets(row: np.ndarray, cols: np.ndarray, equal: np.ndarray) -> np.nda
         within[tied] = place[np.searchsorted(at, cols[tied])] - first
     return within
 
-
-def _row_groups(above: np.ndarray, equal: np.ndarray, grades, n_kept: int, n_grades: int) -> np.ndarray:
+# %% ../nbs/09_score_ranking.ipynb #44f85bd6
+def _row_groups(above: np.ndarray,   # a_j of the relevant items in rank order (non-decreasing)
+                equal: np.ndarray,   # e_j, items tied with each (itself included)
+                grades,              # their grades; None: binary relevance (every one grade 1)
+                n_kept: int,         # items in the row's ranking
+                n_grades: int,       # grades 0 .. n_grades - 1
+                ) -> np.ndarray:
     """(G, n_grades) counts of one row's groups in rank order, from its relevant items in rank order (`above`
     non-decreasing): every tie group holding a relevant item, and between them the irrelevant items merged into one
     group per gap (empty gaps dropped). `grades` None: binary relevance."""
@@ -110,8 +219,14 @@ def _row_groups(above: np.ndarray, equal: np.ndarray, grades, n_kept: int, n_gra
     keep[0::2] = out[0::2, 0] > 0
     return out[keep]
 
-
-def _score_block_counts(key: np.ndarray, grades: np.ndarray, kept, n_grades: int, t: int, index_sums: bool) -> tuple:
+# %% ../nbs/09_score_ranking.ipynb #6eb1135c
+def _score_block_counts(key: np.ndarray,      # (b, n) scores of a block of queries
+                        grades: np.ndarray,   # (b, n) their grades
+                        kept,                 # (b, n) bool, the items kept in each ranking; None: all
+                        n_grades: int,        # grades 0 .. n_grades - 1
+                        t: int,               # ranks kept in stable order as top grades
+                        index_sums: bool,     # also the whole-ranking index-order sums
+                        ) -> tuple:
     """(groups, top (b, t) or None, IndexSums or None) of one block of score rows, by counts (see the section above);
     groups: each row's (G_i, n_grades) counts, stacked once for all blocks by `_stack_rows`."""
     b, n = key.shape
@@ -159,118 +274,40 @@ def _score_block_counts(key: np.ndarray, grades: np.ndarray, kept, n_grades: int
             hits[i] = int((rank < len(c)).sum())
     return groups, top, IndexSums(psum, dsum, hits) if index_sums else None
 
-
-def _stack_rows(groups: list, n_grades: int) -> np.ndarray:
+# %% ../nbs/09_score_ranking.ipynb #44a15d89
+def _stack_rows(groups: list,    # each row's (G_i, n_grades) counts
+                n_grades: int,   # grades 0 .. n_grades - 1
+                ) -> np.ndarray:
     "(Q, max G_i, n_grades) int64: each row's groups, padded with empty groups at the end."
     hist = np.zeros((len(groups), max(len(x) for x in groups), n_grades), dtype=np.int64)
     for i, x in enumerate(groups):
         hist[i, :len(x)] = x
     return hist
 
-# %% ../nbs/09_score_ranking.ipynb #17417bc3
-def _groups_of_sorted(s_sorted: np.ndarray, kept_sorted: np.ndarray) -> np.ndarray:
-    "Group index of every position of rows sorted by descending score: a new group wherever the score changes."
-    new_group = np.ones(s_sorted.shape, dtype=bool)
-    new_group[:, 1:] = s_sorted[:, 1:] != s_sorted[:, :-1]
-    return np.cumsum(new_group, axis=1) - 1
+# %% ../nbs/09_score_ranking.ipynb #937f5a19
+def _sums_of_top(top: np.ndarray,   # (b, N) grades of every rank in index order
+                 n_grades: int,     # grades 0 .. n_grades - 1
+                 ) -> IndexSums:
+    "IndexSums of whole rankings in index order given as (b, N) grades: the sort method's sums, by the definition."
+    b, n = top.shape
+    psum, dsum, hits = np.zeros(b), np.zeros((b, n_grades)), np.zeros(b, dtype=np.int64)
+    for i in range(b):
+        rank = np.flatnonzero(top[i])
+        k = np.arange(1, len(rank) + 1, dtype=np.longdouble)
+        psum[i] = float(np.sum(k / (rank + 1).astype(np.longdouble)))
+        disc = (1.0 / np.log2(rank + 2.0)).astype(np.longdouble)
+        for gg in range(1, n_grades):
+            dsum[i, gg] = float(np.sum(disc[top[i, rank] == gg]))
+        hits[i] = int((rank < len(rank)).sum())
+    return IndexSums(psum, dsum, hits)
 
-
-def _score_block_summary(s: np.ndarray, grades: np.ndarray, kept, n_grades: int, t: int, cutoff) -> tuple:
-    "(hist (b, G, grades), top (b, t)) of one block of score rows; see the section above."
-    b, n = s.shape
-    key = s if kept is None else np.where(kept, s, -np.inf)      # removed items rank after every kept one
-    if cutoff is not None and t <= cutoff < n:                   # the top `t` lies inside the sorted part
-        return _score_block_top(key, grades, kept, n_grades, t, cutoff)
-    order = np.argsort(-key, axis=1, kind="stable")              # stable: ties keep gallery index order
-    s_sorted = np.take_along_axis(key, order, axis=1)
-    g_sorted = np.take_along_axis(grades, order, axis=1)
-    k_sorted = np.isfinite(s_sorted) if kept is not None else np.ones((b, n), dtype=bool)
-    gid = _groups_of_sorted(s_sorted, k_sorted)
-    if cutoff is not None:                                       # merge the groups wholly after rank `cutoff`
-        n_kept = k_sorted.sum(axis=1)
-        last = np.take_along_axis(gid, np.clip(np.minimum(cutoff, n_kept) - 1, 0, None)[:, None], axis=1)
-        gid = np.minimum(gid, last + 1)
-    n_groups = int(gid[k_sorted].max(initial=-1)) + 1
-    hist = group_hist(gid, g_sorted, max(n_groups, 1), n_grades, k_sorted)
-    top = (g_sorted[:, :t] * k_sorted[:, :t]).astype(np.uint8) if t else None
-    return hist, top
-
-
-def _score_block_top(key: np.ndarray, grades: np.ndarray, kept, n_grades: int, t: int, cutoff: int) -> tuple:
-    """The same for metrics that read no further than rank `cutoff` < N, without sorting whole rows: a partition
-    finds each row's cutoff-th best score; only the items scoring at least that much (the groups reaching into the
-    top `cutoff`, the cut group whole) are sorted; everything after them is one trailing group of counts per grade."""
-    b, n = key.shape
-    thr = _kth_largest(key, cutoff)
-    cand = key >= thr[:, None]                                   # a row with fewer kept items: thr = -inf, all in
-    if kept is not None:
-        cand &= kept
-    rows, cols = _nonzero(cand)                                # row-major: each row's candidates in index order
-    order = np.lexsort((cols, -key[rows, cols], rows))
-    rows, cols = rows[order], cols[order]
-    width = np.bincount(rows, minlength=b)
-    start = np.concatenate([[0], np.cumsum(width)[:-1]])
-    pos = np.arange(len(rows)) - start[rows]                     # rank of each candidate within its row
-    m = int(width.max(initial=0))
-    s_sorted = np.full((b, max(m, 1)), -np.inf)
-    g_sorted = np.zeros((b, max(m, 1)), dtype=grades.dtype)
-    s_sorted[rows, pos] = key[rows, cols]
-    g_sorted[rows, pos] = grades[rows, cols]
-    k_sorted = np.zeros((b, max(m, 1)), dtype=bool)
-    k_sorted[rows, pos] = True
-    gid = _groups_of_sorted(s_sorted, k_sorted)
-    n_groups = int(gid[k_sorted].max(initial=-1)) + 1
-    hist = group_hist(gid, g_sorted, n_groups + 1, n_grades, k_sorted)
-    total = count_grades(grades, kept, n_grades)
-    last = np.where(width > 0, gid[np.arange(b), np.maximum(width - 1, 0)] + 1, 0)
-    hist[np.arange(b), last] += total - hist.sum(axis=1)         # the trailing group: what the sorted part left
-    top = np.zeros((b, t), dtype=np.uint8) if t else None
-    if t:
-        w = min(t, g_sorted.shape[1])
-        top[:, :w] = g_sorted[:, :w] * k_sorted[:, :w]
-    return hist, top
-
-
-def _nonzero(mask: np.ndarray) -> tuple:
-    "np.nonzero of a 2-D mask (row-major order), through the flat index: numpy's 1-D search is much faster."
-    return np.divmod(np.flatnonzero(mask), mask.shape[1])
-
-
-def _kth_largest(key: np.ndarray, k: int) -> np.ndarray:
-    """(b,) the k-th largest value of each row (k <= N), without partitioning whole rows: the first k * (N // k) items
-    of a row fall into k chunks; each chunk's maximum is an item, so at least k items reach the smallest of those
-    maxima, and the k-th largest is at least that. Only the items reaching it are partitioned."""
-    b, n = key.shape
-    width = n // k
-    if width < 4:                                                # few chunks' worth: partition the rows
-        return np.partition(key, n - k, axis=1)[:, n - k]
-    low = key[:, :k * width].reshape(b, k, width).max(axis=2).min(axis=1)
-    rows, cols = _nonzero(key >= low[:, None])
-    count = np.bincount(rows, minlength=b)
-    m = int(count.max())
-    cand = np.full((b, m), -np.inf, dtype=key.dtype)
-    cand[rows, np.arange(len(rows)) - np.repeat(np.cumsum(count) - count, count)] = key[rows, cols]
-    return np.partition(cand, m - k, axis=1)[:, m - k]
-
-
-_THREADS = contextvars.ContextVar("retrieval_lit_threads", default=None)   # `threads_in_force`'s count, or None
-
-
+# %% ../nbs/09_score_ranking.ipynb #7d71435f
 def _process_cpus() -> int:
     "The CPUs this process may run on (a container's or taskset's share, not the host's count)."
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
-
-def threads_wanted() -> int | None:
-    "The thread count `threads_in_force` set in this thread (`evaluate(threads=)`), or None."
-    return _THREADS.get()
-
-
-def _usable_cpus() -> int:
-    """The threads work is shared among: the count in force in this thread (`threads_in_force`: `evaluate(threads=)`),
-    else the CPUs this process may run on (`_process_cpus`)."""
-    n = _THREADS.get()
-    return _process_cpus() if n is None else n
+# %% ../nbs/09_score_ranking.ipynb #5875d214
+_THREADS = contextvars.ContextVar("retrieval_lit_threads", default=None)   # `threads_in_force`'s count, or None
 
 
 @contextlib.contextmanager
@@ -284,14 +321,26 @@ def threads_in_force(threads: int | None):   # threads to share the work among (
     finally:
         _THREADS.reset(token)
 
+# %% ../nbs/09_score_ranking.ipynb #654875df
+def threads_wanted() -> int | None:
+    "The thread count `threads_in_force` set in this thread (`evaluate(threads=)`), or None."
+    return _THREADS.get()
 
+# %% ../nbs/09_score_ranking.ipynb #645ec117
+def _usable_cpus() -> int:
+    """The threads work is shared among: the count in force in this thread (`threads_in_force`: `evaluate(threads=)`),
+    else the CPUs this process may run on (`_process_cpus`)."""
+    n = _THREADS.get()
+    return _process_cpus() if n is None else n
+
+# %% ../nbs/09_score_ranking.ipynb #839e9e04
 @functools.cache
 def _blas_controller() -> ThreadpoolController:
     """threadpoolctl's view of the BLAS libraries loaded, made once: `threadpool_limits` finds them anew on every call
     (0.8 ms, read from the process's memory map), `_blas_controller().limit(...)` reuses them (0.01 ms)."""
     return ThreadpoolController()
 
-
+# %% ../nbs/09_score_ranking.ipynb #c3c082ea
 class ScoreBuffers:
     """Blocks of scores kept for reuse while a caller's query blocks are summarised (`summarize_scores(buffers=)`):
     similarities written into memory already mapped take half the time of a fresh array, which above glibc's 32 MB
@@ -314,84 +363,40 @@ class ScoreBuffers:
         with self._lock:
             self._free.append(a if a.base is None else a.base)
 
+# %% ../nbs/09_score_ranking.ipynb #4b584e85
+def _counts_in_threads(pool,                # a ThreadPoolExecutor, or None: one thread
+                       n_threads: int,      # its threads
+                       s,                   # (b, n) scores of a block of queries
+                       grades,              # (b, n) their grades
+                       kept,                # (b, n) bool, the items kept in each ranking; None: all
+                       n_grades: int,       # grades 0 .. n_grades - 1
+                       t: int,              # ranks kept in stable order as top grades
+                       index_sums: bool,    # also the whole-ranking index-order sums
+                       ) -> tuple:
+    "`_score_block_counts` of a block, its rows shared among threads (numpy's sort and searches release the GIL)."
+    b = len(s)
+    if pool is None or b < 2:
+        return _score_block_counts(s, grades, kept, n_grades, t, index_sums)
+    cuts = np.linspace(0, b, min(n_threads, b) + 1).astype(int)
+    parts = list(pool.map(lambda ab: _score_block_counts(s[ab[0]:ab[1]], grades[ab[0]:ab[1]],
+                                                          None if kept is None else kept[ab[0]:ab[1]],
+                                                          n_grades, t, index_sums), zip(cuts[:-1], cuts[1:])))
+    top = np.concatenate([p[1] for p in parts]) if t else None
+    sums = join_index_sums([p[2] for p in parts]) if index_sums else None
+    return [x for p in parts for x in p[0]], top, sums
 
-SUMMARY_METHODS = ("compiled", "counts", "sort")   # summarize_scores: chapter 58's linear passes | the sorted copy
-                                                  # and binary searches below | the stable argsort of every row
-
-
-def summarize_scores(scores,                      # Q x N scores (higher = nearer), or a function (start, stop) -> rows
-                     relevance: Relevance,        # Q x N grades (relevance.relevance_from_labels, _from_matrix, ...)
-                     top_columns: int = 0,        # ranks kept in stable order as `top_grades`: 0 none, -1 whole
-                     ignore=None,                 # IgnoreSets: items removed from each query's ranking; or None
-                     cutoff: int | None = None,   # the last rank any metric reads (None: all); later groups merge
-                     max_block_bytes: int = DEFAULT_BLOCK_BYTES,  # memory bound of one query block
-                     index_sums: bool = False,    # also the whole-ranking index-order sums (IndexSums) of AP, DCG, R-prec
-                     method: str = "compiled",    # "compiled" (chapter 58) | "counts" (numpy, readable) | "sort" (reference)
-                     threads: int | None = None,  # threads sharing the work (tiles of the products, slices of
-                                                  # rows, parts of the gallery; BLAS on one thread each); None:
-                                                  # the count in force, else the CPUs (`_usable_cpus`)
-                     buffers: ScoreBuffers | None = None,  # blocks of scores reused across calls (a function
-                                                  # that takes `out=` writes into them); None: this call's own
-                     ) -> RankSummary:
-    """The ranking summary of every query of a ranking by similarity scores (higher = nearer; `kind="scores"`).
-    `scores` as a function (start, stop) -> the (stop-start, N) score rows of those queries is how embeddings are
-    compared block by block (`similarity_rows`; one that also takes `items=(a, b)` is read a tile of items at a time
-    for a cutoff); it is not checked. method="compiled" (the default, chapter 58) and
-    "counts" (its numpy form, below) merge the runs of irrelevant items between the tie groups that hold relevant
-    ones; method="sort" keeps every tie group (the readable reference). All three give every metric the same value.
-
-    >>> rel = relevance_from_matrix([[1, 1, 0, 0, 1]], 1, 5)
-    >>> s = summarize_scores(np.array([[0.7, 0.9, 0.2, 0.7, 0.2]]), rel, top_columns=-1)
-    >>> s.group_sizes.tolist(), s.top_grades.tolist()   # groups 0.9 | 0.7 0.7 | 0.2 0.2; stable: items 1, 0, 3, 2, 4
-    ([[1, 2, 2]], [[1, 1, 0, 0, 1]])
-    """
-    return _joined(_score_summaries(scores, relevance, top_columns, ignore, cutoff, max_block_bytes, index_sums, method,
-                                    threads, buffers))
-
-
-def _score_summaries(scores, relevance: Relevance, top_columns: int, ignore, cutoff, max_block_bytes: int,
-                     index_sums: bool, method: str, threads, buffers) -> list:
-    """`summarize_scores`' work: its arguments checked, then the RankSummary of each block of queries, in order (the
-    compiled method's blocks apart: `evaluate` finishes them one by one, with no padded copy of them all)."""
-    n_q, n_g = relevance.n_queries, relevance.n_gallery
-    check_choice(method, "method", SUMMARY_METHODS)
-    rows = scores if callable(scores) else None
-    if rows is None:
-        checked = check_scores(scores, "scores", (n_q, n_g))
-        rows = lambda a, b: checked[a:b]
-    check_ignore(ignore, n_q, n_g)
-    if cutoff is not None:
-        cutoff = check_int(cutoff, "cutoff", 1)
-    t = resolve_cutoff(top_columns, n_g, "top_columns")
-    n_grades = relevance.max_grade + 1
-    whole = summarizes_whole(cutoff, n_g, t)
-    counts, compiled = method == "counts" and whole, method == "compiled"
-    n_threads = _usable_cpus() if threads is None else check_int(threads, "threads", 1)
-    if compiled:
-        takes = inspect.signature(rows).parameters
-        layout = compiled_layout(None if whole else cutoff, index_sums, "items" in takes)
-        reuse = (buffers or ScoreBuffers()) if "out" in takes else None
-        return [RankSummary(hist, n_g, top, index_sums=sums, kind="scores")
-                for hist, top, sums in _compiled_blocks(rows, relevance, ignore, n_grades, t, cutoff, index_sums,
-                                                        layout, max_block_bytes, n_threads, reuse)]
-    hist, tops, sums = _numpy_blocks(rows, relevance, ignore, n_grades, t, cutoff, counts, index_sums,
-                                     max_block_bytes, n_threads)
-    return [RankSummary(hist, n_g, np.concatenate(tops) if t else None,
-                        index_sums=join_index_sums(sums) if index_sums else None, kind="scores")]
-
-
-def _joined(parts: list) -> RankSummary:
-    "One RankSummary of consecutive blocks' summaries (by scores), in order: groups padded to the widest block."
-    if len(parts) == 1:
-        return parts[0]
-    t = parts[0].top_grades is not None
-    sums = join_index_sums([p.index_sums for p in parts]) if parts[0].index_sums is not None else None
-    return RankSummary(stack_padded([p.hist for p in parts]), parts[0].n_ranks,
-                       np.concatenate([p.top_grades for p in parts]) if t else None, index_sums=sums, kind="scores")
-
-
-def _numpy_blocks(rows, relevance: Relevance, ignore, n_grades: int, t: int, cutoff, counts: bool, index_sums: bool,
-                  max_block_bytes: int, n_threads: int) -> tuple:
+# %% ../nbs/09_score_ranking.ipynb #b499b037
+def _numpy_blocks(rows,                    # rows(a, b): the scores of queries a..b-1
+                  relevance: Relevance,    # Q x N grades
+                  ignore,                  # IgnoreSets, or None
+                  n_grades: int,           # grades 0 .. n_grades - 1
+                  t: int,                  # ranks kept in stable order as top grades
+                  cutoff,                  # the last rank any metric reads; None: the whole ranking
+                  counts: bool,            # by counts (else by the sorting reference)
+                  index_sums: bool,        # also the whole-ranking index-order sums
+                  max_block_bytes: int,    # memory bound of one query block
+                  n_threads: int,          # threads sharing a block's rows (counts only)
+                  ) -> tuple:
     """(hist, [top per block], [IndexSums or None per block]) by the numpy methods: chapter 09's counts (`counts`,
     rows shared among threads) or the sorting reference, a bounded block of queries at a time."""
     n_q, n_g = relevance.n_queries, relevance.n_gallery
@@ -415,16 +420,16 @@ def _numpy_blocks(rows, relevance: Relevance, ignore, n_grades: int, t: int, cut
         pool.shutdown()
     return _stack_rows(hists, n_grades) if counts else stack_padded(hists), tops, sums
 
-
-COMPILED_LAYOUTS = ("whole", "top", "tiles")   # compiled_layout's answers
-
-
+# %% ../nbs/09_score_ranking.ipynb #b6994315
 def summarizes_whole(cutoff,        # the last rank any metric reads; None: the whole ranking
                      n_gallery: int, # N
                      t: int,         # ranks kept in stable order as top grades
                      ) -> bool:
     "Whether a summary by scores covers the whole ranking: no cutoff, a cutoff at N or beyond, or top grades past it."
     return cutoff is None or cutoff >= n_gallery or t > cutoff
+
+# %% ../nbs/09_score_ranking.ipynb #2b22697f
+COMPILED_LAYOUTS = ("whole", "top", "tiles")   # compiled_layout's answers
 
 
 def compiled_layout(cutoff,              # the last rank any metric reads; None: the whole ranking
@@ -438,7 +443,7 @@ def compiled_layout(cutoff,              # the last rank any metric reads; None:
         return "whole"
     return "tiles" if takes_items else "top"
 
-
+# %% ../nbs/09_score_ranking.ipynb #ff3f86ae
 def compiled_pair_bytes(itemsize: int,   # bytes of one score: 4 (float32) or 8 (float64)
                         layout: str,     # compiled_layout's answer
                         ) -> int:
@@ -448,12 +453,71 @@ def compiled_pair_bytes(itemsize: int,   # bytes of one score: 4 (float32) or 8 
     check_choice(layout, "layout", COMPILED_LAYOUTS)
     return 2 + {"whole": itemsize + 8, "top": itemsize, "tiles": 0}[layout]
 
-
+# %% ../nbs/09_score_ranking.ipynb #fc2569f9
 PRODUCT_TILE = 4096   # gallery items per product of a wave's similarities: the tile's rows of the gallery stay in cache
 
 
-def _compiled_blocks(rows, relevance: Relevance, ignore, n_grades: int, t: int, cutoff, index_sums: bool, layout: str,
-                     max_block_bytes: int, n_threads: int, buffers: ScoreBuffers | None = None) -> list:
+def _wave_scores(rows,                           # rows(a, b[, items][, out=]): scores of queries a..b-1
+                 a: int,                         # the wave's first query
+                 b: int,                         # one past its last
+                 n_g: int,                       # N
+                 dtype,                          # the scores' float type
+                 buffers: ScoreBuffers | None,   # buffers to write into; None: fresh arrays
+                 run,                            # map, or a pool's map: runs the tiles
+                 ) -> tuple:
+    """(the (b-a, N) scores of queries a..b-1, whether they lie in a buffer taken from `buffers`): from `rows` taking
+    `items`, a tile of `PRODUCT_TILE` items at a time (the tiles run by `run`, each written into its columns of the
+    wave's array); otherwise `rows(a, b)` (a matrix's rows, or a function of whole rows), into a buffer if it takes
+    `out=`."""
+    takes = inspect.signature(rows).parameters
+    taken = buffers is not None and "out" in takes
+    if "items" not in takes:
+        return (rows(a, b, out=buffers.take(b - a, n_g, dtype)) if taken else rows(a, b)), taken
+    s = buffers.take(b - a, n_g, dtype) if taken else np.empty((b - a, n_g), dtype=dtype)
+
+    def tile(c: int):
+        d = min(c + PRODUCT_TILE, n_g)
+        if "out" in takes:
+            rows(a, b, (c, d), out=s[:, c:d])
+        else:
+            s[:, c:d] = rows(a, b, (c, d))
+    list(run(tile, range(0, n_g, PRODUCT_TILE)))
+    return s, taken
+
+# %% ../nbs/09_score_ranking.ipynb #c1f016b1
+def _joined_slices(parts: list,   # (hist, top or None, IndexSums or None) of consecutive slices, in order
+                   run,           # map, or a pool's map: runs the copies
+                   ) -> tuple:
+    """One (hist, top, IndexSums or None) of a wave's consecutive slices, the groups padded to the widest: each slice
+    copied into its rows by `run` (side by side), so that `evaluate` finishes the wave as one summary, in runs on
+    every thread, rather than one small slice after another."""
+    if len(parts) == 1:
+        return parts[0]
+    ends = run_offsets([len(h) for h, _, _ in parts])
+    first = parts[0][0]
+    hist = np.zeros((ends[-1], max(h.shape[1] for h, _, _ in parts), first.shape[2]), dtype=first.dtype)
+
+    def copy(i: int):
+        h = parts[i][0]
+        hist[ends[i]:ends[i + 1], :h.shape[1]] = h
+    list(run(copy, range(len(parts))))
+    top = None if parts[0][1] is None else np.concatenate([tp for _, tp, _ in parts])
+    sums = None if parts[0][2] is None else join_index_sums([s for _, _, s in parts])
+    return hist, top, sums
+
+# %% ../nbs/09_score_ranking.ipynb #6aea5ff1
+def _compiled_blocks(rows,                      # rows(a, b[, items][, out=]): scores of queries a..b-1
+                     relevance: Relevance,      # Q x N grades
+                     ignore,                    # IgnoreSets, or None
+                     n_grades: int,             # grades 0 .. n_grades - 1
+                     t: int,                    # ranks kept in stable order as top grades
+                     cutoff,                    # the last rank any metric reads; None: the whole ranking
+                     index_sums: bool,          # also the whole-ranking index-order sums
+                     layout: str,               # compiled_layout's answer
+                     max_block_bytes: int,      # memory bound of one wave
+                     n_threads: int,            # threads sharing the tiles, slices and parts
+                     buffers: ScoreBuffers | None = None,   # buffers the waves' scores are written into; None: fresh
+                     ) -> list:
     """[(hist, top, IndexSums or None)] of every wave of queries by chapter 58's kernels, in `layout`
     (`compiled_layout`), on `n_threads` threads (BLAS held to one thread each, the kernels without the GIL). The queries
     go in waves, as many as `max_block_bytes` holds (never fewer because there are more threads: a product of few
@@ -497,78 +561,87 @@ def _compiled_blocks(rows, relevance: Relevance, ignore, n_grades: int, t: int, 
                 buffers.give(s)
     return out
 
-
-def _joined_slices(parts: list, run) -> tuple:
-    """One (hist, top, IndexSums or None) of a wave's consecutive slices, the groups padded to the widest: each slice
-    copied into its rows by `run` (side by side), so that `evaluate` finishes the wave as one summary, in runs on
-    every thread, rather than one small slice after another."""
+# %% ../nbs/09_score_ranking.ipynb #cdabb5d7
+def _joined(parts: list,   # RankSummary of consecutive blocks of queries, in order
+            ) -> RankSummary:
+    "One RankSummary of consecutive blocks' summaries (by scores), in order: groups padded to the widest block."
     if len(parts) == 1:
         return parts[0]
-    ends = np.cumsum([0] + [len(h) for h, _, _ in parts])
-    first = parts[0][0]
-    hist = np.zeros((ends[-1], max(h.shape[1] for h, _, _ in parts), first.shape[2]), dtype=first.dtype)
+    t = parts[0].top_grades is not None
+    sums = join_index_sums([p.index_sums for p in parts]) if parts[0].index_sums is not None else None
+    return RankSummary(stack_padded([p.hist for p in parts]), parts[0].n_ranks,
+                       np.concatenate([p.top_grades for p in parts]) if t else None, index_sums=sums, kind="scores")
 
-    def copy(i: int):
-        h = parts[i][0]
-        hist[ends[i]:ends[i + 1], :h.shape[1]] = h
-    list(run(copy, range(len(parts))))
-    top = None if parts[0][1] is None else np.concatenate([tp for _, tp, _ in parts])
-    sums = None if parts[0][2] is None else join_index_sums([s for _, _, s in parts])
-    return hist, top, sums
+# %% ../nbs/09_score_ranking.ipynb #7e9d92c8
+SUMMARY_METHODS = ("compiled", "counts", "sort")   # summarize_scores: chapter 58's linear passes | the sorted copy
+                                                  # and binary searches above | the stable argsort of every row
 
 
-def _wave_scores(rows, a: int, b: int, n_g: int, dtype, buffers: ScoreBuffers | None, run) -> tuple:
-    """(the (b-a, N) scores of queries a..b-1, whether they lie in a buffer taken from `buffers`): from `rows` taking
-    `items`, a tile of `PRODUCT_TILE` items at a time (the tiles run by `run`, each written into its columns of the
-    wave's array); otherwise `rows(a, b)` (a matrix's rows, or a function of whole rows), into a buffer if it takes
-    `out=`."""
-    takes = inspect.signature(rows).parameters
-    taken = buffers is not None and "out" in takes
-    if "items" not in takes:
-        return (rows(a, b, out=buffers.take(b - a, n_g, dtype)) if taken else rows(a, b)), taken
-    s = buffers.take(b - a, n_g, dtype) if taken else np.empty((b - a, n_g), dtype=dtype)
+def _score_summaries(scores, relevance: Relevance, top_columns: int, ignore, cutoff, max_block_bytes: int,
+                     index_sums: bool, method: str, threads, buffers) -> list:
+    """`summarize_scores`' work: its arguments checked, then the RankSummary of each block of queries, in order (the
+    compiled method's blocks apart: `evaluate` finishes them one by one, with no padded copy of them all)."""
+    n_q, n_g = relevance.n_queries, relevance.n_gallery
+    check_choice(method, "method", SUMMARY_METHODS)
+    rows = scores if callable(scores) else None
+    if rows is None:
+        checked = check_scores(scores, "scores", (n_q, n_g))
+        rows = lambda a, b: checked[a:b]
+    check_ignore(ignore, n_q, n_g)
+    if cutoff is not None:
+        cutoff = check_int(cutoff, "cutoff", 1)
+    t = resolve_cutoff(top_columns, n_g, "top_columns")
+    n_grades = relevance.max_grade + 1
+    whole = summarizes_whole(cutoff, n_g, t)
+    counts, compiled = method == "counts" and whole, method == "compiled"
+    n_threads = _usable_cpus() if threads is None else check_int(threads, "threads", 1)
+    if compiled:
+        takes = inspect.signature(rows).parameters
+        layout = compiled_layout(None if whole else cutoff, index_sums, "items" in takes)
+        reuse = (buffers or ScoreBuffers()) if "out" in takes else None
+        return [RankSummary(hist, n_g, top, index_sums=sums, kind="scores")
+                for hist, top, sums in _compiled_blocks(rows, relevance, ignore, n_grades, t, cutoff, index_sums,
+                                                        layout, max_block_bytes, n_threads, reuse)]
+    hist, tops, sums = _numpy_blocks(rows, relevance, ignore, n_grades, t, cutoff, counts, index_sums,
+                                     max_block_bytes, n_threads)
+    return [RankSummary(hist, n_g, np.concatenate(tops) if t else None,
+                        index_sums=join_index_sums(sums) if index_sums else None, kind="scores")]
 
-    def tile(c: int):
-        d = min(c + PRODUCT_TILE, n_g)
-        if "out" in takes:
-            rows(a, b, (c, d), out=s[:, c:d])
-        else:
-            s[:, c:d] = rows(a, b, (c, d))
-    list(run(tile, range(0, n_g, PRODUCT_TILE)))
-    return s, taken
+# %% ../nbs/09_score_ranking.ipynb #ba2c62ff
+def summarize_scores(scores,                      # Q x N scores (higher = nearer), or a function (start, stop) -> rows
+                     relevance: Relevance,        # Q x N grades (relevance.relevance_from_labels, _from_matrix, ...)
+                     top_columns: int = 0,        # ranks kept in stable order as `top_grades`: 0 none, -1 whole
+                     ignore=None,                 # IgnoreSets: items removed from each query's ranking; or None
+                     cutoff: int | None = None,   # the last rank any metric reads (None: all); later groups merge
+                     max_block_bytes: int = DEFAULT_BLOCK_BYTES,  # memory bound of one query block
+                     index_sums: bool = False,    # also the whole-ranking index-order sums (IndexSums) of AP, DCG, R-prec
+                     method: str = "compiled",    # "compiled" (chapter 58) | "counts" (numpy, readable) | "sort" (reference)
+                     threads: int | None = None,  # threads sharing the work (tiles of the products, slices of
+                                                  # rows, parts of the gallery; BLAS on one thread each); None:
+                                                  # the count in force, else the CPUs (`_usable_cpus`)
+                     buffers: ScoreBuffers | None = None,  # blocks of scores reused across calls (a function
+                                                  # that takes `out=` writes into them); None: this call's own
+                     ) -> RankSummary:
+    """The ranking summary of every query of a ranking by similarity scores (higher = nearer; `kind="scores"`).
+    `scores` as a function (start, stop) -> the (stop-start, N) score rows of those queries is how embeddings are
+    compared block by block (`similarity_rows`; one that also takes `items=(a, b)` is read a tile of items at a time
+    for a cutoff); it is not checked. method="compiled" (the default, chapter 58) and
+    "counts" (its numpy form, below) merge the runs of irrelevant items between the tie groups that hold relevant
+    ones; method="sort" keeps every tie group (the readable reference). All three give every metric the same value.
 
-
-def _counts_in_threads(pool, n_threads: int, s, grades, kept, n_grades: int, t: int, index_sums: bool) -> tuple:
-    "`_score_block_counts` of a block, its rows shared among threads (numpy's sort and searches release the GIL)."
-    b = len(s)
-    if pool is None or b < 2:
-        return _score_block_counts(s, grades, kept, n_grades, t, index_sums)
-    cuts = np.linspace(0, b, min(n_threads, b) + 1).astype(int)
-    parts = list(pool.map(lambda ab: _score_block_counts(s[ab[0]:ab[1]], grades[ab[0]:ab[1]],
-                                                          None if kept is None else kept[ab[0]:ab[1]],
-                                                          n_grades, t, index_sums), zip(cuts[:-1], cuts[1:])))
-    top = np.concatenate([p[1] for p in parts]) if t else None
-    sums = join_index_sums([p[2] for p in parts]) if index_sums else None
-    return [x for p in parts for x in p[0]], top, sums
-
-
-def _sums_of_top(top: np.ndarray, n_grades: int) -> IndexSums:
-    "IndexSums of whole rankings in index order given as (b, N) grades: the sort method's sums, by the definition."
-    b, n = top.shape
-    psum, dsum, hits = np.zeros(b), np.zeros((b, n_grades)), np.zeros(b, dtype=np.int64)
-    for i in range(b):
-        rank = np.flatnonzero(top[i])
-        k = np.arange(1, len(rank) + 1, dtype=np.longdouble)
-        psum[i] = float(np.sum(k / (rank + 1).astype(np.longdouble)))
-        disc = (1.0 / np.log2(rank + 2.0)).astype(np.longdouble)
-        for gg in range(1, n_grades):
-            dsum[i, gg] = float(np.sum(disc[top[i, rank] == gg]))
-        hits[i] = int((rank < len(rank)).sum())
-    return IndexSums(psum, dsum, hits)
-
+    >>> rel = relevance_from_matrix([[1, 1, 0, 0, 1]], 1, 5)
+    >>> s = summarize_scores(np.array([[0.7, 0.9, 0.2, 0.7, 0.2]]), rel, top_columns=-1)
+    >>> s.group_sizes.tolist(), s.top_grades.tolist()   # groups 0.9 | 0.7 0.7 | 0.2 0.2; stable: items 1, 0, 3, 2, 4
+    ([[1, 2, 2]], [[1, 1, 0, 0, 1]])
+    """
+    return _joined(_score_summaries(scores, relevance, top_columns, ignore, cutoff, max_block_bytes, index_sums, method,
+                                    threads, buffers))
 
 # %% ../nbs/09_score_ranking.ipynb #7cb96b1f
-def _list_arrays(lists, name: str, n_queries: int | None = None) -> list:
+def _list_arrays(lists,                          # one array per query
+                 name: str,                      # the argument's name, for the message
+                 n_queries: int | None = None,   # how many there must be; None: any but none
+                 ) -> list:
     "A sequence of one-dimensional arrays (one per query), checked: not a string, not empty, each 1-D."
     if isinstance(lists, (str, bytes)) or not hasattr(lists, "__len__"):
         fail(name, f"must be a sequence of one array per query, got {shown(lists)}")
@@ -582,7 +655,7 @@ def _list_arrays(lists, name: str, n_queries: int | None = None) -> list:
             fail(name, f"[{i}] must be one-dimensional (one entry per ranked item), got shape {a.shape}")
     return arrays
 
-
+# %% ../nbs/09_score_ranking.ipynb #41957994
 def summarize_lists(scores,                      # Q 1-D arrays of finite scores (higher = nearer); a list may be empty
                     grades,                      # Q 1-D arrays of the same lengths: whole-number grades 0..255
                     top_columns: int = 0,                # ranks kept in stable order as `top_grades`: 0 none, -1 whole
@@ -627,14 +700,51 @@ def summarize_lists(scores,                      # Q 1-D arrays of finite scores
 SIMILARITIES = ("cosine", "dot", "l2")
 
 
-def _embeddings(x, name: str, dim: int | None = None) -> np.ndarray:
+def _embeddings(x,                       # n x D embeddings
+                name: str,               # the argument's name, for the message
+                dim: int | None = None,  # the dimension they must have (the queries'); None: any
+                ) -> np.ndarray:
+    "`x` checked: a non-empty items x dimensions array of finite numbers, of `dim` dimensions where given."
     a = check_numbers(x, name, 2, "items x dimensions", nonempty=True)
     if dim is not None and a.shape[1] != dim:
         fail(name, f"has {a.shape[1]} dimensions but `query_embeddings` has {dim}: they must match")
     return a
 
+# %% ../nbs/09_score_ranking.ipynb #a0713ba2
+def _unit_block(a: np.ndarray,     # (n, D) embeddings, checked
+                out: np.ndarray,   # (n, D) of the precision: rows start..stop-1 are written
+                start: int,        # the block's first row
+                stop: int,         # one past its last
+                name: str,         # the argument's name, for the error
+                unit_rows,         # chapter 58's compiled pass (`unit_rows`), or None: the numpy form
+                ):
+    """Rows start..stop-1 of `a` divided by their Euclidean norms, into `out`: each norm summed in float64, the quotient
+    rounded once to `out`'s type. A row whose squares over- or underflow is divided by its largest entry first; a zero
+    row is refused, naming it."""
+    with np.errstate(all="ignore"):                            # odd rows are mended below
+        if unit_rows is not None:
+            norms = unit_rows(a, out, start, stop)
+        else:
+            x = a[start:stop].astype(np.float64)
+            norms = np.sqrt(np.add.reduce(x * x, axis=1))
+            out[start:stop] = x / norms[:, None]
+    odd = np.flatnonzero(~np.isfinite(norms) | (norms < 1e-150))  # squares over- or underflow: scale the row
+    if len(odd):
+        x = a[start + odd].astype(np.float64)
+        scale = np.abs(x).max(axis=1)
+        if (scale == 0).any():
+            fail(name, f"has a zero vector at row {start + int(odd[np.flatnonzero(scale == 0)[0]])}: its cosine "
+                       "is undefined")
+        y = x / scale[:, None]
+        out[start + odd] = y / np.sqrt(np.add.reduce(y * y, axis=1))[:, None]
 
-def _in_precision(a: np.ndarray, name: str, dtype, cosine: bool, rows: int = 1 << 12) -> np.ndarray:
+# %% ../nbs/09_score_ranking.ipynb #a654f1df
+def _in_precision(a: np.ndarray,     # (n, D) embeddings, checked
+                  name: str,         # the argument's name, for errors
+                  dtype,             # the precision: np.float64 or np.float32
+                  cosine: bool,      # normalise the rows
+                  rows: int = 1 << 12,   # rows per block of the normalisation
+                  ) -> np.ndarray:
     """`a` in `dtype` (no copy when it is already), rows normalised for cosine: norms in float64 in blocks of 4,096 rows
     (no float64 copy of a float32 gallery; each row's sum is the same whatever the block), the quotient rounded once to
     `dtype`. From one whole block of float32 or float64 rows on, each block is one compiled pass (chapter 58's
@@ -655,23 +765,7 @@ def _in_precision(a: np.ndarray, name: str, dtype, cosine: bool, rows: int = 1 <
         unit_rows = None
 
     def normalise(start: int):
-        stop = min(start + rows, len(a))
-        with np.errstate(all="ignore"):                            # odd rows are mended below
-            if unit_rows is not None:
-                norms = unit_rows(a, out, start, stop)
-            else:
-                x = a[start:stop].astype(np.float64)
-                norms = np.sqrt(np.add.reduce(x * x, axis=1))
-                out[start:stop] = x / norms[:, None]
-        odd = np.flatnonzero(~np.isfinite(norms) | (norms < 1e-150))  # squares over- or underflow: scale the row
-        if len(odd):
-            x = a[start + odd].astype(np.float64)
-            scale = np.abs(x).max(axis=1)
-            if (scale == 0).any():
-                fail(name, f"has a zero vector at row {start + int(odd[np.flatnonzero(scale == 0)[0]])}: its cosine "
-                           "is undefined")
-            y = x / scale[:, None]
-            out[start + odd] = y / np.sqrt(np.add.reduce(y * y, axis=1))[:, None]
+        _unit_block(a, out, start, min(start + rows, len(a)), name, unit_rows)
 
     starts, n_threads = range(0, len(a), rows), _usable_cpus()
     if len(starts) < 2 or n_threads < 2:
@@ -682,7 +776,7 @@ def _in_precision(a: np.ndarray, name: str, dtype, cosine: bool, rows: int = 1 <
             list(pool.map(normalise, starts))                      # in order: the first bad row is the one named
     return out
 
-
+# %% ../nbs/09_score_ranking.ipynb #73e2bd19
 def prepare_embeddings(x: np.ndarray,    # (n, D) embeddings, checked (`_embeddings`)
                        name: str,        # the argument's name, for errors
                        similarity: str,  # "cosine" | "dot" | "l2"
@@ -696,7 +790,7 @@ def prepare_embeddings(x: np.ndarray,    # (n, D) embeddings, checked (`_embeddi
     with np.errstate(over="ignore"):
         return x, np.add.reduce(x * x, axis=1)
 
-
+# %% ../nbs/09_score_ranking.ipynb #15a2e56a
 def similarities(q: np.ndarray,           # (b, D) prepared query rows (`prepare_embeddings`)
                  q_sq,                    # (b,) their squared norms for l2, else None
                  g: np.ndarray,           # (n, D) prepared gallery rows
@@ -720,7 +814,7 @@ def similarities(q: np.ndarray,           # (b, D) prepared query rows (`prepare
                                  "embeddings or use precision='float64'")
     return out
 
-
+# %% ../nbs/09_score_ranking.ipynb #4d455e23
 def similarity_rows(query_embeddings,              # Q x D real-valued descriptors
                     gallery_embeddings,            # N x D descriptors (the same D)
                     similarity: str = "cosine",    # "cosine" (zero vectors refused) | "dot" | "l2" (-squared distance)

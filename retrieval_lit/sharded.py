@@ -15,7 +15,8 @@ import numpy as np
 
 from . import engine
 from .hamming import PackedCodes, pack_codes
-from .ranking import RankSummary, check_ignore, group_starts, join_index_sums, resolve_cutoff
+from .ranking import (RankSummary, check_ignore, group_starts, join_index_sums, positions_in_runs,
+                                   resolve_cutoff, run_offsets)
 from .relevance import IgnoreSets, Relevance, make_ignore, relevance_from_labels, relevance_from_matrix
 from .score_kernel import DistinctScores, PartCounts, RelevantPart, kth_floors
 from .score_kernel import distinct_relevant, join_relevant, merge_counts, part_counts, relevant_part
@@ -86,8 +87,8 @@ def shard_offsets(hists: list,  # S shard histograms, each (Q, K+1, G) int64, in
     counts = np.stack([h.sum(-1) for h in hists])               # (S, Q, K+1)
     rel = np.stack([h[:, :, 1:].sum(-1) for h in hists])
     base, rbase = group_starts(counts.sum(0)), group_starts(rel.sum(0))
-    earlier = np.cumsum(counts, axis=0) - counts                 # same distance, earlier shards
-    rearlier = np.cumsum(rel, axis=0) - rel
+    before_shard = lambda c: np.moveaxis(group_starts(np.moveaxis(c, 0, -1)), -1, 0)   # along the shard axis
+    earlier, rearlier = before_shard(counts), before_shard(rel)  # same distance, earlier shards
     return [(base + earlier[s], rbase + rearlier[s]) for s in range(len(hists))]
 
 # %% ../nbs/61_sharded.ipynb #2ba9e44d
@@ -274,7 +275,7 @@ def _handshake(address: str,    # a checked scheduler address
         error = last[0] if stage[0] == "connect" and last else TimeoutError(f"no answer within {seconds:g} s")
     return stage[0], error
 
-
+# %% ../nbs/61_sharded.ipynb #d34e2b13
 def _connect(address: str,    # a scheduler address, as given for `client`
              seconds: float,  # the most seconds connecting may take in all
              ):
@@ -334,7 +335,7 @@ def _client(client):
         fail("client", "is closed: pass a connected dask.distributed.Client (or a scheduler address)")
     return client
 
-
+# %% ../nbs/61_sharded.ipynb #0acda6fc
 def _to_futures(client, blocks: list) -> list:
     "Every block as a future on the cluster: Dask pieces are computed there, local arrays are scattered."
     if blocks is None:
@@ -345,7 +346,7 @@ def _to_futures(client, blocks: list) -> list:
     scattered = iter(client.scatter(local, hash=False)) if local else iter(())   # own keys: see `_scan_block`
     return [next(computed) if _is_dask(b) else next(scattered) for b in blocks]
 
-
+# %% ../nbs/61_sharded.ipynb #43cc2697
 @dataclass
 class ShardedGallery:
     """A gallery split into consecutive shards that live on a Dask cluster, with their labels: sent once, then
@@ -371,8 +372,8 @@ class ShardedGallery:
     @property
     def bounds(self) -> list:
         "(start, stop) gallery indices of each shard."
-        ends = np.cumsum(self.sizes).tolist()
-        return list(zip([0] + ends[:-1], ends))
+        ends = run_offsets(self.sizes).tolist()
+        return list(zip(ends[:-1], ends[1:]))
 
     def scan(self,
              query_codes,                       # Q x K local codes (either alphabet) or PackedCodes, K = self.nbits
@@ -384,19 +385,31 @@ class ShardedGallery:
              ) -> engine.Scan:
         """`engine.scan` of one block of queries (local codes) against the sharded gallery. `relevance`: a
         `Relevance` over these queries and the whole gallery (labels: the gallery's own were sent with it)."""
-        q = pack_codes(query_codes, "query_codes")
-        if q.nbits != self.nbits:
-            fail("query_codes", f"have {q.nbits} bits but the sharded gallery has {self.nbits}-bit codes")
-        check_ignore(ignore, len(q), self.n_items)
-        if relevance.per_pair != (self.labels[0] is None):
-            fail("relevance", f"is a {relevance.kind} relevance but the gallery was sent "
-                              f"{'without' if self.labels[0] is None else 'with'} labels")
-        qf = self.client.scatter(q, hash=False)
-        qlab = None if relevance.per_pair else relevance.query_labels
-        grades = ([relevance.block(0, relevance.n_queries, bounds) for bounds in self.bounds] if relevance.per_pair
-                  else [None] * len(self.shards))
-        return _scan_block(self, qf, qlab, grades, relevance.max_grade + 1, resolve_cutoff(top_columns, self.n_items, "top_columns"),
-                           index_sums, code_max, ignore)
+        return _scan_gallery(self, query_codes, relevance, top_columns, code_max, index_sums, ignore)
+
+# %% ../nbs/61_sharded.ipynb #5e7c50ed
+def _scan_gallery(gal: ShardedGallery,        # the sharded gallery
+                  query_codes,                # Q x K local codes (either alphabet) or PackedCodes, K = gal.nbits
+                  relevance: Relevance,       # over these Q queries x the whole gallery
+                  top_columns: int,           # ranks kept in stable order as top_grades: 0 none, -1 all, t
+                  code_max: bool,             # also code_max (LGAP)
+                  index_sums: bool,           # also the whole-ranking index-order sums
+                  ignore: IgnoreSets | None,  # over these queries and the whole gallery; None: none
+                  ) -> engine.Scan:
+    "`ShardedGallery.scan`: the queries and the relevance checked against the gallery sent, then `_scan_block`."
+    q = pack_codes(query_codes, "query_codes")
+    if q.nbits != gal.nbits:
+        fail("query_codes", f"have {q.nbits} bits but the sharded gallery has {gal.nbits}-bit codes")
+    check_ignore(ignore, len(q), gal.n_items)
+    if relevance.per_pair != (gal.labels[0] is None):
+        held = "holds its grades per pair" if relevance.per_pair else "computes its grades from labels"
+        fail("relevance", f"{held} but the gallery was sent {'without' if gal.labels[0] is None else 'with'} labels")
+    qf = gal.client.scatter(q, hash=False)
+    qlab = None if relevance.per_pair else relevance.labels()[0]
+    grades = ([relevance.block(0, relevance.n_queries, bounds) for bounds in gal.bounds] if relevance.per_pair
+              else [None] * len(gal.shards))
+    return _scan_block(gal, qf, qlab, grades, relevance.max_grade + 1, resolve_cutoff(top_columns, gal.n_items, "top_columns"),
+                       index_sums, code_max, ignore)
 
 # %% ../nbs/61_sharded.ipynb #b73278df
 def _gallery_on_cluster(client, g_blocks: list, gl_blocks: list | None) -> ShardedGallery:
@@ -476,7 +489,7 @@ def _scan_block(gal: ShardedGallery, qf, qlf, grades: list, n_grades: int, t: in
         removed = None
         if ignore is not None:
             removed_words = np.zeros((len(ignore.indices), table[0].shape[1]), dtype=np.uint64)
-            shard_of = np.searchsorted(np.cumsum(gal.sizes), ignore.indices, side="right")
+            shard_of = np.searchsorted(run_offsets(gal.sizes)[1:], ignore.indices, side="right")
             for s, words in enumerate(client.gather([client.submit(_task_removed_words, gal.shards[s], ig[s])
                                                      for s in range(S)])):
                 removed_words[shard_of == s] = words     # each query's removed items, shard by shard, in order
@@ -484,7 +497,7 @@ def _scan_block(gal: ShardedGallery, qf, qlf, grades: list, n_grades: int, t: in
         cmax = client.submit(_task_code_max, qf, *table, removed).result()
     return engine.Scan(RankSummary(hist, gal.n_items, top_grades, cmax, index_sums=sums), sums)
 
-
+# %% ../nbs/61_sharded.ipynb #360dfd6d
 def sharded_scan(query_codes,               # Q x K: an array, PackedCodes, a Dask array or a list of query blocks
                  gallery_codes,             # N x K: a Dask array (row chunks = shards), a list of shards, or one array
                  query_labels=None,         # class ids or multi-hot rows, split like query_codes (with gallery_labels)
@@ -543,7 +556,7 @@ def sharded_scan(query_codes,               # Q x K: an array, PackedCodes, a Da
             probe = client.gather(client.submit(lambda a: np.asarray(a).shape[1:], qlf[0]))
             n_grades = 2 if len(probe) == 0 else 1 + int(probe[0])
 
-        starts = np.cumsum([0] + q_sizes).tolist()
+        starts = run_offsets(q_sizes).tolist()
         scans = [_scan_block(gal, qf[i], qlf[i], grf[i] if grf is not None else [None] * len(gal.shards),
                              n_grades, t, index_sums, code_max,
                              None if ig is None else ig.rows(starts[i], starts[i + 1]))
@@ -553,7 +566,7 @@ def sharded_scan(query_codes,               # Q x K: an array, PackedCodes, a Da
         if opened:
             client.close()                 # a client opened here for an address
 
-
+# %% ../nbs/61_sharded.ipynb #0fe4dd86
 def _concat_scans(scans: list) -> engine.Scan:
     "One Scan from the Scans of consecutive query blocks."
     s0 = scans[0].summary
@@ -566,7 +579,7 @@ def _concat_scans(scans: list) -> engine.Scan:
                           index_sums=sums)
     return engine.Scan(summary, sums)
 
-
+# %% ../nbs/61_sharded.ipynb #3f4c1ec2
 def _sum_arrays(arrays: list) -> np.ndarray:
     "Add the shards' top arrays (each slot is written by exactly one shard; the others hold 0)."
     out = arrays[0].copy()
@@ -574,7 +587,7 @@ def _sum_arrays(arrays: list) -> np.ndarray:
         out += a
     return out
 
-
+# %% ../nbs/61_sharded.ipynb #eeadb65a
 def _merge_sums(parts: list) -> tuple:
     "Merge the shards' (ap, dcg, hits) in double-double and round once: (precision_sum, discount_sum, r_hits)."
     ap, dcg, hits = parts[0]
@@ -605,7 +618,7 @@ def _shard_scores(gallery: tuple, queries: tuple, similarity: str, start: int) -
     gallery once on its worker): the arithmetic of `similarity_rows`, row for row (overflow checked but for cosine)."""
     return similarities(*queries, *gallery, similarity, similarity != "cosine", start)
 
-
+# %% ../nbs/61_sharded.ipynb #454ec3ae
 def _task_score_block(gallery, relevance, ignore, queries, start: int, stop: int, similarity: str, cutoff):
     """One shard's part of queries start..stop-1: its similarities (as `similarity_rows` computes them in one
     process), and per query its kept items' (score, grade) best first, ties in index order; with a cutoff c, only
@@ -626,14 +639,14 @@ def _task_score_block(gallery, relevance, ignore, queries, start: int, stop: int
     order = np.lexsort((c, -s[r, c], r))                         # by query, score descending, then index
     r, c = r[order], c[order]
     per_row = np.bincount(r, minlength=b)
-    at = np.arange(len(r)) - np.repeat(np.cumsum(per_row) - per_row, per_row)   # the entry's place in its row
+    at = positions_in_runs(per_row)                              # the entry's place in its row
     width = max(int(per_row.max(initial=0)), 1)
     scores, out_grades, out_sent = (np.zeros((b, width), dtype=s.dtype), np.zeros((b, width), dtype=grades.dtype),
                                     np.zeros((b, width), dtype=bool))
     scores[r, at], out_grades[r, at], out_sent[r, at] = s[r, c], grades[r, c], True
     return scores, out_grades, out_sent, totals
 
-
+# %% ../nbs/61_sharded.ipynb #3a166bb5
 def _task_score_state(gallery, relevance, ignore, queries, start: int, stop: int, similarity: str) -> tuple:
     """One shard's (scores, grades, kept or None) for queries start..stop-1, as `similarity_rows` computes them in
     one process: held on the worker between the two rounds of a whole ranking (chapter 58, a gallery in parts)."""
@@ -642,17 +655,17 @@ def _task_score_state(gallery, relevance, ignore, queries, start: int, stop: int
     kept = None if ignore is None else ~ignore.rows(start, stop).mask()
     return s, relevance.rows(start, stop).block(0, b), kept
 
-
+# %% ../nbs/61_sharded.ipynb #0d61e8a9
 def _task_relevant(state: tuple, offset: int) -> RelevantPart:
     "Round 1 on a shard whose first item is `offset`: its kept relevant items per query (`relevant_part`)."
     return relevant_part(*state, offset)
 
-
+# %% ../nbs/61_sharded.ipynb #6e5d572c
 def _task_counts(state: tuple, distinct: DistinctScores, offset: int) -> PartCounts:
     "Round 2 on a shard: its irrelevant items placed among every query's distinct relevant scores (`part_counts`)."
     return part_counts(*state, distinct, offset)
 
-
+# %% ../nbs/61_sharded.ipynb #10c98a19
 def _merge_score_parts(parts: list, n_gallery: int, n_grades: int, top_columns: int, cutoff) -> RankSummary:
     """The RankSummary of one query block from the shards' parts (in gallery order), equal to the single-process one.
     Side by side in shard order, each tie's entries stand in gallery-index order (shards are consecutive, each sent
@@ -674,7 +687,7 @@ def _merge_score_parts(parts: list, n_gallery: int, n_grades: int, top_columns: 
     top = None if not t else np.pad(s.top_grades, ((0, 0), (0, t - s.top_grades.shape[1])))
     return RankSummary(hist, n_gallery, top, kind="scores")
 
-
+# %% ../nbs/61_sharded.ipynb #90554c3f
 @dataclass
 class ShardedEmbeddings:
     """Gallery embeddings split into consecutive shards on a Dask cluster, each with its part of the relevance and of
@@ -716,18 +729,30 @@ class ShardedEmbeddings:
         them; it sends its kept relevant items (score, grade, index), the client finds each query's distinct relevant
         scores and sends them to every shard, each shard counts its items among them, and the client adds the
         counts. Only the relevant items travel, never a query's N scores."""
-        c = self.client
-        offsets = np.concatenate([[0], np.cumsum(self.sizes)[:-1]]).tolist()
-        states = [c.submit(_task_score_state, g, r, i, q, start, stop, self.similarity)
-                  for g, r, i in zip(self.shards, self.relevance, self.ignore)]
-        rel = join_relevant(c.gather([c.submit(_task_relevant, st, o) for st, o in zip(states, offsets)]))
-        distinct = distinct_relevant(rel)
-        sent = c.scatter([distinct._replace(slot=distinct.slot[:0])], broadcast=True, hash=False)[0]
-        counts = c.gather([c.submit(_task_counts, st, sent, o) for st, o in zip(states, offsets)])
-        del states, sent                                        # the shards' scores are released
-        hist, top, sums = merge_counts(rel, distinct, counts, self.max_grade + 1, t, index_sums)
-        return RankSummary(hist, self.n_items, top, index_sums=sums, kind="scores")
+        return _whole_ranking(self, q, start, stop, t, index_sums)
 
+# %% ../nbs/61_sharded.ipynb #052179c1
+def _whole_ranking(gal: ShardedEmbeddings,  # the sharded gallery
+                   q,                       # the future of the block's prepared query embeddings
+                   start: int,              # the block's first query
+                   stop: int,               # one past its last query
+                   t: int,                  # ranks kept in stable order as top_grades
+                   index_sums: bool,        # also the whole-ranking index-order sums
+                   ) -> RankSummary:
+    "`ShardedEmbeddings._whole`: chapter 58's two rounds over the shards (see there)."
+    c = gal.client
+    offsets = group_starts(gal.sizes).tolist()
+    states = [c.submit(_task_score_state, g, r, i, q, start, stop, gal.similarity)
+              for g, r, i in zip(gal.shards, gal.relevance, gal.ignore)]
+    rel = join_relevant(c.gather([c.submit(_task_relevant, st, o) for st, o in zip(states, offsets)]))
+    distinct = distinct_relevant(rel)
+    sent = c.scatter([distinct._replace(slot=distinct.slot[:0])], broadcast=True, hash=False)[0]
+    counts = c.gather([c.submit(_task_counts, st, sent, o) for st, o in zip(states, offsets)])
+    del states, sent                                        # the shards' scores are released
+    hist, top, sums = merge_counts(rel, distinct, counts, gal.max_grade + 1, t, index_sums)
+    return RankSummary(hist, gal.n_items, top, index_sums=sums, kind="scores")
+
+# %% ../nbs/61_sharded.ipynb #532d6a26
 def scatter_embeddings(gallery_embeddings,           # N x D real-valued descriptors (checked, e.g. by similarity_rows)
                        relevance: Relevance,         # over all queries and the N items (labels, a matrix, sparse)
                        ignore: IgnoreSets | None = None,   # items removed from each query's ranking; None: none
@@ -754,7 +779,7 @@ def scatter_embeddings(gallery_embeddings,           # N x D real-valued descrip
             client.close()                     # a client opened here for an address, never handed over
         raise
 
-
+# %% ../nbs/61_sharded.ipynb #43d1b4cf
 def _embeddings_on_cluster(client, g: np.ndarray, relevance: Relevance, ignore, similarity: str, dtype,
                            n: int | None) -> ShardedEmbeddings:
     "`scatter_embeddings` once its arguments are checked and `client` connected: n shards (None: one per worker) sent."

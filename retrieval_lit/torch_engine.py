@@ -13,11 +13,11 @@ import numpy as np
 from retrieval_lit.average_precision import APParts, finish_ap
 from retrieval_lit.dcg import gain_values
 from retrieval_lit.evaluation import (Report, _Accumulator, _Job, _parse_metrics, _Source, plan_summary)
-from retrieval_lit.hamming import Progress, progress_wanted
+from retrieval_lit.blocks import Progress, progress_wanted
 from retrieval_lit.metrics import Conventions, apply_empty_policy
 from retrieval_lit.precision import _ratio
 from retrieval_lit.ranking import IndexSums, RankSummary
-from retrieval_lit.relevance import LabelRelevance, make_ignore, make_relevance
+from retrieval_lit.relevance import make_ignore, make_relevance
 from retrieval_lit.score_ranking import MAX_EXACT_INT_SCORE, PRECISIONS, SIMILARITIES, check_scores
 from retrieval_lit.validate import check_bool, check_choice, check_int, check_numbers, fail, to_numpy
 
@@ -345,7 +345,7 @@ def device_hypergeometric(n, r, j) -> tuple:
     w = torch.where(ok, torch.where(k >= mode, right, left), 0.0)
     return h, w / w.sum(dim=1, keepdim=True)
 
-
+# %% ../nbs/62_torch_engine.ipynb #42081566
 def _cut_group(start, n, r, before, t: int) -> tuple:
     """The group at rank t (the last inside the top t) of each row: (cut (b,) bool where it runs past rank t, its
     size, relevant items, slots inside, items before it, relevant items before it)."""
@@ -353,7 +353,7 @@ def _cut_group(start, n, r, before, t: int) -> tuple:
     nb = at(start)
     return at(start) + at(n) > t, at(n), at(r), t - nb, nb, at(before)
 
-
+# %% ../nbs/62_torch_engine.ipynb #2269f48d
 def device_ap_parts(rel, start, n, r, before,   # from `rank_positions`, (b, m)
                     t: int,                     # ranks read: min(p, N), or m for the whole ranking
                     total,                      # (b,) int64: each row's relevant kept items R
@@ -400,7 +400,7 @@ def device_ap_parts(rel, start, n, r, before,   # from `rank_positions`, (b, m)
         maybe[rows] = (rb_c == 0) & (jc <= nc - rc)
     return value, p_defined, maybe
 
-
+# %% ../nbs/62_torch_engine.ipynb #2fe53065
 def device_hits(rel, start, n, r, before,   # from `rank_positions`, (b, m)
                 k: int,                     # the cutoff k >= 1 (beyond the ranked items: those ranks are empty)
                 ties: str,                  # the tie mode
@@ -500,7 +500,7 @@ def device_ndcg(g, start, n,          # (b, w) grades in rank order (0 where not
     ideal = ((d(after) - d(after - totals.flip(1))) * gains.flip(0)).sum(dim=1)
     return torch.where(ideal > 0, dcg / torch.where(ideal > 0, ideal, 1.0), 0.0), ideal == 0
 
-
+# %% ../nbs/62_torch_engine.ipynb #f05b426b
 def device_first_relevant(rel, start, n, r,   # (b, w) from `rank_positions`, the groups of the first k ranks whole
                           k: int,             # the cutoff K: ranks beyond it count nothing
                           ties: str,          # the tie mode
@@ -649,10 +649,10 @@ class _DeviceJob:
         self.dev, self.rows, self.rel, self.ig, self.n, self.plan = dev, rows, rel, ig, n_gallery, plan
         self.n_grades = rel.max_grade + 1
         self.labels = None
-        if isinstance(rel, LabelRelevance):                     # labels compared on the device, never a Q x N block
+        if not rel.per_pair:                                    # labels compared on the device, never a Q x N block
             torch = _torch()
             to = lambda a: torch.from_numpy(np.ascontiguousarray(a)).to(dev)
-            self.labels = (to(rel.query_labels), to(rel.gallery_labels))
+            self.labels = tuple(to(a) for a in rel.labels())
 
     def grades(self, start: int, stop: int):
         "(b, N) uint8 grades of queries start..stop-1 on the device."
@@ -660,7 +660,7 @@ class _DeviceJob:
         if self.labels is None:
             return torch.from_numpy(self.rel.block(start, stop)).to(self.dev)
         q, g = self.labels
-        if self.rel.kind == "class":
+        if self.rel.same_class:
             return (q[start:stop, None] == g[None, :]).to(torch.uint8)
         return (q[start:stop].to(torch.int32) @ g.T.to(torch.int32) if self.dev.type == "cpu" else
                 (q[start:stop].to(torch.float32) @ g.T.to(torch.float32)).round().to(torch.int32)).to(torch.uint8)
@@ -673,71 +673,88 @@ class _DeviceJob:
 
     def summary(self, start: int, stop: int) -> RankSummary:
         "The RankSummary of queries start..stop-1: ranked and grouped on the device; only the groups come back."
-        torch = _torch()
-        plan, n_grades = self.plan, self.n_grades
-        key, grades, kept = self.rows(start, stop), self.grades(start, stop), self.kept(start, stop)
-        if kept is not None:
-            key = torch.where(kept, key, torch.full_like(key, -float("inf")))
-        cutoff = None if plan.index_sums else plan.cutoff
-        vals, idx, valid = sorted_block(key, kept, cutoff)
-        rows, a, size, counts = tie_groups(vals, idx, valid, grades, n_grades)
-        width = valid.sum(dim=1)
-        cut = cutoff is not None and cutoff < self.n
-        totals = grade_totals(grades, kept, n_grades).cpu().numpy() if cut else None
-        host = lambda t: t.cpu().numpy()
-        hist = assemble_hist(stop - start, n_grades, host(rows), host(a), host(size), host(counts), host(width), totals)
-        top = None
-        if plan.top_columns:
-            t = plan.top_columns
-            g = (torch.gather(grades, 1, idx[:, :t]) * valid[:, :t]).to(torch.uint8)
-            top = np.zeros((stop - start, t), dtype=np.uint8)
-            top[:, :g.shape[1]] = host(g)
-        sums = index_sums(vals, idx, valid, grades, n_grades) if plan.index_sums else None
-        return RankSummary(hist, self.n, top, None, sums, "scores")
-
+        return _device_summary(self, start, stop)
 
     def finish(self, start: int, stop: int, finishes: dict, conv: Conventions) -> dict:
         """{name: (b,) tensors} of queries start..stop-1, every metric finished on the device (`device_finishes`):
         AP's (value, p_defined, maybe_undefined), or the hits fraction and R; nothing per group comes back."""
-        torch = _torch()
-        key, grades, kept = self.rows(start, stop), self.grades(start, stop), self.kept(start, stop)
-        if kept is not None:
-            key = torch.where(kept, key, torch.full_like(key, -float("inf")))
-        whole = any(kind == "map" and t >= self.n for kind, t in finishes.values())
-        cuts = [min(t, self.n) for kind, t in finishes.values() if not (kind == "map" and t >= self.n)]
-        vals, idx, valid = sorted_block(key, kept, None if whole else max(cuts))
-        out, total = {}, None
-        if whole:
-            s, total = whole_ap_sums(vals, idx, valid, grades, conv.ties)
-            den = total.to(torch.float64)                        # R_N = R = min(R, N): every denominator is R
-            parts = (torch.where(total > 0, s / torch.clamp(den, min=1), 0.0), (total > 0).to(torch.float64),
-                     total == 0)
-        if cuts:
-            w = max(through_cut(vals, valid, t) for t in cuts) if whole else vals.shape[1]
-            pos = rank_positions(vals[:, :w], idx[:, :w], valid[:, :w], grades)
-            if total is None:                                    # R over the whole row, not only the candidates
-                total = ((grades > 0) if kept is None else (grades > 0) & kept).sum(dim=1)
-        if any(kind == "ndcg" for kind, _ in finishes.values()):
-            g = torch.gather(grades, 1, idx[:, :w]) * valid[:, :w]
-            totals = grade_totals(grades, kept, self.n_grades)
-            gains = torch.from_numpy(gain_values(self.n_grades, conv.gain)).to(vals.device)
-        for name, (kind, t) in finishes.items():
-            if kind == "map":
-                out[name] = parts if t >= self.n else device_ap_parts(*pos, t, total, conv)
-            elif kind in ("p", "recall"):
-                out[name] = device_hits(*pos, t, conv.ties) + (total,)
-            elif kind == "ndcg":
-                out[name] = device_ndcg(g, pos[1], pos[2], min(t, self.n), gains, totals, conv.ties)
-            else:
-                out[name] = (device_first_relevant(*pos[:4], t, conv.ties, kind == "mrr"), total)
-        return out
+        return _device_finish(self, start, stop, finishes, conv)
+
+# %% ../nbs/62_torch_engine.ipynb #f36355c2
+def _device_summary(job: _DeviceJob,   # the run's device job
+                    start: int,        # the block's first query
+                    stop: int,         # one past its last query
+                    ) -> RankSummary:
+    "`_DeviceJob.summary`: the block ranked and grouped on the device; only the groups come back."
+    torch = _torch()
+    plan, n_grades = job.plan, job.n_grades
+    key, grades, kept = job.rows(start, stop), job.grades(start, stop), job.kept(start, stop)
+    if kept is not None:
+        key = torch.where(kept, key, torch.full_like(key, -float("inf")))
+    cutoff = None if plan.index_sums else plan.cutoff
+    vals, idx, valid = sorted_block(key, kept, cutoff)
+    rows, a, size, counts = tie_groups(vals, idx, valid, grades, n_grades)
+    width = valid.sum(dim=1)
+    cut = cutoff is not None and cutoff < job.n
+    totals = grade_totals(grades, kept, n_grades).cpu().numpy() if cut else None
+    host = lambda t: t.cpu().numpy()
+    hist = assemble_hist(stop - start, n_grades, host(rows), host(a), host(size), host(counts), host(width), totals)
+    top = None
+    if plan.top_columns:
+        t = plan.top_columns
+        g = (torch.gather(grades, 1, idx[:, :t]) * valid[:, :t]).to(torch.uint8)
+        top = np.zeros((stop - start, t), dtype=np.uint8)
+        top[:, :g.shape[1]] = host(g)
+    sums = index_sums(vals, idx, valid, grades, n_grades) if plan.index_sums else None
+    return RankSummary(hist, job.n, top, None, sums, "scores")
+
+# %% ../nbs/62_torch_engine.ipynb #d37d2ee4
+def _device_finish(job: _DeviceJob,   # the run's device job
+                   start: int,        # the block's first query
+                   stop: int,         # one past its last query
+                   finishes: dict,    # `device_finishes`' {name: (kind, t)}
+                   conv: Conventions,  # the conventions in force
+                   ) -> dict:
+    "`_DeviceJob.finish`: the metrics of `finishes` finished on the device for the block."
+    torch = _torch()
+    key, grades, kept = job.rows(start, stop), job.grades(start, stop), job.kept(start, stop)
+    if kept is not None:
+        key = torch.where(kept, key, torch.full_like(key, -float("inf")))
+    whole = any(kind == "map" and t >= job.n for kind, t in finishes.values())
+    cuts = [min(t, job.n) for kind, t in finishes.values() if not (kind == "map" and t >= job.n)]
+    vals, idx, valid = sorted_block(key, kept, None if whole else max(cuts))
+    out, total = {}, None
+    if whole:
+        s, total = whole_ap_sums(vals, idx, valid, grades, conv.ties)
+        den = total.to(torch.float64)                        # R_N = R = min(R, N): every denominator is R
+        parts = (torch.where(total > 0, s / torch.clamp(den, min=1), 0.0), (total > 0).to(torch.float64),
+                 total == 0)
+    if cuts:
+        w = max(through_cut(vals, valid, t) for t in cuts) if whole else vals.shape[1]
+        pos = rank_positions(vals[:, :w], idx[:, :w], valid[:, :w], grades)
+        if total is None:                                    # R over the whole row, not only the candidates
+            total = ((grades > 0) if kept is None else (grades > 0) & kept).sum(dim=1)
+    if any(kind == "ndcg" for kind, _ in finishes.values()):
+        g = torch.gather(grades, 1, idx[:, :w]) * valid[:, :w]
+        totals = grade_totals(grades, kept, job.n_grades)
+        gains = torch.from_numpy(gain_values(job.n_grades, conv.gain)).to(vals.device)
+    for name, (kind, t) in finishes.items():
+        if kind == "map":
+            out[name] = parts if t >= job.n else device_ap_parts(*pos, t, total, conv)
+        elif kind in ("p", "recall"):
+            out[name] = device_hits(*pos, t, conv.ties) + (total,)
+        elif kind == "ndcg":
+            out[name] = device_ndcg(g, pos[1], pos[2], min(t, job.n), gains, totals, conv.ties)
+        else:
+            out[name] = (device_first_relevant(*pos[:4], t, conv.ties, kind == "mrr"), total)
+    return out
 
 # %% ../nbs/62_torch_engine.ipynb #a9a8f931
 def _host(x, name: str):
     "Labels, relevance and ignore sets as numpy for the library's checks (tensors moved once; they are small or Q x N bytes)."
     return None if x is None else to_numpy(x, name)
 
-
+# %% ../nbs/62_torch_engine.ipynb #ea760f32
 def evaluate_on_device(device=None,            # a torch device or its name; None: the device of the tensors given
                        *,
                        scores=None,            # (Q, N) similarity scores, a tensor or an array (or None)
@@ -808,11 +825,29 @@ def evaluate_on_device(device=None,            # a torch device or its name; Non
     plan = plan_summary(parsed, conv, bounds, n_g, conv.ap_interpolation == "step")
     job = _Job(src, rel, ig, parsed, conv, bounds, "torch", plan, n_g * PAIR_BYTES, max_block_bytes, 0.0)
     work = _DeviceJob(dev, rows, rel, ig, n_g, plan, precision)
-    bar = Progress(n_q, progress_wanted(check_bool(progress, "progress", allow_none=True), n_q * n_g * 1e-9),
-                   "evaluate")
+    bar = Progress(n_q, progress_wanted(check_bool(progress, "progress", allow_none=True), n_q * n_g * 1e-9), "evaluate")
     values = _Accumulator(job)
     finishes = device_finishes(parsed, conv, bounds, n_g)
-    step, start = block_rows(n_g, max_block_bytes, dev), 0
+    step = block_rows(n_g, max_block_bytes, dev)
+    parts = _run_blocks(work, dev, n_q, n_g, step, finishes, conv, values, bar)
+    if finishes:
+        for name, value in finish_on_host(parts, finishes, conv, n_g).items():
+            values.out["value"][name].append(value)
+    return values.report()
+
+# %% ../nbs/62_torch_engine.ipynb #fb559091
+def _run_blocks(work: _DeviceJob,     # the run's device job
+                dev,                  # its torch device
+                n_q: int,             # Q
+                n_g: int,             # N
+                step: int,            # queries per block to start with (`block_rows`): halved while a block is too big
+                finishes: dict,       # `device_finishes`' {name: (kind, t)}; empty: summaries come back
+                conv: Conventions,    # the conventions in force
+                values,               # the `_Accumulator` the summaries are added to
+                bar: Progress,        # advanced block by block
+                ) -> list:
+    "The blocks of queries on the device, halving a block too big for its memory; the device-finished parts."
+    start = 0
     parts = []
     while start < n_q:
         stop = min(start + step, n_q)
@@ -833,7 +868,4 @@ def evaluate_on_device(device=None,            # a torch device or its name; Non
             values.add(got)
         bar.update(stop - start)
         start = stop
-    if finishes:
-        for name, value in finish_on_host(parts, finishes, conv, n_g).items():
-            values.out["value"][name].append(value)
-    return values.report()
+    return parts

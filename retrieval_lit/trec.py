@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from .metrics import Conventions, parse_metric, tie_range
-from .ranking import FrozenSummary, RankSummary, row_sums, stack_padded
+from .ranking import FrozenSummary, RankSummary, positions_in_runs, row_sums, run_offsets, stack_padded
 from .score_ranking import summarize_lists
 from .names import IR_FAMILIES, at_relevance_level, read_name, trec_spec
 from .validate import RetrievalInputError, check_bool, check_choice, fail, shown
@@ -41,8 +41,10 @@ class TrecFileError(RetrievalInputError):
 def _file_error(path, line: int, message: str):
     raise TrecFileError(f"{os.fspath(path)}, line {line}: {message}")
 
-
-def _records(path, columns: tuple):
+# %% ../nbs/52_trec.ipynb #80bc6e82
+def _records(path,                      # a run or qrels file
+             columns: tuple,            # its column names (RUN_COLUMNS or QRELS_COLUMNS): how many fields a line has
+             ):
     "(line number, fields) of every line of a whitespace-separated file with exactly len(columns) fields."
     try:
         handle = open(path, "rb")
@@ -64,6 +66,7 @@ def _records(path, columns: tuple):
                                           f"'{' '.join(columns)}'; read {line.strip()!r}")
             yield number, fields
 
+# %% ../nbs/52_trec.ipynb #cff417ea
 _KINDS = {"skip": 0, "id": 1, "int": 2, "float": 3, "check": 2}   # "check": a whole number, read, not kept
 _CHUNK_BYTES = 1 << 23                 # the compiled reader reads the file in pieces of about this size
 
@@ -109,7 +112,7 @@ def _fast_fields(path, columns: tuple, kinds: tuple, chunk_bytes: int = _CHUNK_B
     ids = [stack_padded(parts) for parts in ids]                 # the pieces' id widths differ
     return ids, [np.concatenate(parts) for parts in numbers]
 
-
+# %% ../nbs/52_trec.ipynb #639b1354
 def _fast_piece(kernel, data: np.ndarray, codes: np.ndarray, kinds: tuple, id_fields: list, number_fields: list):
     "(ids, numbers) of one piece of whole lines, or None (see `_fast_fields`)."
     n_lines = int(np.count_nonzero(data == 10)) + int(data[-1] != 10)
@@ -144,7 +147,7 @@ def _doc_keys(ids: np.ndarray) -> np.ndarray:
     padded = ids if ids.shape[1] == width else np.pad(ids, ((0, 0), (0, width - ids.shape[1])))
     return np.ascontiguousarray(padded).view(">u8").astype(np.uint64)
 
-
+# %% ../nbs/52_trec.ipynb #190a940f
 @dataclass
 class TrecTable:
     """A run or qrels held as columns, what `read_run(table=True)` and `read_qrels(table=True)` give and `rank_run`
@@ -161,7 +164,7 @@ class TrecTable:
         return {q: {docs[r].decode("utf-8"): values[r] for r in range(a, b)}
                 for q, a, b in zip(self.qids, self.starts[:-1].tolist(), self.starts[1:].tolist())}
 
-
+# %% ../nbs/52_trec.ipynb #b97a068e
 def _segment_order(starts: np.ndarray, keys: list, stable: bool = True) -> np.ndarray:
     """The order of rows that sorts each segment starts[i]:starts[i + 1] by `keys` (np.lexsort's rule: the last key
     first; stable), segments kept in place. Segments of like sizes are sorted as the rows of one padded matrix (each
@@ -178,7 +181,7 @@ def _segment_order(starts: np.ndarray, keys: list, stable: bool = True) -> np.nd
         order = np.argsort(keys[0].reshape(n_seg, width), axis=-1, kind="stable" if stable else "quicksort")
         order += starts[:-1, None]
         return order.ravel()
-    column = (np.arange(n) - np.repeat(starts[:-1], sizes)).astype(np.int32)
+    column = positions_in_runs(sizes).astype(np.int32)
     grids = []
     for key in keys:
         top = np.inf if key.dtype.kind == "f" else np.iinfo(key.dtype).max
@@ -194,13 +197,13 @@ def _segment_order(starts: np.ndarray, keys: list, stable: bool = True) -> np.nd
     order += starts[:-1, None]
     return order[~pad]
 
-
+# %% ../nbs/52_trec.ipynb #a6aa5ced
 def _doc_order_keys(doc_ids: np.ndarray) -> list:
     "np.lexsort keys (last first) that order rows by document id."
     keys = _doc_keys(doc_ids)
     return [keys[:, j] for j in range(keys.shape[1] - 1, -1, -1)]
 
-
+# %% ../nbs/52_trec.ipynb #663052da
 def _sorted_table(qid_ids: np.ndarray, doc_ids: np.ndarray, values: np.ndarray) -> TrecTable | None:
     "A TrecTable from per-line id bytes and values; None if a (topic, document) pair repeats."
     n = len(values)
@@ -212,7 +215,7 @@ def _sorted_table(qid_ids: np.ndarray, doc_ids: np.ndarray, values: np.ndarray) 
         grouped = np.argsort(topic, kind="stable")
         topic, doc_ids, values = topic[grouped], doc_ids[grouped], values[grouped]
         del grouped
-    starts = np.concatenate([[0], np.cumsum(np.bincount(topic, minlength=len(names)))])
+    starts = run_offsets(np.bincount(topic, minlength=len(names)))
     order = _segment_order(starts, _doc_order_keys(doc_ids), stable=False)
     doc_ids, values = doc_ids[order], values[order]
     del order
@@ -222,7 +225,7 @@ def _sorted_table(qid_ids: np.ndarray, doc_ids: np.ndarray, values: np.ndarray) 
         return None
     return TrecTable([x.decode("utf-8") for x in names.tolist()], starts, doc_ids, values)
 
-
+# %% ../nbs/52_trec.ipynb #d9a34ff8
 def _table_from_nested(table: dict, dtype) -> TrecTable:
     "A TrecTable from checked {qid: {docid: value}} (ids as strings)."
     qids = sorted(table)
@@ -230,22 +233,9 @@ def _table_from_nested(table: dict, dtype) -> TrecTable:
     values = np.array([v for q in qids for v in table[q].values()], dtype=dtype)
     width = max([len(d) for d in docs] + [1])
     ids = np.frombuffer(np.array(docs, dtype=f"S{width}").tobytes(), dtype=np.uint8).reshape(len(docs), width)
-    starts = np.concatenate([[0], np.cumsum([len(table[x]) for x in qids])]).astype(np.int64)
+    starts = run_offsets([len(table[x]) for x in qids])
     order = _segment_order(starts, _doc_order_keys(ids), stable=False)
     return TrecTable(qids, starts, ids[order], values[order])
-
-
-def _as_table(x, name: str) -> TrecTable:
-    """A TrecTable as it is, or a run / qrels dictionary (or ranx's object) checked and turned into one: in whole-array
-    steps (`_fast_table`) where it can, or else by the careful check, which names a bad entry."""
-    if isinstance(x, TrecTable):
-        return x
-    fast = _fast_table(x, name)
-    if fast is not None:
-        return fast
-    if name == "qrels":
-        return _table_from_nested(check_qrels(x), np.int64)
-    return _table_from_nested(check_run(x), np.float64)
 
 # %% ../nbs/52_trec.ipynb #06da0a22
 def _number(path, line: int, text: str, what: str, whole: bool) -> float | int:
@@ -371,7 +361,7 @@ def _id(value, name: str, what: str) -> str:
         return str(int(value))
     fail(name, f"has the {what} {shown(value)}; ids must be strings (or integers)")
 
-
+# %% ../nbs/52_trec.ipynb #cd072257
 def _nested(table, name: str, value_of) -> dict:
     "{qid: {docid: value}} from a mapping of mappings (or an object with to_dict()), ids as strings."
     if hasattr(table, "to_dict") and not isinstance(table, Mapping):
@@ -396,7 +386,7 @@ def _nested(table, name: str, value_of) -> dict:
         out[qid] = inner
     return out
 
-
+# %% ../nbs/52_trec.ipynb #597fad14
 def _score(v, name: str) -> float:
     if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
         fail(name, f"must be a number (a score), got {shown(v)}")
@@ -408,7 +398,7 @@ def _score(v, name: str) -> float:
         fail(name, f"must be a finite score, got {v}")
     return value
 
-
+# %% ../nbs/52_trec.ipynb #aba0c724
 def _rel(v, name: str) -> int:
     if (isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating))
             or isinstance(v, (float, np.floating)) and not (math.isfinite(v) and v == int(v))):
@@ -419,7 +409,7 @@ def _rel(v, name: str) -> int:
         fail(name, f"is {int(v)}, below -2**63, the smallest relevance held (any negative one means unjudged)")
     return int(v)
 
-
+# %% ../nbs/52_trec.ipynb #4d69d844
 def check_run(run,                      # {qid: {docid: score}}: finite numbers; or an object with to_dict() (ranx)
               name: str = "run",        # the argument's name in error messages
               ) -> dict:
@@ -466,7 +456,7 @@ def _fast_values(inner: list, n: int, name: str) -> np.ndarray | None:
     except (OverflowError, ValueError):                      # an integer beyond int64 or the doubles; a short count
         return None
 
-
+# %% ../nbs/52_trec.ipynb #761b581c
 def _fast_table(x, name: str) -> TrecTable | None:
     """The TrecTable of a run (name 'run') or qrels dictionary in whole-array steps, the one `_table_from_nested`
     builds from the checked dictionary; None where an entry needs the careful check (or numba is not loaded and the
@@ -502,9 +492,22 @@ def _fast_table(x, name: str) -> TrecTable | None:
     values = _fast_values(inner, n, name) if ok else None
     if values is None:
         return None
-    starts = np.concatenate([[0], np.cumsum(sizes)])
+    starts = run_offsets(sizes)
     order = _segment_order(starts, _doc_order_keys(ids), stable=False)
     return TrecTable(qids, starts, ids[order], values[order])
+
+# %% ../nbs/52_trec.ipynb #9b5551f7
+def _as_table(x, name: str) -> TrecTable:
+    """A TrecTable as it is, or a run / qrels dictionary (or ranx's object) checked and turned into one: in whole-array
+    steps (`_fast_table`) where it can, or else by the careful check, which names a bad entry."""
+    if isinstance(x, TrecTable):
+        return x
+    fast = _fast_table(x, name)
+    if fast is not None:
+        return fast
+    if name == "qrels":
+        return _table_from_nested(check_qrels(x), np.int64)
+    return _table_from_nested(check_run(x), np.float64)
 
 # %% ../nbs/52_trec.ipynb #a9da97a0
 @dataclass
@@ -554,7 +557,7 @@ def _join(qrels: TrecTable, run: TrecTable, qids: list) -> np.ndarray:
             match[j] = where.get(r_ids[j], -1)
     return match
 
-
+# %% ../nbs/52_trec.ipynb #39448e63
 def _summarize_topics(sizes: np.ndarray, scores: np.ndarray, grades: np.ndarray, unranked: np.ndarray,
                       block_rows: int = 1 << 18) -> RankSummary:
     """The summary `summarize_lists` gives of the topics' lists (whole ranking kept as `top_grades`, grade 0 past each
@@ -562,7 +565,7 @@ def _summarize_topics(sizes: np.ndarray, scores: np.ndarray, grades: np.ndarray,
     topic i holds the next sizes[i] rows, a tie group is a run of equal scores, and hist counts the grades of each
     group. Memory: the running count of groups over all rows, and a block of about block_rows rows at a time."""
     n_q, n = len(sizes), len(scores)
-    starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    starts = run_offsets(sizes)
     new = np.ones(n, dtype=bool)
     new[1:] = scores[1:] != scores[:-1]
     new[starts[:-1][sizes > 0]] = True                           # each topic's first row opens its first group
@@ -586,7 +589,7 @@ def _summarize_topics(sizes: np.ndarray, scores: np.ndarray, grades: np.ndarray,
         a = b
     return FrozenSummary(hist, width, top, kind="scores", unranked=unranked)
 
-
+# %% ../nbs/52_trec.ipynb #bd1f651e
 def rank_run(qrels,                     # {qid: {docid: rel}} or a TrecTable: rel >= 1 relevant, 0 non-relevant, < 0 unjudged
              run,                       # {qid: {docid: score}} or a TrecTable
              complete: bool = False,    # every topic of the qrels, one the run lacks as an empty ranking (trec_eval -c)
@@ -612,8 +615,8 @@ def rank_run(qrels,                     # {qid: {docid: rel}} or a TrecTable: re
     # equal scores in descending id order
     keep = np.flatnonzero(r_topic >= 0)
     sizes = np.bincount(r_topic[keep], minlength=n_q)
-    seg = np.concatenate([[0], np.cumsum(sizes)])
-    flip = np.arange(len(keep)) - np.repeat(seg[:-1], sizes)       # each topic's rows in descending id order
+    seg = run_offsets(sizes)
+    flip = positions_in_runs(sizes)                              # each topic's rows in descending id order
     keep = keep[np.repeat(seg[1:] - 1, sizes) - flip]
     keep = keep[_segment_order(seg, [-run.values[keep]])]
     rel = qrels.values
@@ -709,13 +712,15 @@ def interpolated_precision(judged: np.ndarray,  # one topic's codes in rank orde
 # %% ../nbs/52_trec.ipynb #58486b49
 MEASURE_ORDER = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
                  "recip_rank", "iprec_at_recall", "P", "recall", "ndcg", "ndcg_cut", "map_cut", "success",
-                 "judged")
-NOT_TREC_EVAL = ("judged",)   # families trec_eval lacks (judged: ir_measures' Judged@k): never in all_trec
+                 "recip_rank_cut", "judged")
+NOT_TREC_EVAL = ("recip_rank_cut", "judged")   # ir_measures' RR@k and Judged@k, which trec_eval lacks: not in all_trec
 DEFAULT_PARAMS = {"iprec_at_recall": RECALL_LEVELS, "P": CUTOFFS, "recall": CUTOFFS, "ndcg_cut": CUTOFFS,
-                  "map_cut": CUTOFFS, "success": SUCCESS_CUTOFFS, "judged": CUTOFFS}
+                  "map_cut": CUTOFFS, "success": SUCCESS_CUTOFFS, "recip_rank_cut": CUTOFFS,
+                  "judged": CUTOFFS}
 NICKNAMES = {"official": MEASURE_ORDER[:12], "all_trec": tuple(f for f in MEASURE_ORDER if f not in NOT_TREC_EVAL)}
 LIBRARY_METRICS = {"map": "map", "Rprec": "rprec", "recip_rank": "mrr", "ndcg": "ndcg", "P": "p@{}",
-                   "recall": "recall@{}", "ndcg_cut": "ndcg@{}", "map_cut": "map@{}", "success": "success@{}"}
+                   "recall": "recall@{}", "ndcg_cut": "ndcg@{}", "map_cut": "map@{}", "success": "success@{}",
+                   "recip_rank_cut": "mrr@{}"}
 COUNT_MEASURES = ("num_q", "num_ret", "num_rel", "num_rel_ret")
 SUMMARY_ONLY = ("runid", "num_q", "gm_map")
 FIXED_ORDER_MEASURES = ("bpref", "iprec_at_recall")
@@ -729,6 +734,17 @@ class TrecMeasure:
     param: float | int | None = None  # the cutoff (int) or recall level (float); None: a family without one
     rel_level: int = 1               # a document is relevant when rel >= this (trec_eval -l; ir_measures' rel=)
 
+# %% ../nbs/52_trec.ipynb #03b13e7c
+def _trec_measure(name: str,            # an ir_measures name: 'nDCG@10', 'RR@10', 'MRR@10', 'RR(rel=2)@10'
+                  ) -> tuple | None:
+    """(trec measure, relevance level) of an ir_measures name, or None if the name is not one: `names.trec_spec`,
+    and RR@k, which trec_eval lacks, as this chapter's recip_rank_cut_k."""
+    text = name.strip()
+    meaning = read_name(text[1:] if re.match(r"MRR(?=[(@]|$)", text) else text)   # MRR: ir_measures' alias of RR
+    if meaning is not None and meaning.family == "RR" and meaning.cutoff is not None:
+        return f"recip_rank_cut_{meaning.cutoff}", meaning.rel
+    return trec_spec(name)
+
 # %% ../nbs/52_trec.ipynb #93156a11
 def _measure(family: str, param) -> TrecMeasure:
     if param is None:
@@ -737,7 +753,7 @@ def _measure(family: str, param) -> TrecMeasure:
         return TrecMeasure(f"{family}_{param:3.2f}", family, float(param))
     return TrecMeasure(f"{family}_{int(param)}", family, int(param))
 
-
+# %% ../nbs/52_trec.ipynb #34deec9b
 def _params(family: str, text: str, spec: str) -> list:
     "The cutoffs (or recall levels) of 'P.5,10' or 'P_10', checked."
     values = []
@@ -753,22 +769,22 @@ def _params(family: str, text: str, spec: str) -> list:
         values.append(v)
     return values
 
-
+# %% ../nbs/52_trec.ipynb #5e96a3d6
 def _unknown_measure(spec: str):
     "Refuse an unknown measure, naming the known ones and the nearest (difflib, with the typed number kept)."
     number = re.search(r"[0-9]+(?:\.[0-9]+)?", spec)
     k = number.group(0) if number else "10"
     known = list(MEASURE_ORDER) + list(NICKNAMES) + [f"{f}_{k}" for f in DEFAULT_PARAMS]
     for f, v in IR_FAMILIES.items():
-        known += ([f] if v.trec else []) + ([f"{f}@{k}"] if v.trec_at else [])
+        known += ([f] if v.trec else []) + ([f"{f}@{k}"] if v.trec_at or f == "RR" else [])
     lower = {c.lower(): c for c in reversed(known)}
     near = [lower[c] for c in difflib.get_close_matches(spec.lower(), list(lower), n=3, cutoff=0.5)]
     fail("measures", f"has an unknown measure {spec!r}; known: {', '.join(MEASURE_ORDER)}, "
                      f"{', '.join(NICKNAMES)} (and 'P.5,10' or 'P_10' for cutoffs; ir_measures' AP@k, nDCG@k, P@k, "
-                     f"R@k, RR, Success@k, Rprec, P(rel=2)@k)" + (f"; did you mean {' or '.join(map(repr, near))}?"
+                     f"R@k, RR, RR@k, Success@k, Rprec, P(rel=2)@k)" + (f"; did you mean {' or '.join(map(repr, near))}?"
                                                                  if near else ""))
 
-
+# %% ../nbs/52_trec.ipynb #6d4485c1
 def parse_measures(specs,               # a name or a list: 'map', 'P' (default cutoffs), 'P.5,10', 'P_10', 'official',
                                         # or ir_measures' 'AP@100', 'nDCG@10', 'P(rel=2)@5' (chapter 08)
                    ) -> list:
@@ -791,11 +807,12 @@ def parse_measures(specs,               # a name or a list: 'map', 'P' (default 
         for family in NICKNAMES.get(spec, (spec,)):
             if re.fullmatch(r"Judged@[0-9]+", family):           # ir_measures' spelling of judged_k
                 family = "judged_" + family[len("Judged@"):]
-            ir = None if family in MEASURE_ORDER or family in NICKNAMES else trec_spec(family)
+            ir = None if family in MEASURE_ORDER or family in NICKNAMES else _trec_measure(family)
             if ir is not None:
                 if ir[1] > 1:
+                    spelled = read_name(family)                  # None for an alias (MAP, NDCG, MRR): as typed
                     for m in parse_measures(ir[0]):
-                        m = replace(m, name=read_name(family).spelling, rel_level=ir[1])
+                        m = replace(m, name=family.strip() if spelled is None else spelled.spelling, rel_level=ir[1])
                         leveled.setdefault(m.name, m)
                     continue
                 family = ir[0]
@@ -831,7 +848,7 @@ def _fixed_order(ranking: TrecRanking, ties: str) -> list:
         out.append(judged[np.lexsort((np.arange(len(judged)), first * (judged > 0), group))])
     return out
 
-
+# %% ../nbs/52_trec.ipynb #eadb89b6
 def _fixed_order_matrix(ranking: TrecRanking, ties: str) -> np.ndarray:
     "(Q, W) each topic's judged codes in a fixed order, padded with -1 (unjudged: counts for nothing); kept."
     if ties not in ranking._fixed:
@@ -842,7 +859,7 @@ def _fixed_order_matrix(ranking: TrecRanking, ties: str) -> np.ndarray:
         ranking._fixed[ties] = m
     return ranking._fixed[ties]
 
-
+# %% ../nbs/52_trec.ipynb #bac80772
 def _bpref_rows(judged: np.ndarray, n_rel: np.ndarray, n_nonrel: np.ndarray) -> np.ndarray:
     "`bpref` of every row of a (Q, W) code matrix at once (the same terms, added left to right: bit for bit)."
     r, n = n_rel.astype(np.int64)[:, None], n_nonrel.astype(np.int64)[:, None]
@@ -851,14 +868,14 @@ def _bpref_rows(judged: np.ndarray, n_rel: np.ndarray, n_nonrel: np.ndarray) -> 
     sums = row_sums(np.where(judged > 0, terms, 0.0))           # adding 0.0 leaves a sum as it was
     return np.divide(sums, n_rel, out=np.zeros(len(n_rel)), where=n_rel > 0)
 
-
+# %% ../nbs/52_trec.ipynb #3172408e
 def _precision_tables(judged: np.ndarray) -> tuple:
     "(hits, best_after) of a (Q, W) code matrix: relevant documents up to each rank, best precision from it on."
     hits = np.cumsum(judged > 0, axis=1)
     precision = hits / np.arange(1, judged.shape[1] + 1)        # past a list's end: below its last rank's, no new max
     return hits, np.maximum.accumulate(precision[:, ::-1], axis=1)[:, ::-1]
 
-
+# %% ../nbs/52_trec.ipynb #a5a0edeb
 def _iprec_rows(tables: tuple, n_rel: np.ndarray, level: float, trec_version: str) -> np.ndarray:
     "`interpolated_precision` at one recall level of every row at once, from `_precision_tables`."
     hits, best_after = tables
@@ -868,7 +885,7 @@ def _iprec_rows(tables: tuple, n_rel: np.ndarray, level: float, trec_version: st
     at = np.argmax(hits >= np.maximum(c, 1)[:, None], axis=1)  # the rank of the c-th relevant document
     return np.where((n_rel_ret > 0) & (c <= n_rel_ret), best_after[np.arange(len(at)), at], 0.0)
 
-
+# %% ../nbs/52_trec.ipynb #26820158
 def _fixed_order_values(m: TrecMeasure, ranking: TrecRanking, ties: str, trec_version: str) -> np.ndarray:
     n_rel = ranking.summary.n_relevant
     judged = _fixed_order_matrix(ranking, ties)
@@ -878,7 +895,7 @@ def _fixed_order_values(m: TrecMeasure, ranking: TrecRanking, ties: str, trec_ve
         ranking._fixed["precision", ties] = _precision_tables(judged)
     return _iprec_rows(ranking._fixed["precision", ties], n_rel, m.param, trec_version)
 
-
+# %% ../nbs/52_trec.ipynb #244d8deb
 def _counts(m: TrecMeasure, ranking: TrecRanking) -> np.ndarray:
     if m.family == "num_ret":
         return ranking.n_ret
@@ -886,7 +903,7 @@ def _counts(m: TrecMeasure, ranking: TrecRanking) -> np.ndarray:
         return ranking.summary.n_relevant.astype(np.int64)
     return ranking.n_rel_ret
 
-
+# %% ../nbs/52_trec.ipynb #6bfe0b94
 def measure_values(m: TrecMeasure,      # the measure (not runid or num_q: those exist only over all topics)
                    ranking: TrecRanking,  # rank_run's ranking of the run
                    ties: str = "trec_eval",  # "trec_eval" | "expected" | "optimistic" | "pessimistic"
@@ -992,7 +1009,7 @@ def _mean(values: np.ndarray) -> float:
     "trec_eval's average: the values added in topic order, divided by the number of topics."
     return float(row_sums(np.asarray(values, dtype=np.float64))) / len(values)
 
-
+# %% ../nbs/52_trec.ipynb #38127f0d
 def _aggregate(m: TrecMeasure, values):
     if m.family in ("num_ret", "num_rel", "num_rel_ret"):
         return int(np.sum(values))
@@ -1000,11 +1017,11 @@ def _aggregate(m: TrecMeasure, values):
         return math.exp(_mean(values))
     return _mean(values)
 
-
+# %% ../nbs/52_trec.ipynb #bb74cb66
 def _text(value) -> str:
     return str(value) if isinstance(value, (int, np.integer, str)) else f"{value:6.4f}"
 
-
+# %% ../nbs/52_trec.ipynb #abd8eb78
 @dataclass
 class TrecReport:
     "trec_eval's measures of one run: per topic and over all topics."
@@ -1064,7 +1081,7 @@ def _ir_measures_reading(specs) -> bool | None:
             kinds.add("ir")                            # an ir_measures family without a trec measure: refused later
     return None if len(kinds) > 1 else kinds == {"ir"}
 
-
+# %% ../nbs/52_trec.ipynb #00209134
 def evaluate_run(qrels,                  # {qid: {docid: rel}}: rel >= 1 relevant, 0 judged non-relevant, < 0 unjudged
                  run,                    # {qid: {docid: score}} (higher = better)
                  measures=("official",),  # trec_eval names: 'official', 'all_trec', 'map', 'P.5,10', 'ndcg_cut_10'...

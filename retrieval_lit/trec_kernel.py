@@ -10,14 +10,11 @@ from numba import njit
 __all__ = ['scan_lines', 'gather_ids', 'merge_join', 'split_ids']
 
 # %% ../nbs/57_trec_kernel.ipynb #53a00006
-_POW10 = np.array([10.0 ** i for i in range(23)])             # exact doubles: 10**22 is the largest
-
-
 @njit(cache=True)
 def _is_space(c) -> bool:
     return c == 32 or 9 <= c <= 13 or 28 <= c <= 31          # what str.split() splits an ASCII line at
 
-
+# %% ../nbs/57_trec_kernel.ipynb #52f9c5ff
 @njit(cache=True)
 def _read_int(data, a, b):
     "(value, exact): an optional sign and 1..18 digits; anything else is not exact (Python's int() decides)."
@@ -35,6 +32,9 @@ def _read_int(data, a, b):
         v = v * 10 + (c - 48)
         i += 1
     return (-v if neg else v), True
+
+# %% ../nbs/57_trec_kernel.ipynb #0b526fc1
+_POW10 = np.array([10.0 ** i for i in range(23)])             # exact doubles: 10**22 is the largest
 
 
 @njit(cache=True)
@@ -83,7 +83,7 @@ def _read_float(data, a, b):
     v = float(m) * _POW10[scale] if scale >= 0 else float(m) / _POW10[-scale]
     return (-v if neg else v), True
 
-
+# %% ../nbs/57_trec_kernel.ipynb #309c9d61
 @njit(cache=True)
 def scan_lines(data,                  # the file's bytes (uint8), whole lines
                kinds,                 # (F,) int8: what field j is: 0 skipped, 1 an id, 2 a whole number, 3 a real number
@@ -146,7 +146,7 @@ def scan_lines(data,                  # the file's bytes (uint8), whole lines
         line += 1
     return 0, starts, lengths, ints, floats, hard[:min(n_hard, 64)], n_hard
 
-
+# %% ../nbs/57_trec_kernel.ipynb #fa48ce43
 @njit(cache=True)
 def gather_ids(data,                  # the file's bytes (uint8)
                starts,                # (L,) where each id starts
@@ -161,7 +161,7 @@ def gather_ids(data,                  # the file's bytes (uint8)
             out[r, c] = data[a + c]
     return out
 
-
+# %% ../nbs/57_trec_kernel.ipynb #6afb23f7
 @njit(cache=True)
 def _compare(a, i, b, j) -> int:
     "-1, 0, 1: row i of a against row j of b, word by word."
@@ -170,7 +170,7 @@ def _compare(a, i, b, j) -> int:
             return -1 if a[i, w] < b[j, w] else 1
     return 0
 
-
+# %% ../nbs/57_trec_kernel.ipynb #1d7814a6
 @njit(cache=True)
 def merge_join(q_keys,                # (Lq, k) uint64 id words of the qrels, each topic's rows sorted by id
                q_ranges,              # (T, 2) each evaluated topic's rows in the qrels ((0, 0): none)

@@ -90,8 +90,18 @@ def test_cli_unknown_measure_suggests(tmp_path):
     p = cli("trec-eval", str(tmp_path / "q.txt"), str(tmp_path / "r.txt"), "-m", "nDGC@10")
     assert p.returncode == 2 and "Traceback" not in p.stderr
     assert "unknown measure 'nDGC@10'" in p.stderr and "did you mean" in p.stderr and "'nDCG@10'" in p.stderr
-    p = cli("trec-eval", str(tmp_path / "q.txt"), str(tmp_path / "r.txt"), "-m", "RR@10")
-    assert p.returncode == 2 and "has no trec_eval measure" in p.stderr and "mrr@10" in p.stderr
+    p = cli("trec-eval", str(tmp_path / "q.txt"), str(tmp_path / "r.txt"), "-m", "nDCG(dcg=exp-log2)@10")
+    assert p.returncode == 2 and "has no trec_eval measure" in p.stderr and "ndcg@10" in p.stderr
+
+
+def test_cli_trec_eval_computes_rr_at_k(tmp_path):
+    "RR@k, which trec_eval lacks, is printed as recip_rank_cut_k: 1/rank of the first relevant document in the top k."
+    write_qrels({"1": {"a": 1, "b": 0}, "2": {"c": 1}}, tmp_path / "q.txt")
+    write_run({"1": {"b": 2.0, "a": 1.0}, "2": {"x": 3.0, "y": 2.0, "c": 1.0}}, tmp_path / "r.txt")
+    p = cli("trec-eval", str(tmp_path / "q.txt"), str(tmp_path / "r.txt"), "-m", "RR@2", "-m", "MRR@3")
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines() == [f"{'recip_rank_cut_2':<22}\tall\t{(1 / 2 + 0) / 2:6.4f}",   # c is at rank 3
+                                     f"{'recip_rank_cut_3':<22}\tall\t{(1 / 2 + 1 / 3) / 2:6.4f}"]
 
 
 # ---------------------------------------------------------------- evaluate
