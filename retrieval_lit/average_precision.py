@@ -29,38 +29,38 @@ class APParts(NamedTuple):
     maybe_undefined: np.ndarray  # (Q,) bool: some tie order leaves the denominator 0
 
 
-def _ap_denominator(retrieved, total, t, denominator: str):
-    "R_p, R or min(R, t) (t = min(p, N) gives the same min as p, since R <= N)."
+def _ap_denominator(retrieved, total, k, denominator: str):
+    "R_k, R or min(R, k) (k = min(cutoff, N) gives the same min as the cutoff, since R <= N)."
     if denominator == "retrieved":
         return retrieved
     if denominator == "all":
         return total
-    return np.minimum(total, t)
+    return np.minimum(total, k)
 
 
-def ap_ordered(relevant: np.ndarray,          # (Q, t) bool: the top t = min(p, N) items of each query, in rank order
+def ap_ordered(relevant: np.ndarray,          # (Q, k) bool: the top k items of each query (k = min(cutoff, N)), rank order
                n_relevant: np.ndarray,        # (Q,) relevant items R of each whole gallery (read by "all" and "min")
-               denominator: str,              # "retrieved" (relevant in the top t) | "all" (R) | "min" (min(R, t))
+               denominator: str,              # "retrieved" (relevant in the top k) | "all" (R) | "min" (min(R, k))
                interpolation: str = "step",   # "step" (precision at each hit) | "trapezoid" (Oxford/Paris)
                ) -> APParts:
-    """AP@t of lists in a fixed order: `relevant` (Q, t) bool, the top t = min(p, N) items of each query in rank
-    order; `n_relevant` (Q,) relevant items in each whole gallery (R). `interpolation="trapezoid"` averages, at each
+    """AP@k of lists in a fixed order: `relevant` (Q, k) bool, the top k = min(cutoff, N) items of each query in
+    rank order; `n_relevant` (Q,) relevant items in each whole gallery (R). `interpolation="trapezoid"` averages, at each
     relevant rank, the precision there and the precision just before it (1 at rank 1)."""
     relevant = np.asarray(relevant, dtype=bool)
-    n_q, t = relevant.shape
+    n_q, k = relevant.shape
     total = np.asarray(n_relevant, dtype=np.int64)
     s = np.zeros(n_q)
     got = np.zeros(n_q, dtype=np.int64)
-    ranks = np.arange(1, t + 1, dtype=np.float64)
+    ranks = np.arange(1, k + 1, dtype=np.float64)
     before = np.maximum(ranks - 1, 1)
-    for a, b in row_blocks(n_q, t, 1 << 22, 1):
+    for a, b in row_blocks(n_q, k, 1 << 22, 1):
         hits = np.cumsum(relevant[a:b], axis=1)        # relevant items up to each rank
         terms = hits / ranks
         if interpolation == "trapezoid":
             terms = 0.5 * (terms + np.where(ranks == 1, 1.0, (hits - 1) / before))
         s[a:b] = row_sums(np.where(relevant[a:b], terms, 0.0))   # left to right, as the textbook loop adds
-        got[a:b] = hits[:, -1] if t else 0
-    den = _ap_denominator(got, total, t, denominator)
+        got[a:b] = hits[:, -1] if k else 0
+    den = _ap_denominator(got, total, k, denominator)
     defined = den > 0
     value = np.divide(s, den, out=np.zeros(n_q), where=defined)
     return APParts(value, defined.astype(np.float64), ~defined)
@@ -72,12 +72,12 @@ _SMALL_GAPS = 64
 @lru_cache(maxsize=1)
 def _small_gap_table() -> np.ndarray:
     "gaps[a, b] = sum_{m=a+1..b} 1/m for 0 <= a <= b <= 64, each correctly rounded (math.fsum)."
-    t = np.zeros((_SMALL_GAPS + 1, _SMALL_GAPS + 1))
+    gaps = np.zeros((_SMALL_GAPS + 1, _SMALL_GAPS + 1))
     for a in range(_SMALL_GAPS + 1):
         for b in range(a + 1, _SMALL_GAPS + 1):
-            t[a, b] = math.fsum(1.0 / m for m in range(a + 1, b + 1))
-    t.setflags(write=False)
-    return t
+            gaps[a, b] = math.fsum(1.0 / m for m in range(a + 1, b + 1))
+    gaps.setflags(write=False)
+    return gaps
 
 
 def harmonic_gap(start,    # whole numbers >= 0 (any shape): the first term is 1/(start + 1)
@@ -175,6 +175,7 @@ def _gap_log_args(n, r, small):
     return args
 
 
+# %% ../nbs/11_average_precision.ipynb #5561756e
 def _whole_group_sums(n, r, logs, table):
     """Each row's sum of (*) over its groups holding a relevant item, all slots inside, left to right: what
     `row_sums(_where_relevant(r, terms, ...))` computes, operation for operation (`logs`: log1p of `_gap_log_args`).
@@ -205,12 +206,14 @@ def _whole_group_sums(n, r, logs, table):
     return out
 
 
+# %% ../nbs/11_average_precision.ipynb #c8a943f7
 @lru_cache(maxsize=1)
 def _compiled_whole_passes() -> tuple:
     """The two passes compiled by numba (imported here, on first use: this chapter's module does not load it), without
     the GIL: `evaluate` finishes runs of queries on threads side by side."""
     from numba import njit
     return njit(cache=True, nogil=True)(_gap_log_args), njit(cache=True, nogil=True)(_whole_group_sums)
+
 
 # %% ../nbs/11_average_precision.ipynb #3482d408
 def whole_expected_sums(n,   # (Q, G) items per tie group, nearest group first (whole numbers)
@@ -229,29 +232,29 @@ def whole_expected_sums(n,   # (Q, G) items per tie group, nearest group first (
 # %% ../nbs/11_average_precision.ipynb #a1eb9540
 def ap_expected(n,                              # (Q, G) items per tie group, nearest group first
                 r,                              # (Q, G) relevant items per tie group
-                t,                              # the cutoff >= 1, one for all queries or (Q,); >= N: the whole ranking
-                denominator: str,               # "retrieved" (the papers) | "all" (R) | "min" (min(R, t))
+                k,                              # the cutoff >= 1, one for all queries or (Q,); >= N: the whole ranking
+                denominator: str,               # "retrieved" (the papers) | "all" (R) | "min" (min(R, k))
                 interpolation: str = "step",    # "step" | "trapezoid"
                 total=None,                     # (Q,) relevant items R of each query; None: those the groups hold
                 ) -> APParts:
-    """Exact mean of AP@t over all orders inside tie groups. n, r: (Q, G) items and relevant items per tie group,
-    nearest group first; t >= 1 the cutoff (>= N: the whole ranking), one for all queries or one per query (Q,);
+    """Exact mean of AP@k over all orders inside tie groups. n, r: (Q, G) items and relevant items per tie group,
+    nearest group first; k >= 1 the cutoff (>= N: the whole ranking), one for all queries or one per query (Q,);
     total: (Q,) relevant items R of each query (None: those the groups hold; more when some are never ranked)."""
     n, r = np.asarray(n, dtype=np.int64), np.asarray(r, dtype=np.int64)
-    t = np.asarray(t, dtype=np.int64)
+    k = np.asarray(k, dtype=np.int64)
     total = r.sum(axis=1) if total is None else np.asarray(total, dtype=np.int64)
     ranked = n.sum(axis=1)
-    if interpolation == "step" and np.all(t >= ranked):            # every slot inside: one compiled pass, same bits
-        den = _ap_denominator(r.sum(axis=1), total, np.minimum(t, ranked), denominator)
+    if interpolation == "step" and np.all(k >= ranked):            # every slot inside: one compiled pass, same bits
+        den = _ap_denominator(r.sum(axis=1), total, np.minimum(k, ranked), denominator)
         return APParts(_safe_div(whole_expected_sums(n, r), den), (den > 0).astype(np.float64), den == 0)
     items_before, rel_before = group_starts(n), group_starts(r)
-    inside = np.clip((t[:, None] if t.ndim else t) - items_before, 0, n)   # slots of each group inside the top t
+    inside = np.clip((k[:, None] if k.ndim else k) - items_before, 0, n)   # slots of each group inside the top k
     # each group's terms, with q = r/n and slope = (r-1)/(n-1), computed only where a group holds a relevant item
     terms = lambda rb, nb, slots, rr, nn: expected_term_sum(rb, nb, slots, _safe_div(rr, nn), _safe_div(rr - 1, nn - 1),
                                                             interpolation=interpolation)
     if denominator != "retrieved":                                 # the denominator is fixed: mean of S over it
         s = row_sums(_where_relevant(np.where(inside > 0, r, 0), terms, rel_before, items_before, inside, r, n))
-        den = _ap_denominator(None, total, np.minimum(t, ranked), denominator)
+        den = _ap_denominator(None, total, np.minimum(k, ranked), denominator)
         return APParts(_safe_div(s, den), (den > 0).astype(np.float64), den == 0)
     whole = (inside == n) & (n > 0)
     s_whole = row_sums(_where_relevant(np.where(whole, r, 0), terms, rel_before, items_before, n, r, n))
@@ -288,7 +291,7 @@ def _split_group_terms(nc, rc, jc, nb, rb, a, cells: int = 1 << 22, interpolatio
 # %% ../nbs/11_average_precision.ipynb #adf55119
 def finish_ap(parts: APParts,              # from `ap_ordered` or `ap_expected`
               conventions: Conventions,    # reads `empty` (and `ap_denominator`, `ties` for the error message)
-              t: int,                      # the cutoff min(p, N), for the error message only
+              k: int,                      # the cutoff min(k, N), for the error message only
               ) -> np.ndarray:
     "Per-query AP from its parts under `conventions.empty` (applied order by order, as listed above)."
     if conventions.empty == "skip":
@@ -297,7 +300,7 @@ def finish_ap(parts: APParts,              # from `ap_ordered` or `ap_expected`
     else:
         values = parts.value
         undefined = parts.maybe_undefined if conventions.empty == "error" else parts.p_defined == 0
-    what = {"retrieved": f"have no relevant item in the top {t}" + (" in some order of their ties"
+    what = {"retrieved": f"have no relevant item in the top {k}" + (" in some order of their ties"
                                                                     if conventions.ties == "expected" else ""),
             "all": "have no relevant item", "min": "have no relevant item"}[conventions.ap_denominator]
     return apply_empty_policy(values, undefined, conventions, what)
@@ -311,26 +314,26 @@ def ap_from_sums(sums,                     # the engine's IndexSums (precision_s
 
 # %% ../nbs/11_average_precision.ipynb #cd156178
 def ap_from_summary(summary: RankSummary,      # the ranking summary (chapter 03)
-                    p,                         # the cutoff p >= 1 (beyond N: N); None: the whole ranking
+                    k,                         # the cutoff k >= 1 (beyond N: N); None: the whole ranking
                     conventions: Conventions,  # reads `ties`, `ap_denominator`, `empty`, `ap_interpolation`
                     ) -> np.ndarray:
-    "(Q,) AP@p of every query (p=None: the whole ranking) under `conventions`; NaN where skipped."
-    t = resolve_cutoff(p, summary.n_ranks, "p", 1)
+    "(Q,) AP@k of every query (k=None: the whole ranking) under `conventions`; NaN where skipped."
+    k = resolve_cutoff(k, summary.n_ranks, "k", 1)
     interpolation = conventions.ap_interpolation
     if conventions.ties == "expected":
         n, r = summary.group_sizes, summary.relevant_hist
-        if t < summary.n_ranks:                                  # groups starting after rank t add nothing: drop them
-            width = int((group_starts(n) < t).sum(axis=1).max(initial=0))
+        if k < summary.n_ranks:                                  # groups starting after rank k add nothing: drop them
+            width = int((group_starts(n) < k).sum(axis=1).max(initial=0))
             n, r = n[:, :max(width, 1)], r[:, :max(width, 1)]
-        parts = ap_expected(n, r, t, conventions.ap_denominator, interpolation, summary.n_relevant)
-    elif (conventions.ties == "index" and t == summary.n_ranks and summary.index_sums is not None
+        parts = ap_expected(n, r, k, conventions.ap_denominator, interpolation, summary.n_relevant)
+    elif (conventions.ties == "index" and k == summary.n_ranks and summary.index_sums is not None
           and interpolation == "step"):                          # the engine streams the step sums only
         values, undefined = ap_from_sums(summary.index_sums, summary.n_relevant)
         parts = APParts(values, (~undefined).astype(np.float64), undefined)
     else:
-        top = ordered_top(summary, t, conventions.ties)
-        parts = ap_ordered(top > 0, summary.n_relevant, conventions.ap_denominator, interpolation)
-    return finish_ap(parts, conventions, t)
+        grades = ordered_top(summary, k, conventions.ties)
+        parts = ap_ordered(grades > 0, summary.n_relevant, conventions.ap_denominator, interpolation)
+    return finish_ap(parts, conventions, k)
 
 # %% ../nbs/11_average_precision.ipynb #c1a8c337
 def map_at_r_from_summary(summary: RankSummary,      # the ranking summary (chapter 03)
@@ -352,14 +355,14 @@ def map_at_r_from_summary(summary: RankSummary,      # the ranking summary (chap
                             big_r)
     else:
         width = int(big_r.max(initial=0))
-        top = ordered_top(summary, max(width, 1), conventions.ties) > 0
-        top &= np.arange(top.shape[1])[None, :] < big_r[:, None]      # each query reads its own first R ranks
-        parts = ap_ordered(top, big_r, "all", interpolation)
+        relevant = ordered_top(summary, max(width, 1), conventions.ties) > 0
+        relevant &= np.arange(relevant.shape[1])[None, :] < big_r[:, None]      # each query reads its own first R ranks
+        parts = ap_ordered(relevant, big_r, "all", interpolation)
     return apply_empty_policy(parts.value, big_r == 0, conventions, "have no relevant item (MAP@R needs R >= 1)")
 
 # %% ../nbs/11_average_precision.ipynb #736cdf94
 def average_precision(grades,                       # the ranked list's grades, rank order (ties in the given order)
-                      p=None,                       # the cutoff; None: the whole list
+                      k=None,                       # the cutoff; None: the whole list
                       tie_sizes=None,               # sizes of consecutive tie groups; None: no ties
                       *,
                       ties: str = "expected",       # "expected" (mean over orders) | "optimistic" | "pessimistic" | ...
@@ -367,7 +370,7 @@ def average_precision(grades,                       # the ranked list's grades, 
                       empty: str = "zero",          # a denominator of 0: "zero" | "skip" (NaN) | "error"
                       ap_interpolation: str = "step",     # "step" (mean precision at hits) | "trapezoid" (Oxford/Paris)
                       ) -> float:
-    """AP@p of one ranked list; relevant = grade > 0. NaN if skipped by `empty`.
+    """AP@k of one ranked list; relevant = grade > 0. NaN if skipped by `empty`.
 
     >>> average_precision([1, 0, 1, 0])                                   # hits at ranks 1 and 3
     0.8333333333333333
@@ -377,7 +380,7 @@ def average_precision(grades,                       # the ranked list's grades, 
     1.0
     """
     conventions = Conventions.make(ties=ties, ap_denominator=ap_denominator, empty=empty, ap_interpolation=ap_interpolation)
-    return float(ap_from_summary(list_summary(grades, tie_sizes), p, conventions)[0])
+    return float(ap_from_summary(list_summary(grades, tie_sizes), k, conventions)[0])
 
 # %% ../nbs/11_average_precision.ipynb #c23249c8
 def _run_term_sum(c, s, r, interpolation: str = "step") -> np.ndarray:
@@ -400,10 +403,10 @@ def _whole_group_extremes(n, r, items_before, rel_before, whole, interpolation: 
 
 # %% ../nbs/11_average_precision.ipynb #17f095c3
 def ap_bounds(summary: RankSummary,      # the ranking summary (chapter 03)
-              p,                         # the cutoff p >= 1 (beyond N: N); None: the whole ranking
+              k,                         # the cutoff k >= 1 (beyond N: N); None: the whole ranking
               conventions: Conventions,  # reads `ap_denominator`, `empty`, `ap_interpolation` (not `ties`)
               ) -> tuple:
-    """(low, high): each query's smallest and largest AP@p over every order inside its tie groups (NaN: skipped).
+    """(low, high): each query's smallest and largest AP@k over every order inside its tie groups (NaN: skipped).
 
     >>> low, high = ap_bounds(list_summary([1, 0, 1, 0], [1, 2, 1]), None, Conventions())   # ranks 2-3 tie
     >>> float(low[0]), float(high[0])           # the second hit at rank 3: (1 + 2/3)/2 = 5/6; at rank 2: 1
@@ -412,10 +415,10 @@ def ap_bounds(summary: RankSummary,      # the ranking summary (chapter 03)
     >>> float(low[0]), float(high[0])           # the hit inside the top 4: (1 + 2/4)/2; pushed out: 1/1
     (0.75, 1.0)
     """
-    t = resolve_cutoff(p, summary.n_ranks, "p", 1)
+    k = resolve_cutoff(k, summary.n_ranks, "k", 1)
     n, r = summary.group_sizes, summary.relevant_hist
     items_before, rel_before = group_starts(n), group_starts(r)
-    inside = np.clip(t - items_before, 0, n)
+    inside = np.clip(k - items_before, 0, n)
     whole = (inside == n) & (n > 0)
     a_max, a_min = _whole_group_extremes(n, r, items_before, rel_before, whole, conventions.ap_interpolation)
     rb = np.where(whole, r, 0).sum(axis=1)
@@ -435,11 +438,11 @@ def ap_bounds(summary: RankSummary,      # the ranking summary (chapter 03)
         rb_, nb_, j_ = rb[a:b, None], nb[a:b, None], j[a:b, None]
         s_max = a_max[a:b, None] + _run_term_sum(rb_, nb_, h, conventions.ap_interpolation)
         s_min = a_min[a:b, None] + _run_term_sum(rb_, nb_ + j_ - h, h, conventions.ap_interpolation)
-        den = _ap_denominator(rb_ + h, total[a:b, None], t, conventions.ap_denominator)
+        den = _ap_denominator(rb_ + h, total[a:b, None], k, conventions.ap_denominator)
         den = np.broadcast_to(den, h.shape)
         defined = valid & (den > 0)
         if conventions.empty == "error" and (valid & (den == 0)).any():
-            finish_ap(APParts(np.zeros(b - a), np.zeros(b - a), (valid & (den == 0)).any(axis=1)), conventions, t)
+            finish_ap(APParts(np.zeros(b - a), np.zeros(b - a), (valid & (den == 0)).any(axis=1)), conventions, k)
         fill = 0.0 if conventions.empty == "zero" else np.nan
         v_max = np.where(defined, _safe_div(s_max, den), np.where(valid, fill, np.nan))
         v_min = np.where(defined, _safe_div(s_min, den), np.where(valid, fill, np.nan))
@@ -451,14 +454,14 @@ def ap_bounds(summary: RankSummary,      # the ranking summary (chapter 03)
 
 # %% ../nbs/11_average_precision.ipynb #bda32aa2
 def _build_map(match) -> Metric:
-    p = None if match.group("p") is None else parse_cutoff(match.group("p"), match.group(0))
-    name = "map" if p is None else f"map@{p}"
-    return Metric(name=name, compute=lambda summary, conventions: ap_from_summary(summary, p, conventions),
-                  cutoff=-1 if p is None else p, index_sums=p is None,
-                  bounds=lambda summary, conventions: ap_bounds(summary, p, conventions))
+    k = None if match.group("k") is None else parse_cutoff(match.group("k"), match.group(0))
+    name = "map" if k is None else f"map@{k}"
+    return Metric(name=name, compute=lambda summary, conventions: ap_from_summary(summary, k, conventions),
+                  cutoff=-1 if k is None else k, index_sums=k is None,
+                  bounds=lambda summary, conventions: ap_bounds(summary, k, conventions))
 
 
 register_metric(r"map@r", lambda match: Metric(name="map@r", compute=map_at_r_from_summary, cutoff=-1),
                 "map@r", "MAP@R (Musgrave et al.): AP over the first R ranks divided by R, R = relevant items; see ties, empty")
-register_metric(r"map(?:@(?P<p>[0-9]+))?", _build_map, "map@1000",
-                "mean average precision over the top p (map: the whole ranking); see ap_denominator, empty, ties")
+register_metric(r"map(?:@(?P<k>[0-9]+))?", _build_map, "map@1000",
+                "mean average precision over the top k (map: the whole ranking); see ap_denominator, empty, ties")

@@ -11,6 +11,7 @@ from typing import Iterator, NamedTuple, Sequence
 import numpy as np
 
 from .hamming import PackedCodes, pack_codes, paired_hamming
+from .ranking import positions_in_runs, run_offsets
 from .validate import as_numeric_array, check_finite, check_ids, check_int, check_numbers, check_real, fail
 
 # %% auto #0
@@ -126,7 +127,7 @@ def build_index(words,                   # (D,) visual word of every indexed des
             if len(sig) != len(w):
                 fail("signatures", f"has {len(sig)} codes but `words` has {len(w)} descriptors: one code per descriptor")
             sig = sig[order]
-    indptr = np.concatenate(([0], np.cumsum(np.bincount(w_sorted, minlength=n_words))))
+    indptr = run_offsets(np.bincount(w_sorted, minlength=n_words))   # where each word's postings start
     return InvertedIndex(_read_only(indptr), _read_only(images), _read_only(values), n_images, per_image,
                          None if desc is None else _read_only(desc), sig)
 
@@ -507,7 +508,7 @@ def train_hamming_embedding(descriptors,  # (D, dim) training descriptors, real 
     proj = x @ projection.T
     medians = np.zeros((n_words, nbits))
     order = np.argsort(w, kind="stable")
-    bounds = np.searchsorted(w[order], np.arange(n_words + 1))
+    bounds = run_offsets(np.bincount(w, minlength=n_words))   # where each word's rows start in `order`
     for v in range(n_words):
         rows = order[bounds[v]:bounds[v + 1]]
         if len(rows):
@@ -519,8 +520,7 @@ def _gather(index: InvertedIndex, words: np.ndarray) -> tuple:
     "For query features with these words: (feature of each gathered entry, entry position in the index), in feature order."
     starts, lens = index.indptr[words], index.indptr[words + 1] - index.indptr[words]
     feature = np.repeat(np.arange(len(words)), lens)
-    first = np.repeat(starts - (np.cumsum(lens) - lens), lens)
-    return feature, first + np.arange(len(feature))
+    return feature, np.repeat(starts, lens) + positions_in_runs(lens)   # each word's postings, in order
 
 
 def _check_indexes(indexes, query_words) -> tuple:

@@ -62,7 +62,7 @@ def _check_npy_header(fh, available: int, name: str, where: str):
         fail(name, f"{where} declares shape {shape} of {dtype} ({need:,} bytes) but holds only {max(have, 0):,} bytes "
                    "after its header: the file is truncated or damaged")
 
-
+# %% ../nbs/80_cli.ipynb #8bb95c01
 def _check_file(path: Path, name: str) -> str:
     "'npy' or 'npz' after checking headers against the file's size; fails on anything else."
     if not path.exists():
@@ -89,7 +89,7 @@ def _check_file(path: Path, name: str) -> str:
         fail(name, f"{str(path)!r} is not a readable .npz archive ({e})")
     return "npz"
 
-
+# %% ../nbs/80_cli.ipynb #8bb95c02
 def _nbits(value, name: str, where: str) -> int:
     "The `nbits` of a packed .npz: one whole number, not an array, not 16.9."
     a = np.asarray(value)
@@ -97,7 +97,7 @@ def _nbits(value, name: str, where: str) -> int:
         fail(name, f"{where}: `nbits` must be one whole number, got {a.tolist()!r} (dtype {a.dtype})")
     return int(a)
 
-
+# %% ../nbs/80_cli.ipynb #8bb95c03
 def _read(path: Path, name: str, kind: str):
     "np.load after the checks; any error left is reported as one line naming the option and the file."
     try:
@@ -105,7 +105,7 @@ def _read(path: Path, name: str, kind: str):
     except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:
         fail(name, f"could not read {str(path)!r} as .{kind} ({e})")
 
-
+# %% ../nbs/80_cli.ipynb #8bb95c04
 def load_array(path,                     # a .npy, or a .npz with one array or with `words` + `nbits` (packed codes)
                name: str,                # the option it came from, for error messages, e.g. "--query-codes"
                ):
@@ -214,14 +214,14 @@ def _add_conventions(p):
     p.add_argument("--json", metavar="PATH", help="write the report as JSON to PATH ('-' for standard output)")
     p.add_argument("--csv", metavar="PATH", help="write every query's value of every metric as CSV to PATH")
 
-
+# %% ../nbs/80_cli.ipynb #506adc01
 class _Parser(argparse.ArgumentParser):
     "argparse, but a usage error is one line on stderr and exit code 2, like every other error of the command."
 
     def error(self, message):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog.split()[0]} --help)\n")
 
-
+# %% ../nbs/80_cli.ipynb #506adc02
 def _add_trec_eval(sub):
     "The `trec-eval` command: trec_eval's interface for its standard measures, plus what ties hide."
     te = sub.add_parser("trec-eval", help="score a TREC run against qrels as trec_eval does (and under ties)",
@@ -243,7 +243,7 @@ def _add_trec_eval(sub):
                     help="iprec_at_recall's recall cut as trec_eval 9 / pytrec_eval (default) or 10 computes it")
     _add_comparison_options(te, trec=True)
 
-
+# %% ../nbs/80_cli.ipynb #506adc03
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="retrieval-lit", description="Evaluate image retrieval, hashing-based and content-based: "
                                      "exact, tie-aware metrics on Hamming rankings, similarity scores and "
@@ -264,6 +264,9 @@ def build_parser() -> argparse.ArgumentParser:
         ev.add_argument(f"--{side}-labels", metavar="FILE", help=f"{side} labels: .npy class ids or multi-hot rows")
     ev.add_argument("--relevance", metavar="FILE", help="a Q x N .npy of relevance grades (instead of labels)")
     ev.add_argument("--relation-types", metavar="FILE", help="a Q x N .npy of metrics note A's relation types 1/2/3")
+    ev.add_argument("--max-grade", type=int, default=None, metavar="G",
+                    help="the grade scale 0..G, declared (ERR reads it); default: inferred from the relevance, so it can "
+                         "change with the queries given")
     ev.add_argument("--scores", metavar="FILE", help="a Q x N .npy of similarities (higher = nearer), instead of codes")
     for side in ("query", "gallery"):
         ev.add_argument(f"--{side}-embeddings", metavar="FILE", help=f"{side} descriptors (.npy, items x dimensions), instead of codes")
@@ -344,12 +347,12 @@ def _conventions(args) -> dict:
     return dict({name: getattr(args, name) for name, *_ in convention_fields()}, bounds=args.bounds,
                 engine=args.engine)
 
-
+# %% ../nbs/80_cli.ipynb #37f5dc01
 def _described(args) -> str:
     "Every convention that moves the numbers, as the report's header names them (RBP's persistence only if asked)."
     return ", ".join(f"{name}={getattr(args, name)}" for name, *_ in convention_fields() if name != "rbp_persistence")
 
-
+# %% ../nbs/80_cli.ipynb #37f5dc02
 def _write_csv(reports: dict, path):
     "Per-query values as CSV (one file; with several reports a first column names the report)."
     import csv
@@ -363,7 +366,7 @@ def _write_csv(reports: dict, path):
                     w.writeheader()
                 w.writerow(row)
 
-
+# %% ../nbs/80_cli.ipynb #37f5dc03
 def _emit(reports: dict, args, out):
     "Tables to `out`; JSON to a file or standard output when --json is given; per-query CSV with --csv."
     if args.csv:
@@ -381,7 +384,7 @@ def _emit(reports: dict, args, out):
     if args.json:
         print(f"\nJSON written to {args.json}", file=out)
 
-
+# %% ../nbs/80_cli.ipynb #37f5dc04
 def run_demo(args,                       # the parsed `demo` options (an argparse.Namespace from build_parser)
              out,                        # text stream for the tables, e.g. sys.stdout
              ) -> dict:
@@ -447,7 +450,7 @@ def run_evaluate(args,                   # the parsed `evaluate` options (an arg
                 fail("--ignore", f"holds a query index outside 0..{n_q - 1}")
             arrays["ignore"] = [pairs[pairs[:, 0] == i, 1] for i in range(n_q)]
     r = evaluate(metrics=args.metrics, similarity=args.similarity, precision=args.precision, client=args.dask, **arrays,
-                 threads=args.threads, **_conventions(args))
+                 threads=args.threads, max_grade=args.max_grade, **_conventions(args))
     what = f"{r.nbits} bits" if r.nbits else "ranked by scores"
     _emit({f"{r.n_queries} queries x {r.n_gallery} gallery items, {what}, {_described(args)}": r}, args, out)
     return r
@@ -510,13 +513,13 @@ COMPARE_MEASURES = ("map", "P_10", "ndcg_cut_10")   # what trec-eval --compare c
 def _print_comparison(c, args, out):
     print(c.to_latex() if args.latex else c.to_markdown() if args.markdown else c.table(), file=out)
 
-
+# %% ../nbs/80_cli.ipynb #c046cc01
 def _check_resamples(args):
     "--resamples refused at once beyond chapter 53's MAX_RESAMPLES, before any file is read."
     from retrieval_lit.compare import check_resamples
     check_resamples(args.resamples, name="--resamples")
 
-
+# %% ../nbs/80_cli.ipynb #c046cc02
 def _compare(systems, metrics, args):
     "`compare` with the options; its refusal of too many resamples for the queries names --resamples."
     try:
@@ -527,7 +530,7 @@ def _compare(systems, metrics, args):
             fail("--resamples", str(e)[len("`n_resamples` "):])
         raise
 
-
+# %% ../nbs/80_cli.ipynb #c046cc03
 def run_trec_compare(args,               # the parsed `trec-eval` options with several runs (and --compare)
                      out,                # text stream for the table, e.g. sys.stdout
                      ):
@@ -560,7 +563,7 @@ def run_trec_compare(args,               # the parsed `trec-eval` options with s
     _print_comparison(c, args, out)
     return c
 
-
+# %% ../nbs/80_cli.ipynb #c046cc04
 def _reports_in(path,                   # a JSON file written by `evaluate --json` or `demo --json`
                 name: str,              # the system's name (several reports in one file: name + ": " + title)
                 ) -> dict:
@@ -595,7 +598,7 @@ def _reports_in(path,                   # a JSON file written by `evaluate --jso
             fail("reports", f"{path} (system {system!r}) is not {what}: {reason}")
     return reports
 
-
+# %% ../nbs/80_cli.ipynb #c046cc05
 def run_compare(args,                    # the parsed `compare` options (an argparse.Namespace from build_parser)
                 out,                     # text stream for the table, e.g. sys.stdout
                 ):

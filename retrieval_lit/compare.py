@@ -296,6 +296,17 @@ def _signed_rank_counts(n: int) -> np.ndarray:
 def _normal_two_sided(z: float) -> float:
     return math.erfc(abs(z) / math.sqrt(2.0))
 
+# %% ../nbs/53_compare.ipynb #72d21f81
+def _exact_signed_rank_p(n: int,          # the non-zero differences, no two with the same absolute value
+                         r_plus: float,   # R+: the sum of the ranks of the positive differences
+                         ) -> float:
+    "The exact two-sided p-value of R+ = r_plus over n untied non-zero differences: twice the smaller tail, at most 1."
+    pmf = _signed_rank_counts(n) / 2.0 ** n
+    k = int(r_plus)
+    cdf = pmf[:k + 1].sum() if k <= n * (n + 1) / 4 else 1 - pmf[k + 1:].sum()
+    sf = pmf[k:].sum() if k <= n * (n + 1) / 4 else 1 - pmf[:k].sum()
+    return float(min(1.0, 2 * min(sf, cdf)))
+
 # %% ../nbs/53_compare.ipynb #317139af
 def wilcoxon_test(a,                           # (n,) per-query values of system A
                   b,                           # (n,) per-query values of system B on the same queries
@@ -324,11 +335,7 @@ def wilcoxon_test(a,                           # (n,) per-query values of system
     statistic, way = min(r_plus, r_minus), _sign(r_plus - r_minus)
     has_ties = bool(np.any(sizes > 1)) if zero_method == "wilcox" else bool(np.any(_average_ranks(np.abs(d))[1] > 1))
     if n_all <= 50 and not (has_ties or zeros.any()):                       # exact, no ties, no zeros
-        pmf = _signed_rank_counts(n) / 2.0 ** n
-        k = int(r_plus)
-        cdf = pmf[:k + 1].sum() if k <= n * (n + 1) / 4 else 1 - pmf[k + 1:].sum()
-        sf = pmf[k:].sum() if k <= n * (n + 1) / 4 else 1 - pmf[:k].sum()
-        return TestResult("wilcoxon", statistic, float(min(1.0, 2 * min(sf, cdf))), n, direction=way)
+        return TestResult("wilcoxon", statistic, _exact_signed_rank_p(n, r_plus), n, direction=way)
     if n_all <= 13:                                                          # exact over the 2^n sign flips
         movable = ranks[kept != 0]
         null = np.zeros(1)
@@ -923,6 +930,58 @@ def _check_differences(s: _Systems, metric: str, x: str, y: str, defined: np.nda
                         f"paired queries: {x} - {y} = {shown(float(d[i]))} at {q} ({len(d)} times the difference "
                         f"must stay below {np.finfo(np.float64).max:.4g})")
 
+# %% ../nbs/53_compare.ipynb #28c86184
+def _paired_queries(s: _Systems,         # the systems, read and checked
+                    pairs: list,         # the compared (system, baseline) pairs
+                    n_resamples: int,    # bootstrap resamples and randomization draws
+                    ) -> dict:
+    "Metric -> (Q,) mask of the queries with a value in every system; a metric no comparison can run on is refused."
+    paired = {}
+    for m in s.metrics:
+        defined = np.all([~np.isnan(v) for v in s.values[m].values()], axis=0)
+        if defined.sum() < 2:
+            fail("systems", f"hold {int(defined.sum())} paired queries with a value of {m!r} in every system: "
+                            "a comparison needs at least 2")
+        check_resamples(n_resamples, int(defined.sum()))
+        for x, y in pairs:
+            _check_differences(s, m, x, y, defined)
+        paired[m] = defined
+    return paired
+
+# %% ../nbs/53_compare.ipynb #99fae0ff
+def _pair_row(s: _Systems,             # the systems, read and checked
+              m: str,                  # the metric
+              x: str,                  # the compared system
+              y: str,                  # its baseline
+              defined: np.ndarray,     # (Q,) mask of the paired queries (_paired_queries)
+              means: dict,             # system -> its mean of m over the paired queries
+              test: str,               # "randomization" | "t" | "wilcoxon" | "sign"
+              confidence: float,       # the bootstrap interval's level; the tie verdicts' alpha = 1 - confidence
+              n_resamples: int,        # bootstrap resamples and randomization draws
+              seed: int,               # seed of both
+              ) -> dict:
+    "The comparison of x against y on m: one row of compare's result, p_adjusted still the test's own p-value."
+    vals, higher, alpha = s.values[m], m not in s.lower_is_better, 1 - confidence
+    a, b = vals[x][defined], vals[y][defined]
+    res = run_test(test, a, b, n_resamples, seed)
+    lo, hi = bootstrap_interval(a, b, confidence, n_resamples, seed)
+    w, t, l = wins_ties_losses(a, b, higher)
+    delta = float(np.mean(a - b))
+    row = {"metric": m, "system": x, "baseline": y, "mean": means[x], "baseline_mean": means[y],
+           "delta": delta, "ci_low": lo, "ci_high": hi, "effect_size": effect_size(a, b),
+           "statistic": res.statistic, "p_value": res.p_value, "p_adjusted": res.p_value,
+           "mc_error": res.mc_error, "wins": w, "ties": t, "losses": l, "n": int(defined.sum()),
+           "gain": delta if higher else -delta, "direction": res.direction if higher else -res.direction}
+    if m in s.bounds:
+        (alo, ahi), (blo, bhi) = s.bounds[m][x], s.bounds[m][y]
+        gains, glo, ghi = difference_under_ties(a, b, (alo[defined], ahi[defined]), (blo[defined], bhi[defined]),
+                                                higher)
+        rob = tie_robustness(gains, glo, ghi, test, alpha, n_resamples, seed)
+        dlo, dhi = (glo, ghi) if higher else (-ghi, -glo)
+        row.update(delta_min=float(dlo.mean()), delta_max=float(dhi.mean()), p_least=rob.p_least,
+                   p_most=rob.p_most, under_ties=rob.verdict)
+    return row
+
 # %% ../nbs/53_compare.ipynb #60e58301
 def compare(systems,                         # {name: Report | TrecReport | (n,) per-query values | {metric: values}}
             metrics=None,                    # metric names to compare (None: every metric of the first system)
@@ -956,43 +1015,12 @@ def compare(systems,                         # {name: Report | TrecReport | (n,)
     base = None if baseline == "all" else (s.names[0] if baseline is None else baseline)
     pairs = ([(x, base) for x in s.names if x != base] if base is not None
              else [(x, y) for i, x in enumerate(s.names) for y in s.names[i + 1:]])
-    alpha = 1 - confidence
-    paired = {}
-    for m in s.metrics:                                    # everything refused before any work starts
-        defined = np.all([~np.isnan(v) for v in s.values[m].values()], axis=0)
-        if defined.sum() < 2:
-            fail("systems", f"hold {int(defined.sum())} paired queries with a value of {m!r} in every system: "
-                            "a comparison needs at least 2")
-        check_resamples(n_resamples, int(defined.sum()))
-        for x, y in pairs:
-            _check_differences(s, m, x, y, defined)
-        paired[m] = defined
+    paired = _paired_queries(s, pairs, n_resamples)      # everything refused before any work starts
     rows, means = [], {}
     for m in s.metrics:
         vals, defined = s.values[m], paired[m]
         means[m] = {name: float(vals[name][defined].mean()) for name in s.names}
-        higher = m not in s.lower_is_better
-        metric_rows = []
-        for x, y in pairs:
-            a, b = vals[x][defined], vals[y][defined]
-            res = run_test(test, a, b, n_resamples, seed)
-            lo, hi = bootstrap_interval(a, b, confidence, n_resamples, seed)
-            w, t, l = wins_ties_losses(a, b, higher)
-            delta = float(np.mean(a - b))
-            row = {"metric": m, "system": x, "baseline": y, "mean": means[m][x], "baseline_mean": means[m][y],
-                   "delta": delta, "ci_low": lo, "ci_high": hi, "effect_size": effect_size(a, b),
-                   "statistic": res.statistic, "p_value": res.p_value, "p_adjusted": res.p_value,
-                   "mc_error": res.mc_error, "wins": w, "ties": t, "losses": l, "n": int(defined.sum()),
-                   "gain": delta if higher else -delta, "direction": res.direction if higher else -res.direction}
-            if m in s.bounds:
-                (alo, ahi), (blo, bhi) = s.bounds[m][x], s.bounds[m][y]
-                gains, glo, ghi = difference_under_ties(a, b, (alo[defined], ahi[defined]), (blo[defined], bhi[defined]),
-                                                        higher)
-                rob = tie_robustness(gains, glo, ghi, test, alpha, n_resamples, seed)
-                dlo, dhi = (glo, ghi) if higher else (-ghi, -glo)
-                row.update(delta_min=float(dlo.mean()), delta_max=float(dhi.mean()), p_least=rob.p_least,
-                           p_most=rob.p_most, under_ties=rob.verdict)
-            metric_rows.append(row)
+        metric_rows = [_pair_row(s, m, x, y, defined, means[m], test, confidence, n_resamples, seed) for x, y in pairs]
         if correction != "none" and metric_rows:
             adjust = holm if correction == "holm" else bonferroni
             for row, p in zip(metric_rows, adjust([r["p_value"] for r in metric_rows])):

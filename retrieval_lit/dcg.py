@@ -40,13 +40,13 @@ def discount_prefix(n: int,    # the last position m the table covers (n + 1 ent
 # %% ../nbs/12_dcg.ipynb #59f84464
 def discount_sum(start,          # items ranked before each run (whole numbers, any shape)
                  count,          # items in each run (broadcast with start)
-                 p: int,         # the cutoff: positions past p add nothing
-                 table: tuple,   # (hi, lo) from discount_prefix(n), n >= p
+                 k: int,         # the cutoff: positions past k add nothing
+                 table: tuple,   # (hi, lo) from discount_prefix(n), n >= k
                  ) -> np.ndarray:
-    "sum of 1/log2(m+1) over positions m = start+1 .. start+count that are <= p (elementwise)."
+    "sum of 1/log2(m+1) over positions m = start+1 .. start+count that are <= k (elementwise)."
     hi, lo = table
-    a = np.minimum(start, p)
-    b = np.minimum(np.asarray(start) + count, p)
+    a = np.minimum(start, k)
+    b = np.minimum(np.asarray(start) + count, k)
     return (hi[b] - hi[a]) + (lo[b] - lo[a])
 
 # %% ../nbs/12_dcg.ipynb #49ae7637
@@ -60,26 +60,26 @@ def gain_values(n_grades: int,   # how many grades: 0..n_grades-1
 # %% ../nbs/12_dcg.ipynb #29b2a6c1
 def dcg_of_runs(counts: np.ndarray,   # (Q, J) items in each run of consecutive positions, in rank order
                 gains: np.ndarray,    # (Q, J) or (J,) the (mean) gain of each run's items
-                p: int,               # the cutoff: positions past p add nothing
-                table: tuple,         # (hi, lo) from discount_prefix(n), n >= p
+                k: int,               # the cutoff: positions past k add nothing
+                table: tuple,         # (hi, lo) from discount_prefix(n), n >= k
                 ) -> np.ndarray:
-    """(Q,) sum over runs of gain * (discounts of the run's positions <= p); counts (Q, J), gains (Q, J) or (J,).
+    """(Q,) sum over runs of gain * (discounts of the run's positions <= k); counts (Q, J), gains (Q, J) or (J,).
     The runs are added left to right, so runs of zero items change nothing, bit for bit."""
     counts = np.asarray(counts, dtype=np.int64)
     starts = group_starts(counts)
-    terms = gains * discount_sum(starts, counts, p, table)
+    terms = gains * discount_sum(starts, counts, k, table)
     return np.cumsum(terms, axis=1)[:, -1]
 
 # %% ../nbs/12_dcg.ipynb #2c8b53b9
-def dcg_of_ordered(grades: np.ndarray,     # (Q, t) integer grades in rank order (they index `gains`)
+def dcg_of_ordered(grades: np.ndarray,     # (Q, k) integer grades in rank order (they index `gains`)
                    gains: np.ndarray,      # (G,) the gain of each grade 0..G-1 (`gain_values`)
-                   cells: int = 1 << 22,   # the most floats held at once (rows x t of a block)
+                   cells: int = 1 << 22,   # the most floats held at once (rows x k of a block)
                    ) -> np.ndarray:
-    "(Q,) the textbook sum of gain / log2(m + 1) over the columns of a (Q, t) matrix of grades in rank order."
-    n_q, t = grades.shape
-    discounts = 1.0 / np.log2(np.arange(2, t + 2, dtype=np.float64))
+    "(Q,) the textbook sum of gain / log2(m + 1) over the columns of a (Q, k) matrix of grades in rank order."
+    n_q, k = grades.shape
+    discounts = 1.0 / np.log2(np.arange(2, k + 2, dtype=np.float64))
     out = np.zeros(n_q)
-    for a, b in row_blocks(n_q, t, cells, 1):          # row blocks: bounded float temporaries
+    for a, b in row_blocks(n_q, k, cells, 1):          # row blocks: bounded float temporaries
         out[a:b] = row_sums(gains[grades[a:b]] * discounts)   # left to right
     return out
 
@@ -102,42 +102,41 @@ def _runs(summary: RankSummary, gains: np.ndarray, ties: str) -> tuple:
     return counts, gains[run_grades]
 
 
-
 def dcg_from_summary(summary: RankSummary,      # the ranking summary (chapter 03)
-                     p,                         # the cutoff p >= 1 (beyond N: N); None: the whole ranking
+                     k,                         # the cutoff k >= 1 (beyond N: N); None: the whole ranking
                      conventions: Conventions,  # reads `ties` and `gain`
                      ) -> np.ndarray:
-    "(Q,) DCG@p of every query (p=None: the whole ranking) under `conventions.ties` and `conventions.gain`."
-    t = resolve_cutoff(p, summary.n_ranks, "p", 1)
+    "(Q,) DCG@k of every query (k=None: the whole ranking) under `conventions.ties` and `conventions.gain`."
+    k = resolve_cutoff(k, summary.n_ranks, "k", 1)
     gains = gain_values(summary.hist.shape[2], conventions.gain)
     if conventions.ties == "index":
-        if t == summary.n_ranks and summary.index_sums is not None:
+        if k == summary.n_ranks and summary.index_sums is not None:
             return dcg_from_sums(summary.index_sums, conventions.gain)
-        return dcg_of_ordered(ordered_top(summary, t, "index"), gains)
+        return dcg_of_ordered(ordered_top(summary, k, "index"), gains)
     check_choice(conventions.ties, "ties", TIE_MODES)
     counts, run_gains = _runs(summary, gains, conventions.ties)
-    return dcg_of_runs(counts, run_gains, t, discount_prefix(t))
+    return dcg_of_runs(counts, run_gains, k, discount_prefix(k))
 
 # %% ../nbs/12_dcg.ipynb #e7a1f632
 def idcg_from_summary(summary: RankSummary,      # the ranking summary (chapter 03), with its `unranked` if any
-                      p,                         # the cutoff p >= 1; None: every judged item
+                      k,                         # the cutoff k >= 1; None: every judged item
                       conventions: Conventions,  # reads `gain` (the ideal order does not depend on ties)
                       ) -> np.ndarray:
-    """(Q,) iDCG@p: the DCG@p of every judged item in the ideal order (grades descending): the whole gallery, plus
+    """(Q,) iDCG@k: the DCG@k of every judged item in the ideal order (grades descending): the whole gallery, plus
     any judged items the ranking never holds (`RankSummary.unranked`), so the ideal list may be longer than N."""
     totals = summary.grade_totals
     judged = int(totals.sum(axis=1).max(initial=0))
-    t = max(1, judged) if p is None else max(1, min(check_int(p, "p", 1), max(judged, summary.n_ranks)))
+    k = max(1, judged) if k is None else max(1, min(check_int(k, "k", 1), max(judged, summary.n_ranks)))
     gains = gain_values(totals.shape[1], conventions.gain)
     per_grade = totals[:, ::-1]
-    return dcg_of_runs(per_grade, gains[::-1], t, discount_prefix(t))
+    return dcg_of_runs(per_grade, gains[::-1], k, discount_prefix(k))
 
 # %% ../nbs/12_dcg.ipynb #ff57f7ac
 def ndcg_from_summary(summary: RankSummary,      # the ranking summary (chapter 03)
-                      p,                         # the cutoff p >= 1 (beyond N: N); None: the whole ranking
+                      k,                         # the cutoff k >= 1 (beyond N: N); None: the whole ranking
                       conventions: Conventions,  # reads `ties`, `gain`, and `empty` for a query with iDCG = 0
                       ) -> np.ndarray:
-    """(Q,) nDCG@p = DCG@p / iDCG@p; a query with iDCG 0 (no item of grade > 0) follows `conventions.empty`.
+    """(Q,) nDCG@k = DCG@k / iDCG@k; a query with iDCG 0 (no item of grade > 0) follows `conventions.empty`.
 
     >>> s = list_summary([2, 0, 1, 2, 0, 1], [1, 3, 2])  # ranks 2-4 tie (grades 0, 1, 2); iDCG@4 = 3 + 3/log2(3) + ...
     >>> for ties in ("pessimistic", "expected", "optimistic"):  # grade 2 at rank 4 / mean gain 4/3 / grade 2 at rank 2
@@ -146,83 +145,83 @@ def ndcg_from_summary(summary: RankSummary,      # the ranking summary (chapter 
     expected 0.872701
     optimistic 0.926045
     """
-    dcg = dcg_from_summary(summary, p, conventions)
-    ideal = idcg_from_summary(summary, p, conventions)
+    dcg = dcg_from_summary(summary, k, conventions)
+    ideal = idcg_from_summary(summary, k, conventions)
     value = np.divide(dcg, ideal, out=np.zeros(len(dcg)), where=ideal > 0)
     return apply_empty_policy(value, ideal == 0, conventions, "have no relevant item (iDCG = 0)")
 
 # %% ../nbs/12_dcg.ipynb #b7e208ac
 def dcg(grades,                            # the ranked list's grades 0..255, rank order
-        p=None,                            # the cutoff; None: the whole list
+        k=None,                            # the cutoff; None: the whole list
         tie_sizes=None,                    # sizes of consecutive tie groups; None: no ties
         *, ties: str = "expected",             # "expected" | "optimistic" | "pessimistic" | "index"
         gain: str = "exp2",                # "exp2" (2^g - 1) | "linear" (g)
         ) -> float:
-    """DCG@p of one ranked list of grades.
+    """DCG@k of one ranked list of grades.
 
     >>> dcg([1, 0, 1, 0]), round(dcg([1, 0, 1, 0], tie_sizes=[1, 2, 1]), 6)   # ranks 2-3 tie
     (1.5, 1.565465)
     """
     conventions = Conventions.make(ties=ties, gain=gain)
-    return float(dcg_from_summary(list_summary(grades, tie_sizes), p, conventions)[0])
+    return float(dcg_from_summary(list_summary(grades, tie_sizes), k, conventions)[0])
 
 # %% ../nbs/12_dcg.ipynb #3bbdc9e4
 def ndcg(grades,                           # the ranked list's grades 0..255, rank order
-         p=None,                           # the cutoff; None: the whole list
+         k=None,                           # the cutoff; None: the whole list
          tie_sizes=None,                   # sizes of consecutive tie groups; None: no ties
          *, ties: str = "expected",            # "expected" | "optimistic" | "pessimistic" | "index"
          gain: str = "exp2",               # "exp2" (2^g - 1) | "linear" (g)
          empty: str = "zero",              # iDCG = 0 (no item of grade > 0): "zero" | "skip" (NaN) | "error"
          ) -> float:
-    """nDCG@p of one ranked list of grades; NaN if skipped by `empty`.
+    """nDCG@k of one ranked list of grades; NaN if skipped by `empty`.
 
     >>> round(ndcg([1, 0, 1, 0]), 6), round(ndcg([1, 0, 1, 0], tie_sizes=[1, 2, 1]), 6)
     (0.919721, 0.95986)
     """
     conventions = Conventions.make(ties=ties, gain=gain, empty=empty)
-    return float(ndcg_from_summary(list_summary(grades, tie_sizes), p, conventions)[0])
+    return float(ndcg_from_summary(list_summary(grades, tie_sizes), k, conventions)[0])
 
 # %% ../nbs/12_dcg.ipynb #7563055f
 def _build_ndcg(match) -> Metric:
-    p = None if match.group("p") is None else parse_cutoff(match.group("p"), match.group(0))
-    return Metric(name="ndcg" if p is None else f"ndcg@{p}",
-                  compute=lambda summary, conventions: ndcg_from_summary(summary, p, conventions),
-                  cutoff=-1 if p is None else p, index_sums=p is None)
+    k = None if match.group("k") is None else parse_cutoff(match.group("k"), match.group(0))
+    return Metric(name="ndcg" if k is None else f"ndcg@{k}",
+                  compute=lambda summary, conventions: ndcg_from_summary(summary, k, conventions),
+                  cutoff=-1 if k is None else k, index_sums=k is None)
 
 
-register_metric(r"ndcg(?:@(?P<p>[0-9]+))?", _build_ndcg, "ndcg@100",
-                "normalised DCG of the top p (ndcg: the whole ranking), graded relevance; see gain, ties, empty")
+register_metric(r"ndcg(?:@(?P<k>[0-9]+))?", _build_ndcg, "ndcg@100",
+                "normalised DCG of the top k (ndcg: the whole ranking), graded relevance; see gain, ties, empty")
 
 # %% ../nbs/12_dcg.ipynb #a6da6e56
 def rbp_at(summary: RankSummary,                # the ranking summary (chapter 03)
-           n: int = -1,                         # the top n ranks; -1: the whole ranking
-           conventions: Conventions = Conventions(),  # ties, and the persistence p (rbp_persistence)
+           k: int = -1,                         # the cutoff: the top k ranks; -1: the whole ranking
+           conventions: Conventions = Conventions(),  # ties, and the persistence rho (rbp_persistence)
            ) -> np.ndarray:
-    """RBP (1 - p) sum_{i<=n} p^(i-1) rel_i of each query (relevant = grade > 0), p = conventions.rbp_persistence.
+    """RBP (1 - rho) sum_{i<=k} rho^(i-1) rel_i of each query (relevant = grade > 0), rho = conventions.rbp_persistence.
 
     >>> from retrieval_lit.ranking import list_summary
     >>> s = list_summary([1, 0, 0, 1], [2, 2])           # two tie groups of two: one relevant item in each
     >>> float(rbp_at(s, 4, Conventions.make(ties="expected", rbp_persistence=0.5))[0])
     0.46875
     """
-    t = resolve_cutoff(n, summary.n_ranks)
-    p = check_probability(conventions.rbp_persistence, "rbp_persistence")
+    k = resolve_cutoff(k, summary.n_ranks)
+    rho = check_probability(conventions.rbp_persistence, "rbp_persistence")
     if conventions.ties == "expected":
         rel = summary.relevant_hist
         size = summary.group_sizes
         start = group_starts(size)
-        lo, hi = np.minimum(start, t), np.minimum(start + size, t)
+        lo, hi = np.minimum(start, k), np.minimum(start + size, k)
         share = np.divide(rel, size, out=np.zeros(size.shape), where=size > 0)
-        return row_sums(share * (p ** lo - p ** hi))
-    top = ordered_top(summary, t, conventions.ties) > 0
-    return (1 - p) * row_sums(top * p ** np.arange(t))
+        return row_sums(share * (rho ** lo - rho ** hi))
+    relevant = ordered_top(summary, k, conventions.ties) > 0
+    return (1 - rho) * row_sums(relevant * rho ** np.arange(k))
 
 
 def _build_rbp(match) -> Metric:
-    n = -1 if match["n"] is None else parse_cutoff(match["n"], f"rbp@{match['n']}")
-    name = "rbp" if n == -1 else f"rbp@{n}"
-    return Metric(name, lambda summary, conventions: rbp_at(summary, n, conventions), cutoff=n)
+    k = -1 if match["k"] is None else parse_cutoff(match["k"], f"rbp@{match['k']}")
+    name = "rbp" if k == -1 else f"rbp@{k}"
+    return Metric(name, lambda summary, conventions: rbp_at(summary, k, conventions), cutoff=k)
 
 
-register_metric(r"rbp(?:@(?P<n>[0-9]+))?", _build_rbp, "rbp@100",
-                "rank-biased precision (Moffat and Zobel 2008) of the top N, persistence = rbp_persistence")
+register_metric(r"rbp(?:@(?P<k>[0-9]+))?", _build_rbp, "rbp@100",
+                "rank-biased precision (Moffat and Zobel 2008) of the top k, persistence = rbp_persistence")

@@ -262,16 +262,16 @@ def paper_rprecision(rel,                # one returned list's grades, rank orde
 
 # %% ../nbs/30_egr.ipynb #2b8c88ce
 def rbp(rel,                             # one ranked list's grades, rank order (relevant = grade > 0; binary)
-        persistence: float = 0.8,        # p in (0, 1), taken exactly as its decimal spelling says (0.8 -> 4/5)
+        persistence: float = 0.8,        # rho in (0, 1), taken exactly as its decimal spelling says (0.8 -> 4/5)
         exact: bool = False,             # True: an exact Fraction; False: a float
         ):
-    """Rank-biased precision (1 - p) sum_i p^(i-1) rel_i of a binary list (Moffat and Zobel 2008).
+    """Rank-biased precision (1 - rho) sum_i rho^(i-1) rel_i of a binary list (Moffat and Zobel 2008).
 
     >>> rbp([1, 0, 1, 0], 0.5, exact=True)                                 # (1/2) (1 + 1/4)
     Fraction(5, 8)
     """
-    p = _rational(persistence, "persistence")
-    v = (1 - p) * sum((p ** (int(rk) - 1) for rk in _hit_ranks(rel)), Fraction(0))
+    rho = _rational(persistence, "persistence")
+    v = (1 - rho) * sum((rho ** (int(rk) - 1) for rk in _hit_ranks(rel)), Fraction(0))
     return v if exact else float(v)
 
 # %% ../nbs/30_egr.ipynb #f811190a
@@ -301,8 +301,8 @@ def egr_rows(grades,                     # (Q, n) grades: each row one ranked li
 
 # %% ../nbs/30_egr.ipynb #e2cdc04c
 def _run_tail(a, b, width: int) -> np.ndarray:
-    """q[k, p] = Pr(leading run >= p), p = 0..width-1, for a random sequence of a[k] relevant and b[k]
-    irrelevant items: q_p = prod_{i<p} (a-i)/(n-i) (0 once p > a)."""
+    """q[j, g] = Pr(leading run >= g), g = 0..width-1, for a random sequence of a[j] relevant and b[j]
+    irrelevant items: q_g = prod_{i<g} (a-i)/(n-i) (0 once g > a)."""
     a = np.asarray(a, dtype=np.float64)[:, None]
     n = a + np.asarray(b, dtype=np.float64)[:, None]
     i = np.arange(width - 1, dtype=np.float64)[None, :]
@@ -311,7 +311,7 @@ def _run_tail(a, b, width: int) -> np.ndarray:
 
 
 def _run_law(tail: np.ndarray) -> np.ndarray:
-    "Pr(run = p) from Pr(run >= p)."
+    "Pr(run = g) from Pr(run >= g)."
     return tail - np.concatenate([tail[:, 1:], np.zeros((tail.shape[0], 1))], axis=1)
 
 # %% ../nbs/30_egr.ipynb #d9348211
@@ -328,7 +328,7 @@ def _inner_runs(a, b, tail: np.ndarray) -> np.ndarray:
 def _close_runs(carry: np.ndarray, laws: np.ndarray) -> np.ndarray:
     "E[f(C + P)] for C ~ carry and P ~ each row of laws, independent."
     f = _flogf(np.arange(len(carry) + laws.shape[1] - 1))
-    return laws @ np.correlate(f, carry, mode="valid")              # [p] = sum_c carry[c] f(c + p)
+    return laws @ np.correlate(f, carry, mode="valid")              # [g] = sum_c carry[c] f(c + g)
 
 # %% ../nbs/30_egr.ipynb #79a408dd
 def _expected_runsum(segments: list, boundary: tuple | None) -> tuple:
@@ -361,10 +361,10 @@ def _expected_runsum(segments: list, boundary: tuple | None) -> tuple:
 # %% ../nbs/30_egr.ipynb #d97eacbd
 def expected_egr(relevant,               # (D,) relevant items in each tie group, nearest group first
                  irrelevant,             # (D,) irrelevant items in each tie group, the same groups
-                 n: int,                 # the top n (>= 1); beyond the items: padded with irrelevant ones, N = n
+                 k: int,                 # the cutoff: the top k (>= 1); beyond the items: padded with irrelevant ones, N = k
                  reading: str = "class", # "class" (c_j = partition size; the paper's tables) | "R" (c_j = R)
                  ) -> float:
-    """Exact mean EGR of the top n over all orders inside tie groups.
+    """Exact mean EGR of the top k over all orders inside tie groups.
 
     `relevant[d]`, `irrelevant[d]`: relevant / irrelevant gallery items in tie group d (nearest first).
 
@@ -381,15 +381,16 @@ def expected_egr(relevant,               # (D,) relevant items in each tie group
     total = int(rel.sum() + irr.sum())
     if total == 0:
         fail("relevant", "and `irrelevant` hold no item at all")
-    n = check_int(n, "n", 1)
-    return _expected_egr_counts(rel, irr, min(n, total), reading, length=n)   # padded to n, as egr_tied and egr_at
+    k = check_int(k, "k", 1)
+    return _expected_egr_counts(rel, irr, min(k, total), reading, length=k)   # padded to k, as egr_tied and egr_at
 
 
-def _expected_egr_counts(rel: np.ndarray, irr: np.ndarray, n: int, reading: str = "class",
+def _expected_egr_counts(rel: np.ndarray, irr: np.ndarray, ranked: int, reading: str = "class",
                          length: int | None = None) -> float:
-    """expected_egr without the checks (rel, irr: int64 counts per tie group; 1 <= n <= total); `length` >= n: the
-    list's length N in the formula (the top n padded with irrelevant items; None: n)."""
-    segments, boundary, left = [], None, n
+    """expected_egr without the checks (rel, irr: int64 counts per tie group; `ranked`, 1 <= ranked <= total, the
+    items read: the cutoff k, or all the items when k is beyond them); `length` >= ranked: the list's length N in the
+    formula (the cutoff k: the items read padded with irrelevant ones; None: ranked)."""
+    segments, boundary, left = [], None, ranked
     for a, b in zip(rel.tolist(), irr.tolist()):
         size = a + b
         if left == 0:
@@ -402,16 +403,16 @@ def _expected_egr_counts(rel: np.ndarray, irr: np.ndarray, n: int, reading: str 
         else:
             boundary, left = (a, b, left), 0
     r, w, e_s, r_full = _expected_runsum(segments, boundary)
-    return float(w @ _egr_closed(n if length is None else length, r_full + r, e_s, reading))
+    return float(w @ _egr_closed(ranked if length is None else length, r_full + r, e_s, reading))
 
 # %% ../nbs/30_egr.ipynb #44fc44c7
 def egr_tied(grades,                       # the ranked list's grades, rank order (relevant = grade > 0)
              tie_sizes=None,               # sizes of consecutive tie groups; None: no ties
-             n: int | None = None,         # the top n; None: all (beyond the list's end: padded with irrelevant items)
+             k: int | None = None,         # the cutoff: the top k; None: all (beyond the list's end: padded with irrelevant items)
              ties: str = "expected",       # "expected" (exact mean over tie orders) | "optimistic" | "pessimistic" | "index"
              reading: str = "class",       # "class" (the reading that gives the paper's tables) | "R" (c_j = R)
              ) -> float:
-    """EGR of the top n of a ranked list with tie groups. Lower is better.
+    """EGR of the top k of a ranked list with tie groups. Lower is better.
 
     >>> round(egr_tied([1, 0, 1, 0]), 6), round(egr_tied([1, 0, 1, 0], [1, 2, 1]), 6)   # ranks 2-3 tie
     (0.526802, 0.489174)
@@ -422,16 +423,16 @@ def egr_tied(grades,                       # the ranked list's grades, rank orde
         sizes = np.ones(len(r), dtype=np.int64)
     else:
         sizes = check_tie_sizes(tie_sizes, len(r))
-    n = len(r) if n is None else check_int(n, "n", 1)
-    t = min(n, len(r))                        # n beyond the list: the list padded with irrelevant items
+    k = len(r) if k is None else check_int(k, "k", 1)
+    ranked = min(k, len(r))                   # k beyond the list: the list padded with irrelevant items
     group = np.repeat(np.arange(len(sizes)), sizes)
     rel_c = np.bincount(group, weights=r, minlength=len(sizes)).astype(np.int64)
     if ties == "expected":
-        return _expected_egr_counts(rel_c, sizes - rel_c, t, reading, length=n)
+        return _expected_egr_counts(rel_c, sizes - rel_c, ranked, reading, length=k)
     if ties != "index":                       # relevant first (optimistic) or last (pessimistic) in each group
         key = -r.astype(np.int64) if ties == "optimistic" else r.astype(np.int64)
         r = r[np.lexsort((key, group))]
-    return egr(np.concatenate([r[:t], np.zeros(n - t, dtype=r.dtype)]), reading)
+    return egr(np.concatenate([r[:ranked], np.zeros(k - ranked, dtype=r.dtype)]), reading)
 
 # %% ../nbs/30_egr.ipynb #aba23b81
 def _group_counts(summary: RankSummary) -> tuple:
@@ -441,31 +442,31 @@ def _group_counts(summary: RankSummary) -> tuple:
 
 
 def egr_at(summary: RankSummary,         # each query's ranking: top items and tie-group counts (`ranking.summarize`)
-           n: int,                       # N, the top n (>= 1); beyond the gallery: padded with irrelevant items
+           k: int,                       # the cutoff: the top k (>= 1), a list of N = k; beyond the gallery: padded
            conventions: Conventions = Conventions(),  # only `conventions.ties` is read
            reading: str = "class",       # "class" (c_j = partition size; the paper's tables) | "R" (c_j = R)
            ) -> np.ndarray:
-    """EGR of each query's top n, ties as `conventions.ties` says. Lower is better. A gallery smaller than n reads as
-    padded with irrelevant items up to n (the library's rule for every cutoff beyond the ranking)."""
-    n = check_int(n, "n", 1)
+    """EGR of each query's top k, ties as `conventions.ties` says. Lower is better. A gallery smaller than k reads as
+    padded with irrelevant items up to k (the library's rule for every cutoff beyond the ranking)."""
+    k = check_int(k, "k", 1)
     check_choice(reading, "reading", READINGS)
-    t = resolve_cutoff(n, summary.n_ranks)
+    ranked = resolve_cutoff(k, summary.n_ranks)                     # the ranks there are within the cutoff
     if conventions.ties == "expected":
         from retrieval_lit.egr_kernel import _expected_egr_rows      # compiled (chapter 32); numba loads here
         rel, irr = _group_counts(summary)
-        return _expected_egr_rows(rel, irr, t, n, reading)
-    r, s = _runsum_rows(ordered_top(summary, t, conventions.ties) > 0)
-    return _egr_closed(n, r, s, reading)
+        return _expected_egr_rows(rel, irr, ranked, k, reading)
+    r, s = _runsum_rows(ordered_top(summary, ranked, conventions.ties) > 0)
+    return _egr_closed(k, r, s, reading)
 
 
 def _build_egr(match) -> Metric:
-    n = parse_cutoff(match["n"], f"egr@{match['n']}", "list size N")
-    return Metric(f"egr@{n}", lambda summary, conventions: egr_at(summary, n, conventions), cutoff=n,
+    k = parse_cutoff(match["k"], f"egr@{match['k']}", "list size N")
+    return Metric(f"egr@{k}", lambda summary, conventions: egr_at(summary, k, conventions), cutoff=k,
                   higher_is_better=False, tie_bounds=False)
 
 
-register_metric(r"egr@(?P<n>[0-9]+)", _build_egr, "egr@12",
-                "entropy of grouped relevant items in the top N (Gherbi et al. 2023); LOWER is better, range [log10(N)/N, log10 N]")
+register_metric(r"egr@(?P<k>[0-9]+)", _build_egr, "egr@12",
+                "entropy of grouped relevant items in the top k, a list of N = k (Gherbi et al. 2023); LOWER is better, range [log10(N)/N, log10 N]")
 
 # %% ../nbs/30_egr.ipynb #a4322989
 _NEIGHBOURS = {4: ((0, 1), (1, 0)), 8: ((0, 1), (1, 0), (1, 1), (1, -1))}

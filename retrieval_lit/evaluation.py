@@ -262,6 +262,7 @@ def _per_query_values(xs, n, *keys) -> np.ndarray:
         _not_a_report(_at(*keys), f"holds {len(xs)} values for the report's {n} queries (n_queries)")
     return np.array([_finite_or_null(x, *keys, i, query=True) for i, x in enumerate(xs)], dtype=np.float64)
 
+# %% ../nbs/50_evaluation.ipynb #6e2f1c01
 def _field_pair(v, first, second, *keys, n=None) -> tuple:
     if not isinstance(v, Mapping) or first not in v or second not in v:
         _not_a_report(_at(*keys), f"must be a dictionary with {first!r} and {second!r}")
@@ -269,6 +270,7 @@ def _field_pair(v, first, second, *keys, n=None) -> tuple:
         return _finite_or_null(v[first], *keys, first), _finite_or_null(v[second], *keys, second)
     return _per_query_values(v[first], n, *keys, first), _per_query_values(v[second], n, *keys, second)
 
+# %% ../nbs/50_evaluation.ipynb #6e2f1c02
 def _report_from_dict(cls,   # Report (its class method from_dict calls this)
                       d,     # what Report.to_dict returned
                       ) -> "Report":
@@ -305,7 +307,6 @@ def _report_from_dict(cls,   # Report (its class method from_dict calls this)
         except ValueError:
             _not_a_report(_at("metrics"), f"names {k!r}, which is not a metric name `evaluate` knows")
     return cls(means, pq, skipped, conv, n_queries, n_gallery, nbits, bounds, tuple(lower), orders, pqb, precision)
-
 
 # %% ../nbs/50_evaluation.ipynb #db232f86
 def mean_over_queries(values: np.ndarray,  # (Q,) per-query values, NaN where a query's value is undefined
@@ -394,7 +395,7 @@ class _Source:
     rows: Callable | None = None   # rows(start, stop) -> score rows, for "scores"
     items: tuple = ("query_codes", "gallery_codes")   # the arguments whose rows are the queries and the gallery items
 
-
+# %% ../nbs/50_evaluation.ipynb #c7771c01
 def _ranking_source(query_codes, gallery_codes, scores, query_embeddings, gallery_embeddings, similarity,
                     precision="float64") -> _Source:
     "Exactly one of: codes (both), a scores matrix, or embeddings (both); validated."
@@ -423,7 +424,7 @@ def _ranking_source(query_codes, gallery_codes, scores, query_embeddings, galler
     return _Source("hamming", len(q), len(g), check_same_nbits(q.nbits, g.nbits, "query_codes", "gallery_codes"),
                    codes=(q, g))
 
-
+# %% ../nbs/50_evaluation.ipynb #c7771c02
 def _gallery_on(client, src: _Source, rel, ig):
     """The gallery sent to a Dask cluster once (chapter 61): codes with their labels (unless the relevance is a grade
     matrix), or embeddings with their shards of the relevance and of the ignore sets."""
@@ -554,10 +555,6 @@ def _summarize_block(job: _Job, start: int, stop: int, cluster, bar: Progress, b
     return summaries
 
 # %% ../nbs/50_evaluation.ipynb #04981389
-FINISH_BYTES = 1 << 25   # the finishers' temporaries of one run of queries: a few MB stay in cache (6x faster on wide
-                         # score summaries than one pass over a block of 256 MB)
-
-
 class _Accumulator:
     "Per-query values of every metric, block after block, under the conventions and the two fixed orders; the Report."
 
@@ -573,16 +570,7 @@ class _Accumulator:
     def add(self, summary: RankSummary):
         """Finish every metric on one block's summary, in runs of queries whose finishing fits `max_block_bytes`; the
         runs are finished side by side on the usable CPUs (numpy releases the GIL) and kept in query order."""
-        per_query = summary.n_groups * (summary.max_grade + 1 + 16) * 8 + min(summary.n_ranks, self.job.plan.read) * 10
-        step = max(1, min(self.job.max_block_bytes, FINISH_BYTES) // max(per_query, 1))
-        runs = [(a, min(a + step, summary.n_queries)) for a in range(0, summary.n_queries, step)]
-        finish = lambda ab: self._values(_summary_rows(summary, *ab))
-        n_threads = min(_usable_cpus(), len(runs))
-        if n_threads > 1:
-            with ThreadPoolExecutor(n_threads) as pool:
-                parts = list(pool.map(finish, runs))
-        else:
-            parts = [finish(ab) for ab in runs]
+        parts = _finish_in_runs(summary, self.job, lambda ab: self._values(_summary_rows(summary, *ab)))
         for values, ranges in parts:
             for mode, by_metric in values.items():
                 for n, v in by_metric.items():
@@ -613,19 +601,47 @@ class _Accumulator:
 
     def report(self) -> Report:
         "The Report of every block added."
-        job, out = self.job, self.out
-        per_query = {n: np.concatenate(v) for n, v in out["value"].items()}
-        means = {n: mean_over_queries(v) for n, v in per_query.items()}
-        skipped = {n: int(np.isnan(v).sum()) for n, v in per_query.items()}
-        per_query_bounds = {n: (np.concatenate(lo), np.concatenate(hi)) for n, (lo, hi) in self.ranges.items()}
-        bnds = {n: (mean_over_queries(lo), mean_over_queries(hi)) for n, (lo, hi) in per_query_bounds.items()}
-        orders = {n: (mean_over_queries(np.concatenate(out["last"][n])),
-                      mean_over_queries(np.concatenate(out["first"][n]))) for n in self.ranged}
-        lower = tuple(n for n, m in job.metrics.items() if not m.higher_is_better)
-        return Report(means, per_query, skipped, job.conv, job.src.n_queries, job.src.n_gallery, job.src.nbits, bnds,
-                      lower, orders, per_query_bounds, job.src.precision)
+        return _report_of(self.job, self.out, self.ranges, self.ranged)
+
+# %% ../nbs/50_evaluation.ipynb #04981f02
+FINISH_BYTES = 1 << 25   # the finishers' temporaries of one run of queries: a few MB stay in cache (6x faster on wide
+                         # score summaries than one pass over a block of 256 MB)
 
 
+def _finish_in_runs(summary: RankSummary,   # one block's summary
+                    job: _Job,              # its job: max_block_bytes and the ranks the plan reads
+                    finish: Callable,       # finish((a, b)) -> the values of queries a..b-1
+                    ) -> list:
+    """`finish` of each run of queries whose finishing fits `max_block_bytes` (and `FINISH_BYTES`), the runs side by
+    side on the usable CPUs (numpy releases the GIL); the results in query order."""
+    per_query = summary.n_groups * (summary.max_grade + 1 + 16) * 8 + min(summary.n_ranks, job.plan.read) * 10
+    step = max(1, min(job.max_block_bytes, FINISH_BYTES) // max(per_query, 1))
+    runs = [(a, min(a + step, summary.n_queries)) for a in range(0, summary.n_queries, step)]
+    n_threads = min(_usable_cpus(), len(runs))
+    if n_threads > 1:
+        with ThreadPoolExecutor(n_threads) as pool:
+            return list(pool.map(finish, runs))
+    return [finish(ab) for ab in runs]
+
+# %% ../nbs/50_evaluation.ipynb #04981f05
+def _report_of(job: _Job,       # the job: metrics, conventions, the source's sizes
+               out: dict,       # {mode: {metric: [per-query values of each run]}}: "value", and "last" / "first"
+               ranges: dict,    # {metric: ([lower ends of each run], [upper ends of each run])}
+               ranged: list,    # the metrics whose tie range is reported
+               ) -> Report:
+    "The Report of the runs' values: per-query arrays concatenated in query order, their means leaving skipped out."
+    per_query = {n: np.concatenate(v) for n, v in out["value"].items()}
+    means = {n: mean_over_queries(v) for n, v in per_query.items()}
+    skipped = {n: int(np.isnan(v).sum()) for n, v in per_query.items()}
+    per_query_bounds = {n: (np.concatenate(lo), np.concatenate(hi)) for n, (lo, hi) in ranges.items()}
+    bnds = {n: (mean_over_queries(lo), mean_over_queries(hi)) for n, (lo, hi) in per_query_bounds.items()}
+    orders = {n: (mean_over_queries(np.concatenate(out["last"][n])),
+                  mean_over_queries(np.concatenate(out["first"][n]))) for n in ranged}
+    lower = tuple(n for n, m in job.metrics.items() if not m.higher_is_better)
+    return Report(means, per_query, skipped, job.conv, job.src.n_queries, job.src.n_gallery, job.src.nbits, bnds,
+                  lower, orders, per_query_bounds, job.src.precision)
+
+# %% ../nbs/50_evaluation.ipynb #04981c01
 def _summary_rows(summary: RankSummary, a: int, b: int) -> RankSummary:
     "Queries a..b-1 of a summary (views): a metric's value for a query never depends on the other rows."
     pick = lambda x: None if x is None else x[a:b]
@@ -649,6 +665,8 @@ def evaluate(query_codes=None,              # Q x K codes, {0,1} or {-1,+1} (ite
              precision: str = "float64",    # scores compared / similarities computed in "float64" | "float32"
              relevance=None,                # a Q x N matrix of grades 0..255, instead of labels
              relation_types=None,           # metrics note A's relation types 1/2/3, instead of labels
+             max_grade: int | None = None,  # the grade scale 0..max_grade (ERR reads it); None: inferred from the
+                                            # relevance (1 class ids, L multi-hot columns, a matrix's largest grade)
              ignore=None,                   # items removed from each query's ranking: Q x N bool, or index lists
              self_index=None,               # each query's own gallery index (-1: none), removed from its ranking
              ties: str = "expected",        # "expected" | "optimistic" | "pessimistic" | "index"
@@ -670,7 +688,9 @@ def evaluate(query_codes=None,              # Q x K codes, {0,1} or {-1,+1} (ite
     The gallery is ranked per query by Hamming distance between codes ({0,1} or {-1,+1} arrays, items x bits, or
     PackedCodes), by given similarity `scores`, or by the similarity of real-valued embeddings; ties are groups
     of equal distance or exactly equal score. Relevance: class ids or multi-hot labels (query_labels and
-    gallery_labels), a Q x N grade matrix (`relevance`), or metrics note A's `relation_types`. `ignore` / `self_index`
+    gallery_labels), a Q x N grade matrix (`relevance`), or metrics note A's `relation_types`; `max_grade` declares
+    its grade scale (inferred from the relevance by default, so a metric that reads it, such as ERR, can change with
+    the batch of queries; a declared scale below a grade present is refused). `ignore` / `self_index`
     remove items from a query's ranking before anything is computed (they count neither as relevant nor as
     irrelevant). `bounds=True` adds, for every metric that claims it, the range over all tie orders
     (`report.bounds`) and the values under the relevant-last / relevant-first orders (`report.orders`).
@@ -700,6 +720,9 @@ def evaluate(query_codes=None,              # Q x K codes, {0,1} or {-1,+1} (ite
         torch = __import__("sys").modules.get("torch")   # a tensor exists only where torch is loaded
         if device is not None or torch is not None and any(isinstance(x, torch.Tensor)
                                                            for x in (scores, query_embeddings, gallery_embeddings)):
+            if max_grade is not None:
+                fail("max_grade", "cannot be declared with `device` (torch) yet: leave max_grade=None there, or rank "
+                                  "on the CPU")
             from retrieval_lit.torch_engine import evaluate_on_device      # torch only when asked for
             return evaluate_on_device(device, scores=scores, query_embeddings=query_embeddings,
                                       gallery_embeddings=gallery_embeddings, similarity=similarity, precision=precision,
@@ -712,7 +735,7 @@ def evaluate(query_codes=None,              # Q x K codes, {0,1} or {-1,+1} (ite
         src = _ranking_source(query_codes, gallery_codes, scores, query_embeddings, gallery_embeddings, similarity,
                               precision)
         rel = make_relevance(src.n_queries, src.n_gallery, query_labels, gallery_labels, relevance, relation_types,
-                             src.items)
+                             src.items, max_grade)
         ig = make_ignore(src.n_queries, src.n_gallery, ignore, self_index)
         job = _plan_job(src, rel, ig, _parse_metrics(metrics, src), conv, check_bool(bounds, "bounds"),
                         _choose_engine(engine, src, ig, client), max_block_bytes)

@@ -20,6 +20,254 @@ from .validate import check_choice, check_codes, check_labels, check_numbers, fa
 __all__ = ['Evaluator']
 
 # %% ../nbs/55_evaluator.ipynb #2cb76c63
+def _refuse_hamming_only(names: list,  # the metrics asked for that read Hamming distances
+                         ):
+    "Refuse the metrics that read Hamming distances: the queries are embeddings, which have none."
+    if names:
+        fail("metrics", f"{', '.join(map(repr, names))} read Hamming distances (a radius around the "
+                        "query code); embeddings have none: use them with codes")
+
+# %% ../nbs/55_evaluator.ipynb #721411a7
+def _setup(ev,                 # the evaluator being made: its settings are set on it
+           metrics,            # one metric name or a list of names, as `evaluate` takes them
+           kind: str,          # "auto" | "codes" | "embeddings"
+           similarity: str,    # embeddings: "cosine" | "dot" | "l2"
+           conventions: dict,  # the conventions as given (ties, ap_denominator, empty, ...)
+           ):
+    "Check the settings and set them on `ev`: metrics, their Hamming-only ones, conventions, kind, similarity."
+    ev.metrics = metric_names(metrics)
+    parsed = [parse_metric(m) for m in ev.metrics]          # an unknown name fails now, not after an epoch
+    ev._hamming_only = [m for m, p in zip(ev.metrics, parsed) if p.hamming_only]
+    ev.conventions = Conventions.make(**conventions)
+    ev._conventions = dict(conventions)
+    ev.kind = check_choice(kind, "kind", ("auto", "codes", "embeddings"))
+    ev.similarity = check_choice(similarity, "similarity", SIMILARITIES)
+    if ev.kind == "embeddings":
+        _refuse_hamming_only(ev._hamming_only)
+
+# %% ../nbs/55_evaluator.ipynb #17abc60a
+def _forget(ev,  # the evaluator: its `kind` setting stays, every batch goes
+            ):
+    "Drop the batches kept and what they fixed (kind, width, alphabet, dtype, label kind)."
+    ev._queries, ev._labels = [], []
+    ev._width = ev._alphabet = ev._dtype = ev._label_kind = None
+    ev._kind = None if ev.kind == "auto" else ev.kind
+
+# %% ../nbs/55_evaluator.ipynb #bafa53db
+def _count(ev,  # the evaluator
+           ) -> int:
+    "The number of queries collected so far."
+    return int(sum(len(q) for q in ev._queries))
+
+# %% ../nbs/55_evaluator.ipynb #e1d16c3b
+def _nbytes(ev,  # the evaluator
+            ) -> int:
+    "Bytes held by the collected queries (packed codes or embeddings) and labels."
+    return int(sum(q.nbytes for q in ev._queries) + sum(l.nbytes for l in ev._labels))
+
+# %% ../nbs/55_evaluator.ipynb #92cfd4d2
+def _evaluator_repr(ev,  # the evaluator
+                    ) -> str:
+    "One line: the metrics, the queries and batches kept, and their kind."
+    what = ev._kind or "nothing yet"
+    return f"<Evaluator {', '.join(ev.metrics)}: {_count(ev)} queries in {len(ev._queries)} batches ({what})>"
+
+# %% ../nbs/55_evaluator.ipynb #1bcfe60b
+def _batch_kind(a: np.ndarray,      # the batch's values, checked numbers (items x bits or dimensions)
+                kind: str | None,   # the kind already fixed (by `kind=` or an earlier batch); None: this batch decides
+                ) -> str:
+    "'codes' or 'embeddings': the fixed kind, else what the batch's values say."
+    if kind is not None:
+        return kind
+    if a.dtype == bool:
+        return "codes"
+    values = np.unique(a)
+    return "codes" if np.isin(values, (0, 1)).all() or np.isin(values, (-1, 1)).all() else "embeddings"
+
+# %% ../nbs/55_evaluator.ipynb #59a90a00
+def _device_batch(queries,            # the batch as given
+                  batch: int,         # its number, from 1 (for the messages)
+                  kind: str | None,   # the kind already fixed; None: this batch decides
+                  kept: list,         # the batches kept so far (host arrays or tensors)
+                  ):
+    """A torch tensor of embeddings, kept on its device (a detached copy) with its bookkeeping; None for anything
+    else (codes, even as tensors, are packed on the host)."""
+    if not is_tensor(queries) or kind == "codes":
+        return None
+    torch, t = sys.modules["torch"], queries.detach()
+    if kind is None and t.numel() and (t.dtype == torch.bool or bool(((t == 0) | (t == 1)).all())
+                                       or bool(((t == -1) | (t == 1)).all())):
+        return None
+    if t.ndim != 2 or 0 in t.shape:
+        fail("queries", f"batch {batch} must be a non-empty 2-D tensor (items x dimensions), got shape {tuple(t.shape)}")
+    if str(t.dtype).split(".")[-1] in HALF or not t.is_floating_point():
+        fail("queries", f"batch {batch} is a {t.dtype} tensor: give embeddings as float32 or float64")
+    if not bool(torch.isfinite(t).all()):
+        fail("queries", f"batch {batch} must be finite (no NaN or infinity)")
+    if kept and (not is_tensor(kept[0]) or kept[0].device != t.device):
+        where = kept[0].device if is_tensor(kept[0]) else "the host (numpy)"
+        fail("queries", f"batch {batch} is a tensor on {t.device}, but earlier batches are on {where}: keep every "
+                        "batch on one device")
+    return "embeddings", t.clone(), None, t.shape[1], t.dtype
+
+# %% ../nbs/55_evaluator.ipynb #45cd9fe5
+def _check_queries(queries,           # the batch as given
+                   batch: int,        # its number, from 1 (for the messages)
+                   fixed_kind,        # the kind already fixed (by `kind=` or an earlier batch); None: this batch decides
+                   kept: list,        # the batches kept so far
+                   fixed_width,       # the earlier batches' bits or dimensions per item; None before the first
+                   fixed_alphabet,    # "{0,1}" or "{-1,+1}" once a batch showed one; None before
+                   fixed_dtype,       # the earlier batches' dtype of embeddings; None before the first
+                   ):
+    "The batch's queries as what is kept (packed words or a copy of the embeddings), and its bookkeeping."
+    on_device = _device_batch(queries, batch, fixed_kind, kept)
+    if on_device is not None:
+        return on_device
+    if kept and is_tensor(kept[0]):
+        fail("queries", f"batch {batch} is not a tensor, but earlier batches are tensors on "
+                        f"{kept[0].device}: keep every batch on one device")
+    x = to_numpy(queries, "queries")
+    if isinstance(x, PackedCodes):
+        if fixed_kind == "embeddings":
+            fail("queries", f"batch {batch} is PackedCodes, but earlier batches are embeddings")
+        kind, packed, alphabet, width, dtype = "codes", pack_codes(x, "queries"), None, x.nbits, None
+    else:
+        a = check_numbers(x, "queries", 2, "items x bits or items x dimensions", nonempty=True)
+        kind = _batch_kind(a, fixed_kind)
+        width, dtype = a.shape[1], a.dtype
+        if kind == "codes":
+            bits = check_codes(a, "queries")
+            alphabet = "{-1,+1}" if (a < 0).any() else ("{0,1}" if (a == 0).any() or a.dtype == bool else None)
+            packed = pack_codes(bits, "queries")
+        else:
+            alphabet, packed = None, np.array(a, copy=True)
+    what = "bits" if kind == "codes" else "dimensions"
+    if fixed_width is not None and width != fixed_width:
+        fail("queries", f"batch {batch} has {width} {what} per item, but earlier batches have {fixed_width}: "
+                        "every batch must have the same width")
+    if kind == "codes" and alphabet and fixed_alphabet and alphabet != fixed_alphabet:
+        fail("queries", f"batch {batch} is in the alphabet {alphabet}, but earlier batches are in {fixed_alphabet}: "
+                        "the two read the same bits, but one loop should give one alphabet (sign(h) or h > 0)")
+    if kind == "embeddings" and fixed_dtype is not None and dtype != fixed_dtype:
+        fail("queries", f"batch {batch} has dtype {dtype}, but earlier batches have {fixed_dtype}: cast every "
+                        "batch to one dtype (the values of another precision are other values)")
+    return kind, packed, alphabet, width, dtype
+
+# %% ../nbs/55_evaluator.ipynb #1d27aae7
+def _check_labels(labels,              # the batch's labels as given
+                  n: int,              # the batch's number of items
+                  batch: int,          # its number, from 1 (for the messages)
+                  fixed_kind,          # the earlier batches' label kind; None before the first
+                  ) -> tuple:
+    "The batch's labels, checked (one per item), and their kind, which must be the earlier batches'."
+    lab = check_labels(labels, "labels", n, "queries")
+    kind = f"multi-hot rows of {lab.shape[1]} labels" if lab.ndim == 2 else f"class ids of dtype {lab.dtype}"
+    if lab.ndim == 1 and lab.dtype.kind in "US":
+        kind = "class ids held as strings"
+    if fixed_kind is not None and kind != fixed_kind:
+        fail("labels", f"of batch {batch} are {kind}, but earlier batches' are {fixed_kind}: give every "
+                       "batch's labels one kind and dtype")
+    return lab, kind
+
+# %% ../nbs/55_evaluator.ipynb #2dfa0577
+def _keep_batch(ev,       # the evaluator: its batches and what they fixed
+                queries,  # a batch: B x K codes, PackedCodes, or B x D embeddings; numpy, list, tensor
+                labels,   # its B class ids, or B x C multi-hot rows
+                ):
+    "Check one batch against the earlier ones and keep it (codes packed, embeddings and labels copied)."
+    batch = len(ev._queries) + 1
+    kind, kept, alphabet, width, dtype = _check_queries(queries, batch, ev._kind, ev._queries, ev._width,
+                                                        ev._alphabet, ev._dtype)
+    lab, label_kind = _check_labels(labels, len(kept), batch, ev._label_kind)
+    if ev._kind is None and kind == "embeddings":
+        _refuse_hamming_only(ev._hamming_only)
+    ev._kind, ev._width, ev._label_kind = kind, width, label_kind
+    ev._alphabet = ev._alphabet or alphabet
+    ev._dtype = ev._dtype if ev._dtype is not None else dtype
+    ev._queries.append(kept.words if isinstance(kept, PackedCodes) else kept)
+    ev._labels.append(lab)
+
+# %% ../nbs/55_evaluator.ipynb #23b2018f
+def _gathered(ev,  # the evaluator: its batches and what they fixed
+              ) -> tuple:
+    """(queries, labels) of every batch, joined: this process's, or under torch.distributed every rank's in rank
+    order, as one process holding them all would join them (tensors by all_gather on their device, host arrays
+    as objects); (None, None) when no rank holds a batch."""
+    mine = (None if not ev._queries else sys.modules["torch"].cat(ev._queries) if is_tensor(ev._queries[0])
+            else np.concatenate(ev._queries))
+    labels = np.concatenate(ev._labels) if ev._labels else None
+    torch = sys.modules.get("torch")
+    dist = getattr(torch, "distributed", None)
+    if dist is None or not dist.is_available() or not dist.is_initialized() or dist.get_world_size() == 1:
+        return mine, labels
+    world = dist.get_world_size()
+    meta = [None] * world
+    on_device = is_tensor(mine)
+    dist.all_gather_object(meta, (ev._kind, ev._width, str(ev._dtype), on_device,
+                                  0 if mine is None else len(mine)))
+    held = [m for m in meta if m[4]]
+    if not held:
+        return None, None
+    if len({m[:4] for m in held}) > 1:
+        fail("queries", "differ between the ranks (kind, width, dtype, device or host): "
+                        + "; ".join(f"rank {r}: {m[:4]}" for r, m in enumerate(meta) if m[4]))
+    parts = [None] * world
+    dist.all_gather_object(parts, labels)
+    labels = np.concatenate([p for p in parts if p is not None])
+    if held[0][3] and all(m[4] for m in meta):             # tensors everywhere: gathered on the device, padded
+        n_max = max(m[4] for m in meta)
+        pad = torch.zeros((n_max, mine.shape[1]), dtype=mine.dtype, device=mine.device)
+        pad[:len(mine)] = mine
+        got = [torch.empty_like(pad) for _ in range(world)]
+        dist.all_gather(got, pad)
+        return torch.cat([g[:m[4]] for g, m in zip(got, meta)]), labels
+    parts = [None] * world
+    dist.all_gather_object(parts, mine)
+    parts = [p for p in parts if p is not None]
+    return (torch.cat([p.to(parts[0].device) for p in parts]) if is_tensor(parts[0]) else np.concatenate(parts)), labels
+
+# %% ../nbs/55_evaluator.ipynb #15063fb7
+def _compute(ev,                # the evaluator: its settings and batches
+             gallery,           # N x K codes / N x D embeddings, or None: the queries
+             gallery_labels,    # its N class ids or multi-hot rows; None with gallery=None
+             ignore,            # items removed from each query's ranking, as `evaluate` takes it
+             self_index,        # each query's own gallery index (-1: none); None with gallery=None: itself
+             bounds: bool,      # also the range over every tie order
+             engine: str,       # Hamming ranking: "auto" | "numpy" | "numba"
+             max_block_bytes: int,  # memory bound of one query block
+             progress,          # a progress bar, as `evaluate` shows it
+             ) -> Report:
+    "The `Report` of `evaluate` on the joined batches against the gallery, or against themselves without one."
+    queries, labels = _gathered(ev)
+    if queries is None:
+        fail("queries", "have not been given: call update(queries, labels) for at least one batch before compute")
+    if gallery is None and gallery_labels is None:
+        self_index = np.arange(len(labels)) if self_index is None else self_index
+    elif gallery is None or gallery_labels is None:
+        fail("gallery" if gallery is None else "gallery_labels",
+             "is required with the other: give the gallery and its labels, or neither (the queries against themselves)")
+    common = dict(metrics=ev.metrics, ignore=ignore, self_index=self_index, bounds=bounds,
+                  max_block_bytes=max_block_bytes, progress=progress, **ev._conventions)
+    if ev._kind == "codes":
+        q = PackedCodes(queries, ev._width)
+        g = q if gallery is None else pack_codes(to_numpy(gallery, "gallery"), "gallery")
+        if g.nbits != q.nbits:
+            fail("gallery", f"has {g.nbits}-bit codes but the batches have {q.nbits}-bit codes: the lengths must match")
+        return evaluate(q, g, labels, labels if gallery is None else gallery_labels, engine=engine, **common)
+    q = queries
+    if is_tensor(q):                  # on its device: evaluate ranks there (chapter 62); it checks the gallery
+        return evaluate(query_embeddings=q, gallery_embeddings=q if gallery is None else gallery, query_labels=labels,
+                        gallery_labels=labels if gallery is None else gallery_labels, similarity=ev.similarity,
+                        **common)
+    g = q if gallery is None else check_numbers(to_numpy(gallery, "gallery"), "gallery", 2, "items x dimensions",
+                                                nonempty=True)
+    if g.shape[1] != q.shape[1]:
+        fail("gallery", f"has {g.shape[1]} dimensions but the batches have {q.shape[1]}: they must match")
+    return evaluate(query_embeddings=q, gallery_embeddings=g, query_labels=labels,
+                    gallery_labels=labels if gallery is None else gallery_labels, similarity=ev.similarity,
+                    **common)
+
+# %% ../nbs/55_evaluator.ipynb #a5458ae8
 class Evaluator:
     """Collect query batches (codes or embeddings, and labels) and evaluate them at once: `compute` returns the
     report `evaluate` gives on the concatenated batches, bit for bit.
@@ -30,6 +278,9 @@ class Evaluator:
     >>> r.n_queries, round(r["p@1"], 4), r.per_query["map"].round(4).tolist()
     (3, 0.6667, [1.0, 1.0, 0.5833])
     """
+    __len__ = _count                  # the number of queries collected so far
+    nbytes = property(_nbytes)        # bytes held by the kept queries (packed codes or embeddings) and labels
+    __repr__ = _evaluator_repr        # <Evaluator metrics: n queries in b batches (kind)>
 
     def __init__(self,
                  metrics=("map",),            # one metric name or a list of names, as `evaluate` takes them
@@ -38,130 +289,19 @@ class Evaluator:
                  similarity: str = "cosine",  # embeddings: "cosine" | "dot" | "l2", as `evaluate` takes it
                  **conventions,               # ties, ap_denominator, empty, gain, rbp_persistence, ap_interpolation
                  ):
-        self.metrics = metric_names(metrics)
-        parsed = [parse_metric(m) for m in self.metrics]          # an unknown name fails now, not after an epoch
-        self._hamming_only = [m for m, p in zip(self.metrics, parsed) if p.hamming_only]
-        self.conventions = Conventions.make(**conventions)
-        self._conventions = dict(conventions)
-        self.kind = check_choice(kind, "kind", ("auto", "codes", "embeddings"))
-        self.similarity = check_choice(similarity, "similarity", SIMILARITIES)
-        if self.kind == "embeddings":
-            self._refuse_hamming_only()
+        _setup(self, metrics, kind, similarity, conventions)    # metrics, conventions, kind, similarity: checked now
         self.reset()
 
     def reset(self):
         "Forget every batch (a new epoch); the metrics and conventions stay."
-        self._queries, self._labels = [], []
-        self._width = self._alphabet = self._dtype = self._label_kind = None
-        self._kind = None if self.kind == "auto" else self.kind
-
-    def __len__(self) -> int:
-        "The number of queries collected so far."
-        return int(sum(len(q) for q in self._queries))
-
-    @property
-    def nbytes(self) -> int:
-        "Bytes held by the collected queries (packed codes or embeddings) and labels."
-        return int(sum(q.nbytes for q in self._queries) + sum(l.nbytes for l in self._labels))
-
-    def __repr__(self) -> str:
-        what = self._kind or "nothing yet"
-        return f"<Evaluator {', '.join(self.metrics)}: {len(self)} queries in {len(self._queries)} batches ({what})>"
-
-    def _refuse_hamming_only(self):
-        if self._hamming_only:
-            fail("metrics", f"{', '.join(map(repr, self._hamming_only))} read Hamming distances (a radius around the "
-                            "query code); embeddings have none: use them with codes")
-
-    def _batch_kind(self, a: np.ndarray) -> str:
-        if self._kind is not None:
-            return self._kind
-        if a.dtype == bool:
-            return "codes"
-        values = np.unique(a)
-        return "codes" if np.isin(values, (0, 1)).all() or np.isin(values, (-1, 1)).all() else "embeddings"
-
-    def _device_batch(self, queries, batch: int):
-        """A torch tensor of embeddings, kept on its device (a detached copy) with its bookkeeping; None for anything
-        else (codes, even as tensors, are packed on the host)."""
-        if not is_tensor(queries) or self._kind == "codes":
-            return None
-        torch, t = sys.modules["torch"], queries.detach()
-        if self._kind is None and t.numel() and (t.dtype == torch.bool or bool(((t == 0) | (t == 1)).all())
-                                                 or bool(((t == -1) | (t == 1)).all())):
-            return None
-        if t.ndim != 2 or 0 in t.shape:
-            fail("queries", f"batch {batch} must be a non-empty 2-D tensor (items x dimensions), got shape {tuple(t.shape)}")
-        if str(t.dtype).split(".")[-1] in HALF or not t.is_floating_point():
-            fail("queries", f"batch {batch} is a {t.dtype} tensor: give embeddings as float32 or float64")
-        if not bool(torch.isfinite(t).all()):
-            fail("queries", f"batch {batch} must be finite (no NaN or infinity)")
-        if self._queries and (not is_tensor(self._queries[0]) or self._queries[0].device != t.device):
-            where = self._queries[0].device if is_tensor(self._queries[0]) else "the host (numpy)"
-            fail("queries", f"batch {batch} is a tensor on {t.device}, but earlier batches are on {where}: keep every "
-                            "batch on one device")
-        return "embeddings", t.clone(), None, t.shape[1], t.dtype
-
-    def _check_queries(self, queries, batch: int):
-        "The batch's queries as what is kept (packed words or a copy of the embeddings), and its bookkeeping."
-        on_device = self._device_batch(queries, batch)
-        if on_device is not None:
-            return on_device
-        if self._queries and is_tensor(self._queries[0]):
-            fail("queries", f"batch {batch} is not a tensor, but earlier batches are tensors on "
-                            f"{self._queries[0].device}: keep every batch on one device")
-        x = to_numpy(queries, "queries")
-        if isinstance(x, PackedCodes):
-            if self._kind == "embeddings":
-                fail("queries", f"batch {batch} is PackedCodes, but earlier batches are embeddings")
-            kind, packed, alphabet, width, dtype = "codes", pack_codes(x, "queries"), None, x.nbits, None
-        else:
-            a = check_numbers(x, "queries", 2, "items x bits or items x dimensions", nonempty=True)
-            kind = self._batch_kind(a)
-            width, dtype = a.shape[1], a.dtype
-            if kind == "codes":
-                bits = check_codes(a, "queries")
-                alphabet = "{-1,+1}" if (a < 0).any() else ("{0,1}" if (a == 0).any() or a.dtype == bool else None)
-                packed = pack_codes(bits, "queries")
-            else:
-                alphabet, packed = None, np.array(a, copy=True)
-        what = "bits" if kind == "codes" else "dimensions"
-        if self._width is not None and width != self._width:
-            fail("queries", f"batch {batch} has {width} {what} per item, but earlier batches have {self._width}: "
-                            "every batch must have the same width")
-        if kind == "codes" and alphabet and self._alphabet and alphabet != self._alphabet:
-            fail("queries", f"batch {batch} is in the alphabet {alphabet}, but earlier batches are in {self._alphabet}: "
-                            "the two read the same bits, but one loop should give one alphabet (sign(h) or h > 0)")
-        if kind == "embeddings" and self._dtype is not None and dtype != self._dtype:
-            fail("queries", f"batch {batch} has dtype {dtype}, but earlier batches have {self._dtype}: cast every "
-                            "batch to one dtype (the values of another precision are other values)")
-        return kind, packed, alphabet, width, dtype
-
-    def _check_labels(self, labels, n: int, batch: int) -> tuple:
-        lab = check_labels(labels, "labels", n, "queries")
-        kind = f"multi-hot rows of {lab.shape[1]} labels" if lab.ndim == 2 else f"class ids of dtype {lab.dtype}"
-        if lab.ndim == 1 and lab.dtype.kind in "US":
-            kind = "class ids held as strings"
-        if self._label_kind is not None and kind != self._label_kind:
-            fail("labels", f"of batch {batch} are {kind}, but earlier batches' are {self._label_kind}: give every "
-                           "batch's labels one kind and dtype")
-        return lab, kind
+        _forget(self)
 
     def update(self,
                queries,   # a batch: B x K codes ({0,1} or {-1,+1}), PackedCodes, or B x D embeddings; numpy, list, tensor
                labels,    # its B class ids, or B x C multi-hot rows
                ):
         "Check one batch against the earlier ones and keep it (codes packed, embeddings and labels copied)."
-        batch = len(self._queries) + 1
-        kind, kept, alphabet, width, dtype = self._check_queries(queries, batch)
-        lab, label_kind = self._check_labels(labels, len(kept), batch)
-        if self._kind is None and kind == "embeddings":
-            self._refuse_hamming_only()
-        self._kind, self._width, self._label_kind = kind, width, label_kind
-        self._alphabet = self._alphabet or alphabet
-        self._dtype = self._dtype if self._dtype is not None else dtype
-        self._queries.append(kept.words if isinstance(kept, PackedCodes) else kept)
-        self._labels.append(lab)
+        _keep_batch(self, queries, labels)
 
     def compute(self,
                 gallery=None,             # N x K codes / N x D embeddings (the kind of the batches); None: the queries
@@ -176,69 +316,4 @@ class Evaluator:
                 ) -> Report:
         """The `Report` of `evaluate` on the concatenated batches against `gallery`; without a gallery, the queries
         against themselves, each query's own item removed."""
-        queries, labels = self._gathered()
-        if queries is None:
-            fail("queries", "have not been given: call update(queries, labels) for at least one batch before compute")
-        if gallery is None and gallery_labels is None:
-            self_index = np.arange(len(labels)) if self_index is None else self_index
-        elif gallery is None or gallery_labels is None:
-            fail("gallery" if gallery is None else "gallery_labels",
-                 "is required with the other: give the gallery and its labels, or neither (the queries against themselves)")
-        common = dict(metrics=self.metrics, ignore=ignore, self_index=self_index, bounds=bounds,
-                      max_block_bytes=max_block_bytes, progress=progress, **self._conventions)
-        if self._kind == "codes":
-            q = PackedCodes(queries, self._width)
-            g = q if gallery is None else pack_codes(to_numpy(gallery, "gallery"), "gallery")
-            if g.nbits != q.nbits:
-                fail("gallery", f"has {g.nbits}-bit codes but the batches have {q.nbits}-bit codes: the lengths must match")
-            return evaluate(q, g, labels, labels if gallery is None else gallery_labels, engine=engine, **common)
-        q = queries
-        if is_tensor(q):                  # on its device: evaluate ranks there (chapter 62); it checks the gallery
-            return evaluate(query_embeddings=q, gallery_embeddings=q if gallery is None else gallery, query_labels=labels,
-                            gallery_labels=labels if gallery is None else gallery_labels, similarity=self.similarity,
-                            **common)
-        g = q if gallery is None else check_numbers(to_numpy(gallery, "gallery"), "gallery", 2, "items x dimensions",
-                                                    nonempty=True)
-        if g.shape[1] != q.shape[1]:
-            fail("gallery", f"has {g.shape[1]} dimensions but the batches have {q.shape[1]}: they must match")
-        return evaluate(query_embeddings=q, gallery_embeddings=g, query_labels=labels,
-                        gallery_labels=labels if gallery is None else gallery_labels, similarity=self.similarity,
-                        **common)
-
-    def _gathered(self) -> tuple:
-        """(queries, labels) of every batch, joined: this process's, or under torch.distributed every rank's in rank
-        order, as one process holding them all would join them (tensors by all_gather on their device, host arrays
-        as objects); (None, None) when no rank holds a batch."""
-        mine = (None if not self._queries else sys.modules["torch"].cat(self._queries) if is_tensor(self._queries[0])
-                else np.concatenate(self._queries))
-        labels = np.concatenate(self._labels) if self._labels else None
-        torch = sys.modules.get("torch")
-        dist = getattr(torch, "distributed", None)
-        if dist is None or not dist.is_available() or not dist.is_initialized() or dist.get_world_size() == 1:
-            return mine, labels
-        world = dist.get_world_size()
-        meta = [None] * world
-        on_device = is_tensor(mine)
-        dist.all_gather_object(meta, (self._kind, self._width, str(self._dtype), on_device,
-                                      0 if mine is None else len(mine)))
-        held = [m for m in meta if m[4]]
-        if not held:
-            return None, None
-        if len({m[:4] for m in held}) > 1:
-            fail("queries", "differ between the ranks (kind, width, dtype, device or host): "
-                            + "; ".join(f"rank {r}: {m[:4]}" for r, m in enumerate(meta) if m[4]))
-        parts = [None] * world
-        dist.all_gather_object(parts, labels)
-        labels = np.concatenate([p for p in parts if p is not None])
-        if held[0][3] and all(m[4] for m in meta):             # tensors everywhere: gathered on the device, padded
-            n_max = max(m[4] for m in meta)
-            pad = torch.zeros((n_max, mine.shape[1]), dtype=mine.dtype, device=mine.device)
-            pad[:len(mine)] = mine
-            got = [torch.empty_like(pad) for _ in range(world)]
-            dist.all_gather(got, pad)
-            return torch.cat([g[:m[4]] for g, m in zip(got, meta)]), labels
-        parts = [None] * world
-        dist.all_gather_object(parts, mine)
-        parts = [p for p in parts if p is not None]
-        return (torch.cat([p.to(parts[0].device) for p in parts]) if is_tensor(parts[0]) else np.concatenate(parts)), labels
-
+        return _compute(self, gallery, gallery_labels, ignore, self_index, bounds, engine, max_block_bytes, progress)

@@ -160,7 +160,7 @@ class _Entry:
 _REGISTRY: list = []
 
 # The modules whose import registers metric names (metric chapters append themselves).
-METRIC_MODULES = ("precision", "average_precision", "dcg", "lgap", "egr")
+METRIC_MODULES = ("precision", "average_precision", "dcg", "lgap", "egr", "err")
 
 # %% ../nbs/04_metrics.ipynb #34cc4fc5
 def register_metric(pattern: str,     # a regex the lower-cased, stripped name must match in full (named groups)

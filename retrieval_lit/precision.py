@@ -50,11 +50,11 @@ def hits_in_top(summary: RankSummary,   # the ranking summary (chapter 03): tie 
     check_choice(ties, "ties", TIE_MODES)
     k = _cutoffs(k, summary.n_queries)
     if ties == "index":
-        t = resolve_cutoff(int(k.max(initial=0)), summary.n_ranks)
-        hits = np.zeros((summary.n_queries, t + 1), dtype=np.int64)
-        if t:
-            np.cumsum(ordered_top(summary, t, "index") > 0, axis=1, out=hits[:, 1:])
-        return np.take_along_axis(hits, np.minimum(k, t), axis=1), np.ones_like(k)
+        widest = resolve_cutoff(int(k.max(initial=0)), summary.n_ranks)     # the largest cutoff, at most N
+        hits = np.zeros((summary.n_queries, widest + 1), dtype=np.int64)
+        if widest:
+            np.cumsum(ordered_top(summary, widest, "index") > 0, axis=1, out=hits[:, 1:])
+        return np.take_along_axis(hits, np.minimum(k, widest), axis=1), np.ones_like(k)
     n = summary.group_sizes
     r = summary.relevant_hist
     c_n = np.cumsum(n, axis=1)
@@ -345,7 +345,7 @@ def expected_first_relevant(b,                  # (Q,) items ranked before the f
                             n,                  # (Q,) items of that group
                             r,                  # (Q,) relevant items of that group
                             found,              # (Q,) bool: False where the query ranks no relevant item
-                            k,                  # the cutoff K: ranks beyond it count nothing
+                            k,                  # the cutoff k: ranks beyond it count nothing
                             reciprocal: bool,   # True: E[RR@k] | False: E[success@k] = P(first relevant rank <= k)
                             cells: int = 1 << 22,  # the most probabilities held at once (rows x width of a block)
                             ) -> np.ndarray:
@@ -389,9 +389,9 @@ def first_relevant_from_summary(summary: RankSummary,      # the ranking summary
         value = expected_first_relevant(b, n, r, found, k, reciprocal)
     else:
         if ties == "index":
-            top = ordered_top(summary, resolve_cutoff(k, summary.n_ranks), "index") > 0
-            hit = top.any(axis=1)
-            rank = np.where(hit, top.argmax(axis=1) + 1, 0)
+            relevant = ordered_top(summary, resolve_cutoff(k, summary.n_ranks), "index") > 0
+            hit = relevant.any(axis=1)
+            rank = np.where(hit, relevant.argmax(axis=1) + 1, 0)
         else:
             rank = np.where(found, b + (1 if ties == "optimistic" else n - r + 1), 0)
             hit = found & (rank <= k)

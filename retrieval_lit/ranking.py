@@ -17,10 +17,21 @@ from .validate import (check_choice, check_int, check_nonempty, check_same_nbits
                                     check_whole_numbers, fail)
 
 # %% auto #0
-__all__ = ['WHOLE_RANKING', 'TIE_MODES', 'counting_sort_order', 'stable_order', 'tie_group_sizes', 'IndexSums', 'join_index_sums',
-           'stack_padded', 'RankSummary', 'FrozenSummary', 'resolve_cutoff', 'group_hist', 'gallery_code_counts',
-           'code_max_by_distance', 'check_ignore', 'summarize', 'ordered_top', 'group_starts', 'run_offsets',
+__all__ = ['WHOLE_RANKING', 'TIE_MODES', 'group_starts', 'counting_sort_order', 'stable_order', 'tie_group_sizes', 'IndexSums',
+           'join_index_sums', 'stack_padded', 'RankSummary', 'FrozenSummary', 'resolve_cutoff', 'group_hist',
+           'gallery_code_counts', 'code_max_by_distance', 'check_ignore', 'summarize', 'ordered_top', 'run_offsets',
            'positions_in_runs', 'tie_order_runs', 'list_summary', 'hypergeometric_weights', 'row_sums', 'over_relevant']
+
+# %% ../nbs/03_ranking.ipynb #c26f6b7f
+def group_starts(counts,   # (..., G) items in each group (or run), in rank order
+                 ) -> np.ndarray:
+    """Items ranked ahead of each group: the exclusive running sum of `counts` along the last axis (int64).
+
+    >>> group_starts(np.array([[2, 0, 3, 1]])).tolist()
+    [[0, 2, 2, 5]]
+    """
+    c = np.asarray(counts, dtype=np.int64)
+    return np.cumsum(c, axis=-1) - c
 
 # %% ../nbs/03_ranking.ipynb #5259d31c
 def counting_sort_order(distances: np.ndarray,   # (N,) one query's whole-number distances 0..nbits: the sort keys
@@ -33,7 +44,7 @@ def counting_sort_order(distances: np.ndarray,   # (N,) one query's whole-number
     """
     d = np.asarray(distances)
     counts = np.bincount(d, minlength=nbits + 1)
-    next_slot = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    next_slot = group_starts(counts)    # where each distance's block starts
     order = np.empty(len(d), dtype=np.int64)
     for i, di in enumerate(d):          # index order: this is what makes the sort stable
         order[next_slot[di]] = i
@@ -119,6 +130,7 @@ def _grade_sum(hist: np.ndarray, first: int) -> np.ndarray:
     return out
 
 
+# %% ../nbs/03_ranking.ipynb #75be4ed6
 def _group_sum(hist: np.ndarray) -> np.ndarray:
     """hist.sum(1), the same integers: a few grades are summed grade by grade (numpy's reduction over the middle axis
     of a (Q, groups, 2) array is 8x slower: an inner loop of two elements per group)."""
@@ -130,6 +142,7 @@ def _group_sum(hist: np.ndarray) -> np.ndarray:
     return out
 
 
+# %% ../nbs/03_ranking.ipynb #8bcc1d7f
 @dataclass
 class RankSummary:
     """What the metrics need to know about each query's ranking: the one thing every metric reads.
@@ -141,7 +154,7 @@ class RankSummary:
     the properties `n_groups` and `max_grade`. Each field's comment says what it holds."""
     hist: np.ndarray                     # (Q, n_groups, max_grade + 1) int64: items of grade g in tie group d
     n_ranks: int                         # ranks each row holds: N (gallery), or the longest of ragged lists
-    top_grades: np.ndarray | None = None # (Q, t) uint8: grades of the first t ranked items in stable order; or None
+    top_grades: np.ndarray | None = None # (Q, k) uint8: grades of the first k ranked items in stable order; or None
     code_max: np.ndarray | None = None   # (Q, K+1) int64: most gallery items sharing one code at distance d; or None
     index_sums: IndexSums | None = None  # whole-ranking sums in stable order, streamed by the engine; or None
     kind: str = "hamming"                # "hamming" (group d = distance d) | "scores" (equal scores, best first)
@@ -175,28 +188,34 @@ class RankSummary:
     def n_relevant(self) -> np.ndarray:
         "(Q,) relevant items (grade > 0) in the whole gallery, ranked or not (R)."
         return self.grade_totals[:, 1:].sum(-1)
-
     def through(self, cutoff: int) -> "RankSummary":
-        """What a metric read to rank `cutoff` needs of a ranking by scores: each row's groups through the one holding
-        rank `cutoff` (the cut group whole), then every later group merged into one, as `summarize_scores(cutoff=)`
-        gives them. Every metric that reads no rank past `cutoff` has the same value from either, bit for bit; a
-        wide summary's metrics at a cutoff are finished on this narrow one."""
-        if self.kind != "scores":
-            fail("kind", f"is {self.kind!r}: only a ranking by scores is cut (Hamming groups are distances)")
-        cutoff = check_int(cutoff, "cutoff", 1)
-        if cutoff + 1 >= self.n_groups:
-            return self
-        ranked = self.grade_totals if self.unranked is None else self.grade_totals - self.unranked
-        reach = np.minimum(cutoff, ranked.sum(axis=1))                   # a row ranking fewer items: its last
-        ends = np.cumsum(self.hist[:, :cutoff].sum(axis=2), axis=1)      # rank `cutoff` lies in the first `cutoff`
-        if (ends[:, -1] < reach).any():                                  # groups unless a row has an empty group
-            ends = np.cumsum(self.group_sizes, axis=1)                   # before its last: then read them all
-        last = (ends < reach[:, None]).sum(axis=1)                       # the group holding rank `reach`
-        width = int(last.max(initial=0)) + 2                     # the groups kept, and one trailing group
-        head = self.hist[:, :width].copy()
-        head[np.arange(width)[None, :] > last[:, None]] = 0
-        head[np.arange(self.n_queries), last + 1] += ranked - head.sum(axis=1)
-        return replace(self, hist=head)
+        """A ranking by scores cut after rank `cutoff`, as `summarize_scores(cutoff=)` gives it: every metric that reads
+        no rank past `cutoff` has the same value from either, bit for bit (see `_through`)."""
+        return _through(self, cutoff)
+
+# %% ../nbs/03_ranking.ipynb #a537adca
+def _through(summary: RankSummary,   # a ranking by scores (kind "scores")
+             cutoff: int,            # the last rank a metric reads, >= 1
+             ) -> RankSummary:
+    """RankSummary.through: what a metric read to rank `cutoff` needs of a ranking by scores: each row's groups through
+    the one holding rank `cutoff` (the cut group whole), then every later group merged into one, as
+    `summarize_scores(cutoff=)` gives them. A wide summary's metrics at a cutoff are finished on this narrow one."""
+    if summary.kind != "scores":
+        fail("kind", f"is {summary.kind!r}: only a ranking by scores is cut (Hamming groups are distances)")
+    cutoff = check_int(cutoff, "cutoff", 1)
+    if cutoff + 1 >= summary.n_groups:
+        return summary
+    ranked = summary.grade_totals if summary.unranked is None else summary.grade_totals - summary.unranked
+    reach = np.minimum(cutoff, ranked.sum(axis=1))                   # a row ranking fewer items: its last
+    ends = np.cumsum(summary.hist[:, :cutoff].sum(axis=2), axis=1)   # rank `cutoff` lies in the first `cutoff`
+    if (ends[:, -1] < reach).any():                                  # groups unless a row has an empty group
+        ends = np.cumsum(summary.group_sizes, axis=1)                # before its last: then read them all
+    last = (ends < reach[:, None]).sum(axis=1)                       # the group holding rank `reach`
+    width = int(last.max(initial=0)) + 2                     # the groups kept, and one trailing group
+    head = summary.hist[:, :width].copy()
+    head[np.arange(width)[None, :] > last[:, None]] = 0
+    head[np.arange(summary.n_queries), last + 1] += ranked - head.sum(axis=1)
+    return replace(summary, hist=head)
 
 # %% ../nbs/03_ranking.ipynb #fd54451f
 class FrozenSummary(RankSummary):
@@ -228,15 +247,15 @@ class FrozenSummary(RankSummary):
 WHOLE_RANKING = -1   # a cutoff that reads every rank (Metric.cutoff, summarize's top_columns)
 
 
-def resolve_cutoff(cutoff,               # None or WHOLE_RANKING (-1): the whole ranking; 0: none; t >= 1: the first t
+def resolve_cutoff(cutoff,               # None or WHOLE_RANKING (-1): the whole ranking; 0: none; k >= 1: the first k
                    n_ranks: int,         # the ranks there are (RankSummary.n_ranks, N): a cutoff reads no further
                    name: str = "cutoff", # the argument's name, for the message
-                   minimum: int = -1,    # the smallest cutoff allowed: -1 (any of the above), 0, or 1 (a metric's p)
+                   minimum: int = -1,    # the smallest cutoff allowed: -1 (any of the above), 0, or 1 (a metric's k)
                    ) -> int:
     """The ranks a cutoff reads, in one place: the whole ranking for None or -1, otherwise the cutoff capped at the
     ranks there are (a cutoff beyond them reads the ranking as padded with irrelevant items).
 
-    >>> resolve_cutoff(None, 7), resolve_cutoff(-1, 7), resolve_cutoff(10, 7), resolve_cutoff(3, 7, "p", 1)
+    >>> resolve_cutoff(None, 7), resolve_cutoff(-1, 7), resolve_cutoff(10, 7), resolve_cutoff(3, 7, "k", 1)
     (7, 7, 7, 3)
     """
     if cutoff is None:
@@ -330,17 +349,17 @@ def summarize(query_codes,                    # Q x K codes, {0,1} or {-1,+1}, o
     nbits = check_same_nbits(q.nbits, g.nbits, "query_codes", "gallery_codes")
     check_relevance(relevance, len(q), len(g))
     check_ignore(ignore, len(q), len(g))
-    t = resolve_cutoff(top_columns, len(g), "top_columns")
+    k = resolve_cutoff(top_columns, len(g), "top_columns")
     n_grades = relevance.max_grade + 1
     hist = np.zeros((len(q), nbits + 1, n_grades), dtype=np.int64)
-    top_grades = np.zeros((len(q), t), dtype=np.uint8) if t else None
+    top_grades = np.zeros((len(q), k), dtype=np.uint8) if k else None
     for start, stop, d in iter_distance_blocks(q, g, max_block_bytes):
         grades = relevance.block(start, stop)
         kept = None if ignore is None else ~ignore.mask(start, stop)
         hist[start:stop] = group_hist(d, grades, nbits + 1, n_grades, kept)
-        if t:
+        if k:
             key = d if kept is None else np.where(kept, d.astype(np.int64), nbits + 1)   # removed items last
-            order = stable_order(key)[:, :t]
+            order = stable_order(key)[:, :k]
             ranked = grades if kept is None else grades * kept                           # ... and graded 0
             top_grades[start:stop] = np.take_along_axis(ranked, order, axis=1)
     cmax = None
@@ -353,41 +372,30 @@ def summarize(query_codes,                    # Q x K codes, {0,1} or {-1,+1}, o
 TIE_MODES = ("expected", "optimistic", "pessimistic", "index")
 
 
-def ordered_top(summary: RankSummary,   # the ranking summary; ties="index" needs its `top` of at least t columns
-                t: int,                 # ranks wanted: t > 0 the first t (at most N), -1 the whole ranking
+def ordered_top(summary: RankSummary,   # the ranking summary; ties="index" needs its `top_grades` of at least k columns
+                k: int,                 # the cutoff: k > 0 the first k ranks (at most N), -1 the whole ranking
                 ties: str,              # "index" (stable) | "optimistic" (high grades first per group) | "pessimistic"
                 ) -> np.ndarray:
-    """(Q, t) grades of the first t ranked items, ties broken by `ties` in {'index', 'optimistic', 'pessimistic'}.
+    """(Q, k) grades of the first k ranked items, ties broken by `ties` in {'index', 'optimistic', 'pessimistic'}.
 
     >>> s = list_summary([1, 0, 2, 0, 1], [2, 3])      # two tie groups: grades (1, 0) and (2, 0, 1)
     >>> ordered_top(s, -1, "optimistic").tolist(), ordered_top(s, -1, "pessimistic").tolist()
     ([[1, 0, 2, 1, 0]], [[0, 1, 0, 1, 2]])
     """
     check_choice(ties, "ties", ("index", "optimistic", "pessimistic"))
-    t = resolve_cutoff(t, summary.n_ranks, "t")
+    k = resolve_cutoff(k, summary.n_ranks, "k")
     if ties == "index":
         have = 0 if summary.top_grades is None else summary.top_grades.shape[1]
-        if have < t:
-            fail("ties", f"'index' needs the grades of the first {t} items in stable order, but the summary "
-                         f"holds {have}: build it with summarize(..., top_columns={t})")
-        return summary.top_grades[:, :t]
+        if have < k:
+            fail("ties", f"'index' needs the grades of the first {k} items in stable order, but the summary "
+                         f"holds {have}: build it with summarize(..., top_columns={k})")
+        return summary.top_grades[:, :k]
     counts, run_grades = tie_order_runs(summary, ties)
-    pad = np.maximum(0, t - counts.sum(axis=1, keepdims=True))  # a query ranking fewer than t items: grade 0 after
+    pad = np.maximum(0, k - counts.sum(axis=1, keepdims=True))  # a query ranking fewer than k items: grade 0 after
     counts = np.concatenate([counts, pad], axis=1)
-    kept = np.clip(t - group_starts(counts), 0, counts)         # how many of each run fall inside the first t
+    kept = np.clip(k - group_starts(counts), 0, counts)         # how many of each run fall inside the first k
     values = np.append(run_grades.astype(np.uint8), np.uint8(0))
-    return np.repeat(np.tile(values, summary.n_queries), kept.ravel()).reshape(summary.n_queries, t)
-
-# %% ../nbs/03_ranking.ipynb #c26f6b7f
-def group_starts(counts,   # (..., G) items in each group (or run), in rank order
-                 ) -> np.ndarray:
-    """Items ranked ahead of each group: the exclusive running sum of `counts` along the last axis (int64).
-
-    >>> group_starts(np.array([[2, 0, 3, 1]])).tolist()
-    [[0, 2, 2, 5]]
-    """
-    c = np.asarray(counts, dtype=np.int64)
-    return np.cumsum(c, axis=-1) - c
+    return np.repeat(np.tile(values, summary.n_queries), kept.ravel()).reshape(summary.n_queries, k)
 
 # %% ../nbs/03_ranking.ipynb #d53757bf
 def run_offsets(counts,   # (R,) entries in each run (row), in order

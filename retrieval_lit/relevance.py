@@ -10,34 +10,20 @@ from typing import ClassVar
 
 import numpy as np
 
-from .validate import (check_grade_matrix, check_ids, check_label_pair, check_labels, check_relation_types,
+from .validate import (check_grade_matrix, check_ids, check_int, check_label_pair, check_labels, check_relation_types,
                                     check_whole_numbers, encode_class_ids, fail, shown)
 
 # %% auto #0
-__all__ = ['RELATION_TYPE_GRADES', 'Relevance', 'LabelRelevance', 'GradeMatrix', 'check_relevance', 'count_grades',
-           'relevance_from_labels', 'relevance_from_types', 'relevance_from_matrix', 'SparseGrades',
-           'relevance_from_sparse', 'make_relevance', 'IgnoreSets', 'make_ignore']
+__all__ = ['RELATION_TYPE_GRADES', 'LabelQuestions', 'Relevance', 'LabelRelevance', 'GradeMatrix', 'check_relevance',
+           'count_grades', 'declared_scale', 'relevance_from_labels', 'relevance_from_types', 'relevance_from_matrix',
+           'SparseGrades', 'relevance_from_sparse', 'make_relevance', 'IgnoreSets', 'make_ignore']
 
 # %% ../nbs/02_relevance.ipynb #94acc952
 RELATION_TYPE_GRADES = {1: 2, 2: 1, 3: 0}  # metrics note A: type 1 -> 2, type 2 -> 1, type 3 -> 0
 
-# %% ../nbs/02_relevance.ipynb #0e9309af
-@dataclass(frozen=True)
-class Relevance:
-    """Relevance grades for every (query, gallery item) pair: the interface every consumer uses, and nothing more.
-
-    A source answers three questions: `block(start, stop, items)`, the grades of some queries against some gallery
-    items as a new dense uint8 array; `rows(start, stop)` and `columns(start, stop)`, the same source narrowed to a
-    run of queries or of gallery items; and it says whether its grades are held per pair (`per_pair`: True for
-    matrices) or computed from labels (False). A label source also gives its labels, `labels()`, and says how a grade
-    comes from them, `same_class`: the compiled engines compare the labels themselves and ask nothing more. The grade
-    scale is `max_grade`. Two more, `grades_at` (the grades of listed pairs) and `grade_counts` (each query's items
-    per grade), are answered from `block` unless a source knows a shorter way. A new source is one subclass here:
-    the ranking, the engine, the sharded run and `evaluate` ask nothing else."""
-    n_queries: int                            # Q, the queries covered
-    n_gallery: int                            # N, the gallery items covered
-    max_grade: int                            # grades are 0..max_grade: 1 class, L multi-hot, 2 types, matrix's max
-
+# %% ../nbs/02_relevance.ipynb #c0a7c002
+class LabelQuestions:
+    "What a source that computes its grades from labels answers besides the grades: its labels and their rule."
     per_pair: ClassVar[bool] = True           # grades held per (query, item) pair; False: computed from `labels()`
 
     @property
@@ -55,6 +41,16 @@ class Relevance:
         array comes back on every call and from every `rows` of the source (the engines remember what they make of
         it by its identity). A per-pair source holds no labels."""
         raise NotImplementedError(f"{type(self).__name__} holds grades per pair, not labels")
+
+
+# %% ../nbs/02_relevance.ipynb #0e9309af
+@dataclass(frozen=True)
+class Relevance(LabelQuestions):
+    """Relevance grades for every (query, gallery item) pair: the interface every consumer uses, and nothing more
+    (the contract is the list above; a label source answers the two questions of `LabelQuestions` too)."""
+    n_queries: int                            # Q, the queries covered
+    n_gallery: int                            # N, the gallery items covered
+    max_grade: int                            # grades are 0..max_grade: 1 class, L multi-hot, 2 types, matrix's max
 
     def block(self,
               start: int,           # the first query
@@ -126,28 +122,32 @@ class LabelRelevance(Relevance):
         return (self.query_labels[start:stop, None] == self.gallery_labels[cols]).view(np.uint8)
 
     def grade_counts(self, start: int, stop: int) -> np.ndarray:
-        if not self.same_class:
-            return super().grade_counts(start, stop)
-        classes, sizes = self._gallery_classes()      # class ids: each query's class size in the gallery, no block
-        q, same = self.query_labels[start:stop], np.zeros(stop - start, dtype=np.int64)
-        if len(classes):
-            at = np.minimum(np.searchsorted(classes, q), len(classes) - 1)
-            same = np.where(classes[at] == q, sizes[at], 0)
-        return np.stack([self.n_gallery - same, same], axis=1).astype(np.int64)
-
-    def _gallery_classes(self) -> tuple:
-        """(the gallery's class codes, sorted; how many items hold each): made on first use and kept in `made`, which
-        `rows` shares (the same gallery) and `columns` does not (another gallery). Threads may race to make it; each
-        makes the same arrays."""
-        if "classes" not in self.made:
-            self.made["classes"] = np.unique(self.gallery_labels, return_counts=True)
-        return self.made["classes"]
+        return super().grade_counts(start, stop) if not self.same_class else _class_grade_counts(self, start, stop)
 
     def rows(self, start: int, stop: int) -> "LabelRelevance":
         return replace(self, n_queries=stop - start, query_labels=self.query_labels[start:stop])   # query side: views
 
     def columns(self, start: int, stop: int) -> "LabelRelevance":
         return replace(self, n_gallery=stop - start, gallery_labels=self.gallery_labels[start:stop], made={})
+
+# %% ../nbs/02_relevance.ipynb #c0a7c006
+def _class_grade_counts(rel: "LabelRelevance",  # a class-id source
+                        start: int,              # the first query
+                        stop: int,               # one past the last query
+                        ) -> np.ndarray:
+    """(items of grade 0, items of grade 1) for each query start..stop-1 of a class-id source, from the size of its
+    class in the gallery: no block of grades. The gallery's (sorted class codes, items in each) are made on first use
+    and kept in `rel.made`, which `rows` shares (the same gallery) and `columns` does not; threads may race to make
+    them, and each makes the same arrays."""
+    if "classes" not in rel.made:
+        rel.made["classes"] = np.unique(rel.gallery_labels, return_counts=True)
+    classes, sizes = rel.made["classes"]
+    q, same = rel.query_labels[start:stop], np.zeros(stop - start, dtype=np.int64)
+    if len(classes):
+        at = np.minimum(np.searchsorted(classes, q), len(classes) - 1)
+        same = np.where(classes[at] == q, sizes[at], 0)
+    return np.stack([rel.n_gallery - same, same], axis=1).astype(np.int64)
+
 
 # %% ../nbs/02_relevance.ipynb #24d0c17b
 @dataclass(frozen=True)
@@ -220,6 +220,25 @@ def count_grades(grades: np.ndarray,  # (b, N) whole-number grades 0..n_grades-1
     out[:, 0] = n_kept - out[:, 1:].sum(axis=1)
     return out
 
+# %% ../nbs/02_relevance.ipynb #b6a1e0c2
+def declared_scale(max_grade,     # the declared scale: None (infer it) or a whole number 1..255
+                   largest: int,  # the largest grade the source holds (or, for labels, can hold)
+                   what: str,     # what holds `largest`, for the message: "the matrix holds"
+                   ) -> int:
+    """The grade scale of a source: `largest` when none is declared, else the declared `max_grade`, which must hold
+    every grade the source does.
+
+    >>> declared_scale(None, 2, "the matrix holds"), declared_scale(3, 2, "the matrix holds")
+    (2, 3)
+    """
+    if max_grade is None:
+        return int(largest)
+    scale = check_int(max_grade, "max_grade", 1, 255)
+    if scale < largest:
+        fail("max_grade", f"is {scale}, below the grade {int(largest)} {what}: a declared scale must hold every grade "
+                          "(leave max_grade=None to infer it)")
+    return scale
+
 # %% ../nbs/02_relevance.ipynb #23b07466
 def relevance_from_labels(query_labels,    # (Q,) class ids (numbers, strings, any hashable) or (Q, L) multi-hot {0,1}
                           gallery_labels,  # (N,) or (N, L): the same kind (and L) as query_labels; L <= 255
@@ -227,10 +246,13 @@ def relevance_from_labels(query_labels,    # (Q,) class ids (numbers, strings, a
                           n_gallery: int,  # N: one label (row) per gallery item
                           items: tuple = ("query_codes", "gallery_codes"),  # the arguments whose rows are the queries
                                            # and the gallery items, for messages ("query_embeddings", ...)
+                          max_grade: int | None = None,  # the grade scale: None, the labels' (1 for class ids, L
+                                           # for L multi-hot columns); a declared one must be at least that
                           ) -> Relevance:
     """Grades from class ids (1 if same class) or multi-hot labels (number of shared labels).
 
-    An (items, 1) column of labels is read as class ids.
+    An (items, 1) column of labels is read as class ids. `max_grade` declares the grade scale (metrics such as ERR
+    read it); it defaults to the largest grade the labels can give.
 
     >>> relevance_from_labels([3, 5], [3, 3, 5, 1], 2, 4).block(0, 2).tolist()                  # same class: 1
     [[1, 1, 0, 0], [0, 0, 1, 0]]
@@ -241,15 +263,18 @@ def relevance_from_labels(query_labels,    # (Q,) class ids (numbers, strings, a
     gl = check_labels(gallery_labels, "gallery_labels", n_gallery, items[1])
     check_label_pair(ql, gl)
     if ql.ndim == 1:
-        return LabelRelevance(n_queries, n_gallery, 1, "class", *encode_class_ids(ql, gl))
+        scale = declared_scale(max_grade, 1, "that class ids give")
+        return LabelRelevance(n_queries, n_gallery, scale, "class", *encode_class_ids(ql, gl))
     if ql.shape[1] > 255:
         fail("query_labels", f"has {ql.shape[1]} label columns; at most 255 are supported (grades are uint8)")
-    return LabelRelevance(n_queries, n_gallery, int(ql.shape[1]), "multihot", ql, gl)
+    scale = declared_scale(max_grade, int(ql.shape[1]), f"that {ql.shape[1]} multi-hot label columns can give")
+    return LabelRelevance(n_queries, n_gallery, scale, "multihot", ql, gl)
 
 # %% ../nbs/02_relevance.ipynb #c20828c1
 def relevance_from_types(types,           # Q x N relation types of metrics note A, each 1, 2 or 3
                          n_queries: int,  # Q
                          n_gallery: int,  # N
+                         max_grade: int | None = None,  # the grade scale: None, 2 (type 1's grade); else at least 2
                          ) -> Relevance:
     """Grades from metrics note A's relation types: type 1 -> 2, type 2 -> 1, type 3 -> 0.
 
@@ -260,20 +285,25 @@ def relevance_from_types(types,           # Q x N relation types of metrics note
     lookup = np.zeros(4, dtype=np.uint8)
     for typ, grade in RELATION_TYPE_GRADES.items():
         lookup[typ] = grade
-    return GradeMatrix(n_queries, n_gallery, 2, matrix=lookup[t])
+    scale = declared_scale(max_grade, max(RELATION_TYPE_GRADES.values()), "that relation type 1 gives")
+    return GradeMatrix(n_queries, n_gallery, scale, matrix=lookup[t])
 
 # %% ../nbs/02_relevance.ipynb #be395bb6
 def relevance_from_matrix(matrix,          # Q x N whole-number grades 0..255 (0 = irrelevant), copied as uint8
                           n_queries: int,  # Q
                           n_gallery: int,  # N
+                          max_grade: int | None = None,  # the grade scale: None, the largest grade given (it then
+                                           # changes with the batch); a declared one must be at least that
                           ) -> Relevance:
     """Grades given directly as a Q x N matrix of whole numbers 0..255 (0 = irrelevant).
 
     >>> relevance_from_matrix([[0, 2, 1]], 1, 3).max_grade          # the largest grade given
     2
+    >>> relevance_from_matrix([[0, 2, 1]], 1, 3, max_grade=3).max_grade   # a declared scale 0..3
+    3
     """
     m = check_grade_matrix(matrix, "relevance", (n_queries, n_gallery))
-    return GradeMatrix(n_queries, n_gallery, int(m.max()), matrix=m)
+    return GradeMatrix(n_queries, n_gallery, declared_scale(max_grade, int(m.max()), "the matrix holds"), matrix=m)
 
 # %% ../nbs/02_relevance.ipynb #a07ee622
 @dataclass(frozen=True)
@@ -297,6 +327,8 @@ class SparseGrades(GradeMatrix):
 def relevance_from_sparse(matrix,          # a Q x N scipy.sparse matrix or array of whole-number grades 0..255
                           n_queries: int,  # Q
                           n_gallery: int,  # N
+                          max_grade: int | None = None,  # the grade scale: None, the largest grade stored; a
+                                           # declared one must be at least that
                           ) -> SparseGrades:
     """Grades given as a scipy.sparse matrix (any format; absent entries are grade 0), kept sparse as a uint8 CSR
     copy: a large judged set costs memory for its judgements only.
@@ -315,7 +347,8 @@ def relevance_from_sparse(matrix,          # a Q x N scipy.sparse matrix or arra
     m.sum_duplicates()
     data = check_whole_numbers(m.data, "relevance", 1, "stored grades", 0, 255)
     m = sp.csr_array((data.astype(np.uint8), m.indices, m.indptr), shape=m.shape)
-    return SparseGrades(n_queries, n_gallery, int(data.max(initial=0)), matrix=m)
+    scale = declared_scale(max_grade, int(data.max(initial=0)), "the matrix holds")
+    return SparseGrades(n_queries, n_gallery, scale, matrix=m)
 
 # %% ../nbs/02_relevance.ipynb #56d06eb7
 def make_relevance(n_queries: int,       # Q
@@ -326,6 +359,8 @@ def make_relevance(n_queries: int,       # Q
                    relation_types=None,  # instead of labels: a Q x N matrix of types 1/2/3 (relevance_from_types)
                    items: tuple = ("query_codes", "gallery_codes"),  # what holds the queries and the gallery items,
                                          # for the labels' messages (relevance_from_labels)
+                   max_grade: int | None = None,  # the grade scale; None: inferred from the source (see each
+                                         # constructor); a declared one below a grade the source holds is refused
                    ) -> Relevance:
     """Exactly one source of relevance: labels (both), a grade matrix, or relation types.
 
@@ -342,13 +377,13 @@ def make_relevance(n_queries: int,       # Q
     if relevance is not None:
         import sys
         sparse = "scipy.sparse" in sys.modules and sys.modules["scipy.sparse"].issparse(relevance)
-        return (relevance_from_sparse if sparse else relevance_from_matrix)(relevance, n_queries, n_gallery)
+        return (relevance_from_sparse if sparse else relevance_from_matrix)(relevance, n_queries, n_gallery, max_grade)
     if relation_types is not None:
-        return relevance_from_types(relation_types, n_queries, n_gallery)
+        return relevance_from_types(relation_types, n_queries, n_gallery, max_grade)
     if query_labels is None or gallery_labels is None:
         missing = "query_labels" if query_labels is None else "gallery_labels"
         fail(missing, "is required when the other labels are given")
-    return relevance_from_labels(query_labels, gallery_labels, n_queries, n_gallery, items)
+    return relevance_from_labels(query_labels, gallery_labels, n_queries, n_gallery, items, max_grade)
 
 # %% ../nbs/02_relevance.ipynb #2694eb87
 @dataclass(frozen=True)

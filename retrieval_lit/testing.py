@@ -77,7 +77,7 @@ def tie_orders(grades,                       # the ranked list's grades (any ord
 def papers_loop_ap(query_pm1,          # (Q, K) query codes in {-1, +1}
                    gallery_pm1,        # (N, K) gallery codes in {-1, +1}
                    relevant,           # (Q, N) bool: which gallery items are relevant to each query
-                   topk: int,          # the cutoff p
+                   topk: int,          # the cutoff k
                    ) -> np.ndarray:
     """AP@topk of each query as the hashing papers' loop computes it (stable sort: ties by gallery index; 0 if none).
 

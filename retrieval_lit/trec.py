@@ -784,6 +784,18 @@ def _unknown_measure(spec: str):
                      f"R@k, RR, RR@k, Success@k, Rprec, P(rel=2)@k)" + (f"; did you mean {' or '.join(map(repr, near))}?"
                                                                  if near else ""))
 
+# %% ../nbs/52_trec.ipynb #40b33f1d
+def _in_trec_order(wanted: dict,        # family -> its cutoffs (a set) or None (a family without a cutoff)
+                   leveled: dict,       # name -> TrecMeasure with a relevance level rel=L > 1, in the order named
+                   ) -> list:
+    "The TrecMeasures of `wanted` in trec_eval's order, each family's cutoffs ascending, then the `leveled` ones."
+    out = []
+    for family in MEASURE_ORDER:
+        if family in wanted:
+            params = wanted[family]
+            out += [_measure(family, None)] if params is None else [_measure(family, p) for p in sorted(params)]
+    return out + list(leveled.values())
+
 # %% ../nbs/52_trec.ipynb #6d4485c1
 def parse_measures(specs,               # a name or a list: 'map', 'P' (default cutoffs), 'P.5,10', 'P_10', 'official',
                                         # or ir_measures' 'AP@100', 'nDCG@10', 'P(rel=2)@5' (chapter 08)
@@ -829,12 +841,7 @@ def parse_measures(specs,               # a name or a list: 'map', 'P' (default 
                 wanted.setdefault(name, set()).update(DEFAULT_PARAMS[name] if params is None else params)
             else:
                 wanted.setdefault(name, None)
-    out = []
-    for family in MEASURE_ORDER:
-        if family in wanted:
-            params = wanted[family]
-            out += [_measure(family, None)] if params is None else [_measure(family, p) for p in sorted(params)]
-    return out + list(leveled.values())
+    return _in_trec_order(wanted, leveled)
 
 # %% ../nbs/52_trec.ipynb #c1e1c505
 def _fixed_order(ranking: TrecRanking, ties: str) -> list:
@@ -903,6 +910,25 @@ def _counts(m: TrecMeasure, ranking: TrecRanking) -> np.ndarray:
         return ranking.summary.n_relevant.astype(np.int64)
     return ranking.n_rel_ret
 
+# %% ../nbs/52_trec.ipynb #a9b3c6ca
+def _check_measure_and_ranking(m,        # measure_values' `m`: a TrecMeasure with a value per topic
+                               ranking,  # measure_values' `ranking`: a TrecRanking
+                               ):
+    "Refuse an `m` that is not a per-topic TrecMeasure parse_measures knows, or a `ranking` that is not a TrecRanking."
+    if not isinstance(m, TrecMeasure):
+        fail("m", f"must be a TrecMeasure (from parse_measures), got {shown(m)} ({type(m).__name__})")
+    if m.family in ("runid", "num_q"):
+        fail("m", f"must be a measure with a value per topic, got {m.name!r}, which exists only over all topics "
+                  f"(evaluate_run reports it)")
+    if m.family not in MEASURE_ORDER:
+        fail("m", f"must be a measure parse_measures knows, got the family {m.family!r}")
+    if not isinstance(ranking, TrecRanking):
+        if isinstance(ranking, Mapping):
+            got = f"a {type(ranking).__name__} (a run or qrels: rank it with rank_run(qrels, run))"
+        else:
+            got = shown(ranking)[:60] + ("" if ranking is None else f" ({type(ranking).__name__})")
+        fail("ranking", f"must be a TrecRanking (from rank_run), got {got}")
+
 # %% ../nbs/52_trec.ipynb #6bfe0b94
 def measure_values(m: TrecMeasure,      # the measure (not runid or num_q: those exist only over all topics)
                    ranking: TrecRanking,  # rank_run's ranking of the run
@@ -919,19 +945,7 @@ def measure_values(m: TrecMeasure,      # the measure (not runid or num_q: those
     >>> v.tolist(), low.tolist(), high.tolist(), measure_values(p1, tr, ties="expected")[0].tolist()
     ([0.0], [0.0], [1.0], [0.5])
     """
-    if not isinstance(m, TrecMeasure):
-        fail("m", f"must be a TrecMeasure (from parse_measures), got {shown(m)} ({type(m).__name__})")
-    if m.family in ("runid", "num_q"):
-        fail("m", f"must be a measure with a value per topic, got {m.name!r}, which exists only over all topics "
-                  f"(evaluate_run reports it)")
-    if m.family not in MEASURE_ORDER:
-        fail("m", f"must be a measure parse_measures knows, got the family {m.family!r}")
-    if not isinstance(ranking, TrecRanking):
-        if isinstance(ranking, Mapping):
-            got = f"a {type(ranking).__name__} (a run or qrels: rank it with rank_run(qrels, run))"
-        else:
-            got = shown(ranking)[:60] + ("" if ranking is None else f" ({type(ranking).__name__})")
-        fail("ranking", f"must be a TrecRanking (from rank_run), got {got}")
+    _check_measure_and_ranking(m, ranking)
     if ties == "index":
         fail("ties", f"must be one of {', '.join(map(repr, TREC_TIES))}; got 'index' (a TrecRanking's index "
                      f"order is trec_eval's order: pass ties='trec_eval')")
@@ -1081,6 +1095,27 @@ def _ir_measures_reading(specs) -> bool | None:
             kinds.add("ir")                            # an ir_measures family without a trec measure: refused later
     return None if len(kinds) > 1 else kinds == {"ir"}
 
+# %% ../nbs/52_trec.ipynb #76ef7458
+def _fill_report(report: TrecReport,     # an empty report: its topics, measures, tie mode and runid set
+                 ranking: TrecRanking,   # rank_run's ranking of the run
+                 bounds: bool,           # also each value's range over every order of the tied documents
+                 trec_version: str,      # "9" | "10": iprec_at_recall's recall cut
+                 ) -> TrecReport:
+    "The report, filled: per topic and over all topics, each measure of `report.measures` under `report.ties`."
+    for m in report.measures:
+        if m.family == "runid":
+            report.summary[m.name] = report.runid
+        elif m.family == "num_q":
+            report.summary[m.name] = len(ranking.qids)
+        else:
+            values, rng = measure_values(m, ranking, report.ties, bounds, trec_version)
+            report.per_query[m.name] = values
+            report.summary[m.name] = _aggregate(m, values)
+            if rng is not None:
+                report.bounds[m.name] = rng
+                report.summary_bounds[m.name] = tuple(_aggregate(m, a) for a in rng)
+    return report
+
 # %% ../nbs/52_trec.ipynb #00209134
 def evaluate_run(qrels,                  # {qid: {docid: rel}}: rel >= 1 relevant, 0 judged non-relevant, < 0 unjudged
                  run,                    # {qid: {docid: score}} (higher = better)
@@ -1123,16 +1158,4 @@ def evaluate_run(qrels,                  # {qid: {docid: rel}}: rel >= 1 relevan
         wanted = [m for m in wanted if m.family not in FIXED_ORDER_MEASURES]
     ranking = rank_run(qrels, run, complete)
     report = TrecReport(ranking.qids, wanted, {}, {}, ties, str(runid), ranking.dropped)
-    for m in wanted:
-        if m.family == "runid":
-            report.summary[m.name] = str(runid)
-        elif m.family == "num_q":
-            report.summary[m.name] = len(ranking.qids)
-        else:
-            values, rng = measure_values(m, ranking, ties, bounds, trec_version)
-            report.per_query[m.name] = values
-            report.summary[m.name] = _aggregate(m, values)
-            if rng is not None:
-                report.bounds[m.name] = rng
-                report.summary_bounds[m.name] = tuple(_aggregate(m, a) for a in rng)
-    return report
+    return _fill_report(report, ranking, bounds, trec_version)

@@ -10,8 +10,8 @@ from retrieval_lit import evaluate
 from retrieval_lit.data import load_digits_codes
 from metric_names import names
 
-NAMES = sorted(set(names(10) + names(100) + ["egr@12", "mlgap@2", "p@r2"]) - {"mlgap@10", "mlgap@100", "p@r10",
-                                                                             "p@r100"})   # radii up to the 8 bits
+NAMES = sorted(set(names(10) + names(100) + ["egr@12", "mlgap@2", "p@r2", "err@10", "err@100"])
+               - {"mlgap@10", "mlgap@100", "p@r10", "p@r100"})   # radii up to the 8 bits; err until FAMILIES has it
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +28,8 @@ def digits():
 def test_one_query_alone_equals_it_in_any_batch(digits, engine, ties):
     d, grades = digits
     run = lambda qs, **kw: evaluate(d.query_codes[qs], d.gallery_codes, metrics=NAMES, relevance=grades[qs],
-                                    ties=ties, engine=engine, bounds=True, **kw)
+                                    ties=ties, engine=engine, bounds=True, max_grade=3, **kw)   # grades 0..3 declared:
+                                    # a query alone may lack grade 3, and ERR reads the scale (issue 36)
     full = run(slice(None))
     for kw in ({"max_block_bytes": 1}, {"max_block_bytes": 5000}):
         part = run(slice(None), **kw)
@@ -66,3 +67,21 @@ def test_values_do_not_depend_on_the_cpus(monkeypatch, ties):
                 assert np.array_equal(v, r.per_query[n], equal_nan=True), n
             for n, (lo, hi) in reports[0].per_query_bounds.items():
                 assert np.array_equal(lo, r.per_query_bounds[n][0]) and np.array_equal(hi, r.per_query_bounds[n][1]), n
+
+
+@pytest.mark.parametrize("ties", ["expected", "index"])
+def test_a_declared_grade_scale_keeps_err_of_a_query_lacking_the_top_grade(ties):
+    """Issue 36: query 0 holds grades 1 only; beside a query holding grade 3 the inferred scale is 0..3 (its ERR@4 is
+    1/8 + (7/8)(1/8)/3 = 0.161), alone 0..1 (1/2 + (1/2)(1/2)/3 = 0.583). With max_grade=3 declared it is 0.161 in
+    both batches, bit for bit, on scores and on Hamming codes."""
+    grades = np.array([[1, 0, 1, 0], [3, 0, 1, 2]])
+    scores = np.array([[4.0, 3.0, 2.0, 1.0]] * 2)
+    qc, gc = [[0, 0], [0, 0]], [[0, 0], [0, 1], [1, 1], [1, 1]]     # distances 0, 1, 2, 2: a tie at the end
+    for source in (dict(scores=scores), dict(query_codes=qc, gallery_codes=gc)):
+        def err4(n, **kw):
+            src = {k: np.asarray(v)[:n] if k in ("scores", "query_codes") else v for k, v in source.items()}
+            return evaluate(**src, relevance=grades[:n], metrics="err@4", ties=ties, **kw).per_query["err@4"][0]
+        assert err4(2) != err4(1)                                      # inferred: the scale follows the batch
+        assert err4(2, max_grade=3) == err4(1, max_grade=3)
+    alone = evaluate(scores=scores[:1], relevance=grades[:1], metrics="err@4", ties=ties, max_grade=3)
+    assert alone["err@4"] == pytest.approx(1 / 8 + (7 / 8) * (1 / 8) / 3, rel=1e-15)

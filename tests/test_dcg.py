@@ -197,8 +197,8 @@ def test_registered_names_through_evaluate():
 
 
 @pytest.mark.parametrize("call, message", [
-    (lambda: ndcg([1, 0], 0), "`p` must be at least 1"),
-    (lambda: ndcg([1, 0], 2.0), "`p` must be a whole number"),
+    (lambda: ndcg([1, 0], 0), "`k` must be at least 1"),
+    (lambda: ndcg([1, 0], 2.0), "`k` must be a whole number"),
     (lambda: ndcg([1, 0], gain="exp"), "`gain` must be one of"),
     (lambda: ndcg([1, 0], ties="avg"), "`ties` must be one of"),
     (lambda: ndcg([1, 0], empty="nan"), "`empty` must be one of"),

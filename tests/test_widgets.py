@@ -29,23 +29,23 @@ from retrieval_lit.widgets.hamming_ball import HammingBallExplorer, hamming_ball
 # ----------------------------------------------------------------------------- AP playground
 def _check_playground_numbers(lab):
     "Every cell of the table equals the chapters' list-level functions, and is what the HTML shows."
-    g, sizes, p = lab.grades, lab.tie_sizes, lab.p
+    g, sizes, k = lab.grades, lab.tie_sizes, lab.k
     r = lab.readout()
     for d in AP_DENOMINATORS:
         for t in TIE_MODES:
-            want = ap_mod.average_precision(g, p, sizes, ties=t, ap_denominator=d, empty=lab.empty.value)
+            want = ap_mod.average_precision(g, k, sizes, ties=t, ap_denominator=d, empty=lab.empty.value)
             assert r["AP"][d][t] == want or (math.isnan(want) and math.isnan(r["AP"][d][t]))
             assert f">{_fmt(want)}<" in lab.table.value
     for t in TIE_MODES:
-        want = dcg.ndcg(g, p, sizes, ties=t, gain=lab.gain.value, empty=lab.empty.value)
+        want = dcg.ndcg(g, k, sizes, ties=t, gain=lab.gain.value, empty=lab.empty.value)
         assert r["nDCG"][t] == want or (math.isnan(want) and math.isnan(r["nDCG"][t]))
-        assert r["EGR"][t] == egr.egr_tied(g, sizes, n=p, ties=t)
+        assert r["EGR"][t] == egr.egr_tied(g, sizes, k=k, ties=t)
 
 
 def test_playground_returns_a_widget_with_its_lab():
     w = ap_playground()
     assert isinstance(w, ipywidgets.VBox) and isinstance(w.lab, APPlayground) and w.lab.widget is w
-    assert w.lab.grades == [1, 0, 1, 1, 0, 0, 1, 0] and w.lab.p == 8 and w.lab.tie_sizes == [1] * 8
+    assert w.lab.grades == [1, 0, 1, 1, 0, 0, 1, 0] and w.lab.k == 8 and w.lab.tie_sizes == [1] * 8
     _check_playground_numbers(w.lab)
 
 
@@ -84,14 +84,14 @@ def test_playground_clicks_ties_and_cutoff_drive_the_numbers():
     assert r["expected"] == pytest.approx((1 + 1 / 2 + 1 / 3) / 3, abs=1e-15)
     _check_playground_numbers(lab)
     lab.cutoff.value = 2                                            # slider: AP@2
-    assert lab.p == 2
+    assert lab.k == 2
     _check_playground_numbers(lab)
     assert lab.readout()["AP"]["retrieved"]["index"] == 0.0         # nothing relevant in the first 2 (index order)
     lab.tie(2, False).tie(1, False)
     assert lab.tie_sizes == [1, 1, 1, 1]
-    lab.set_list([1, 1, 0], tie_sizes=[1, 2], p=2)
+    lab.set_list([1, 1, 0], tie_sizes=[1, 2], k=2)
     assert len(lab.item_buttons) == 3 and len(lab.tie_toggles) == 3 and lab.tie_toggles[2].value
-    assert lab.cutoff.max == 3 and lab.p == 2
+    assert lab.cutoff.max == 3 and lab.k == 2
     _check_playground_numbers(lab)
 
 
@@ -112,7 +112,7 @@ def test_playground_graded_and_gain():
 
 @pytest.mark.parametrize("kwargs, name", [
     (dict(grades=[0, 2]), "grades"), (dict(grades=[]), "grades"), (dict(grades=[[1, 0]]), "grades"),
-    (dict(grades=[1, 0, 1], tie_sizes=[2, 2]), "tie_sizes"), (dict(grades=[1, 0], p=3), "p"),
+    (dict(grades=[1, 0, 1], tie_sizes=[2, 2]), "tie_sizes"), (dict(grades=[1, 0], k=3), "k"),
     (dict(grades=[1], max_grade=0), "max_grade"), (dict(gain="cubic"), "gain")])
 def test_playground_bad_input(kwargs, name):
     with pytest.raises(RetrievalInputError, match=f"^`{name}`"):

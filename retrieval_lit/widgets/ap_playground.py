@@ -35,82 +35,150 @@ def _ties_from_sizes(tie_sizes, n: int) -> list:
     return tie
 
 # %% ../../nbs/14_ap_playground.ipynb #13d201ba
-class APPlayground(Lab):
-    "AP@k (every denominator and tie mode), nDCG@k and EGR@k of a ranked list a student edits (the cutoff k is `p` in code)."
+def _playground_numbers(grades: list,     # the list's grades, rank order
+                        tie_sizes: list,  # sizes of its consecutive tie groups
+                        k: int,           # the cutoff, 1..len(grades)
+                        gain: str,        # nDCG's gain: "exp2" | "linear"
+                        empty: str,       # the empty policy: "zero" | "skip"
+                        ) -> dict:
+    "Every number of the table, from the metric chapters' list-level functions."
+    nums = {"AP": {d: {t: _ap.average_precision(grades, k, tie_sizes, ties=t, ap_denominator=d, empty=empty)
+                       for t in TIE_MODES} for d in AP_DENOMINATORS},
+            "nDCG": {t: _dcg.ndcg(grades, k, tie_sizes, ties=t, gain=gain, empty=empty) for t in TIE_MODES},
+            "EGR": {t: _egr.egr_tied(grades, tie_sizes, k=k, ties=t) for t in TIE_MODES}}
+    nums["k"], nums["R"], nums["tie_sizes"] = k, int(sum(v > 0 for v in grades)), tie_sizes
+    return nums
 
-    def __init__(self,
-                 grades=(1, 0, 1, 1, 0, 0, 1, 0),  # the list's grades, rank order: 1 to 40 items, each 0..max_grade
-                 tie_sizes=None,                   # sizes of consecutive tie groups; None: no ties
-                 p: int | None = None,             # the cutoff, 1..len(grades); None: the whole list
-                 max_grade: int = 1,               # the highest grade: 1 (binary) to 3 (graded, for nDCG)
-                 gain: str = "exp2",               # nDCG's gain at the start: "exp2" (2^rel - 1) | "linear" (rel)
+
+# %% ../../nbs/14_ap_playground.ipynb #ba4f2b64
+def _groups_line(grades: list,     # the list's grades, rank order
+                 tie_sizes: list,  # sizes of its consecutive tie groups
+                 k: int,           # the cutoff
+                 ) -> str:
+    "The list as a line of text: relevant ● and irrelevant ○, each tie group in brackets; R, the length, k, the groups."
+    groups, pos = [], 0
+    for s in tie_sizes:
+        cells = "".join("●" if v else "○" for v in grades[pos:pos + s])
+        groups.append(f"[{cells}]" if s > 1 else cells)
+        pos += s
+    r = int(sum(v > 0 for v in grades))
+    return f"<code>{' '.join(groups)}</code> &nbsp; R = {r} relevant of {len(grades)}, k = {k}, tie groups {tie_sizes}"
+
+
+# %% ../../nbs/14_ap_playground.ipynb #8522625d
+def _numbers_table(nums: dict,   # from `_playground_numbers`
+                   ) -> str:
+    "The table of numbers as HTML: one row per tie mode; AP under each denominator, nDCG@k, EGR@k."
+    header = ["ties"] + [f"AP@k ({d})" for d in AP_DENOMINATORS] + ["nDCG@k", "EGR@k (lower is better)"]
+    rows = [[t] + [fmt_number(nums["AP"][d][t]) for d in AP_DENOMINATORS] + [fmt_number(nums["nDCG"][t]), fmt_number(nums["EGR"][t])]
+            for t in TIE_MODES]
+    return html_table(header, rows)
+
+
+# %% ../../nbs/14_ap_playground.ipynb #8e2aa27c
+def _sizes_from_ties(tie: list,   # tie[i]: item i is tied with item i-1 (tie[0] is False)
+                     ) -> list:
+    "Sizes of the consecutive tie groups, from the tie toggles (what the metric functions take)."
+    sizes = []
+    for i, t in enumerate(tie):
+        if t:
+            sizes[-1] += 1
+        else:
+            sizes.append(1)
+    return sizes
+
+
+# %% ../../nbs/14_ap_playground.ipynb #293f2487
+def _controls(lab,          # the playground: the widgets become its attributes
+              gain: str,    # nDCG's gain at the start: "exp2" | "linear"
+              ):
+    "The playground's widgets (items row, cutoff slider, gain and empty toggles, groups line, table), wired to lab.update."
+    W = load_ipywidgets()
+    lab.items_box = W.HBox(layout=W.Layout(flex_flow="row wrap", align_items="center"))
+    lab.cutoff = W.IntSlider(description="cutoff k", min=1, max=1, value=1, continuous_update=False)
+    lab.gain = W.ToggleButtons(options=list(GAINS), value=gain, description="nDCG gain",
+                               style={"button_width": "70px"})
+    lab.empty = W.ToggleButtons(options=["zero", "skip"], value="zero", description="no relevant",
+                                tooltip="the empty policy: a list with nothing relevant scores 0, or is skipped (—)",
+                                style={"button_width": "60px"})
+    lab.groups = W.HTML()
+    lab.table = W.HTML()
+    for control in (lab.cutoff, lab.gain, lab.empty):
+        control.observe(lambda change: lab.update(), names="value")
+    help_ = W.HTML("<small>Click an item to change its grade; click <b>⌒</b> between two items to tie "
+                   "them (same Hamming distance).</small>")
+    return W.VBox([help_, lab.items_box, lab.groups, W.HBox([lab.cutoff, lab.gain, lab.empty]), lab.table])
+
+
+# %% ../../nbs/14_ap_playground.ipynb #72d89349
+def _item_clicked(lab,      # the playground
+                  i: int,   # the item (0-based)
+                  ):
+    "The click on item i: its grade goes up by one, back to 0 after `max_grade`."
+    def click(_button):
+        lab._grades[i] = (lab._grades[i] + 1) % (lab.max_grade + 1)
+        lab.update()
+    return click
+
+
+# %% ../../nbs/14_ap_playground.ipynb #d4f8e4f6
+def _tie_changed(lab,      # the playground
+                 i: int,   # the item (1-based from the second) tied with item i-1 when the toggle is on
                  ):
-        W = load_ipywidgets()
-        self.max_grade = check_int(max_grade, "max_grade", 1, 3)
-        check_choice(gain, "gain", GAINS)
-        self.items_box = W.HBox(layout=W.Layout(flex_flow="row wrap", align_items="center"))
-        self.cutoff = W.IntSlider(description="cutoff k", min=1, max=1, value=1, continuous_update=False)
-        self.gain = W.ToggleButtons(options=list(GAINS), value=gain, description="nDCG gain",
-                                    style={"button_width": "70px"})
-        self.empty = W.ToggleButtons(options=["zero", "skip"], value="zero", description="no relevant",
-                                     tooltip="the empty policy: a list with nothing relevant scores 0, or is skipped (—)",
-                                     style={"button_width": "60px"})
-        self.groups = W.HTML()
-        self.table = W.HTML()
-        self.cutoff.observe(lambda change: self.update(), names="value")
-        self.gain.observe(lambda change: self.update(), names="value")
-        self.empty.observe(lambda change: self.update(), names="value")
-        help_ = W.HTML("<small>Click an item to change its grade; click <b>⌒</b> between two items to tie "
-                       "them (same Hamming distance).</small>")
-        self._updating = False
-        self._finish(W.VBox([help_, self.items_box, self.groups, W.HBox([self.cutoff, self.gain, self.empty]), self.table]))
-        self.set_list(grades, tie_sizes, p)
+    "The change of the toggle between items i-1 and i: tie or untie them."
+    def change(c):
+        lab._tie[i] = bool(c["new"])
+        lab.update()
+    return change
 
-    # -- state -------------------------------------------------------------------------------
-    @property
-    def grades(self) -> list:
-        return list(self._grades)
 
-    @property
-    def tie_sizes(self) -> list:
-        "Sizes of the consecutive tie groups (what the metric functions take)."
-        sizes = []
-        for i, t in enumerate(self._tie):
-            if t:
-                sizes[-1] += 1
-            else:
-                sizes.append(1)
-        return sizes
+# %% ../../nbs/14_ap_playground.ipynb #11612cda
+def _item_row(lab,       # the playground: its item buttons and tie toggles are rebuilt
+              n: int,    # items in the list
+              ) -> list:
+    "The row of n item buttons with a tie toggle between neighbours, wired to the lab; returns the row's widgets."
+    W = load_ipywidgets()
+    lab.item_buttons, lab.tie_toggles, row = [], [None], []
+    for i in range(n):
+        if i:
+            toggle = W.ToggleButton(value=lab._tie[i], description="⌒", tooltip=f"tie item {i} with item {i + 1}",
+                                    layout=W.Layout(width="28px", padding="0"))
+            toggle.observe(_tie_changed(lab, i), names="value")
+            lab.tie_toggles.append(toggle)
+            row.append(toggle)
+        b = W.Button(layout=W.Layout(width="46px"))
+        b.on_click(_item_clicked(lab, i))
+        lab.item_buttons.append(b)
+        row.append(b)
+    return row
 
-    @property
-    def p(self) -> int:
-        return self.cutoff.value
 
-    # -- what a student does -----------------------------------------------------------------
-    def set_list(self, grades, tie_sizes=None, p: int | None = None):
-        "Replace the whole list (and its tie groups); p defaults to the list's length."
+# %% ../../nbs/14_ap_playground.ipynb #b856d09b
+def _paint(lab,   # the playground: its buttons and toggles are restyled from its list
+           ):
+    "The item buttons and tie toggles show the list: each button its rank and grade, each toggle whether it ties."
+    for i, (b, grade) in enumerate(zip(lab.item_buttons, lab._grades)):
+        b.description = f"{i + 1}" + ("" if grade == 0 else (" ✓" if lab.max_grade == 1 else f" ★{grade}"))
+        b.button_style = "success" if grade > 0 else ""
+        b.tooltip = f"item {i + 1}: grade {grade}"
+    for i, t in enumerate(lab.tie_toggles[1:], 1):
+        t.button_style = "warning" if lab._tie[i] else ""
+
+
+# %% ../../nbs/14_ap_playground.ipynb #c1b41b22
+class _ListEditing(Lab):
+    "What a student does to the playground's list: the buttons as methods (the playground below shows the numbers)."
+
+    def set_list(self, grades, tie_sizes=None, k: int | None = None):
+        "Replace the whole list (and its tie groups); k defaults to the list's length."
         g = _grades(grades, self.max_grade)
-        tie = _ties_from_sizes(tie_sizes, len(g))
-        W = load_ipywidgets()
-        self._grades, self._tie = g, tie
-        self.item_buttons, self.tie_toggles, row = [], [None], []
-        for i in range(len(g)):
-            if i:
-                t = W.ToggleButton(value=tie[i], description="⌒", tooltip=f"tie item {i} with item {i + 1}",
-                                   layout=W.Layout(width="28px", padding="0"))
-                t.observe(self._on_tie(i), names="value")
-                self.tie_toggles.append(t)
-                row.append(t)
-            b = W.Button(layout=W.Layout(width="46px"))
-            b.on_click(self._on_item(i))
-            self.item_buttons.append(b)
-            row.append(b)
-        self.items_box.children = row
-        p = len(g) if p is None else check_int(p, "p", 1, len(g))
+        self._grades, self._tie = g, _ties_from_sizes(tie_sizes, len(g))
+        self.items_box.children = _item_row(self, len(g))
+        k = len(g) if k is None else check_int(k, "k", 1, len(g))
         self._updating = True
         try:
             self.cutoff.max = len(g)
-            self.cutoff.value = p
+            self.cutoff.value = k
         finally:
             self._updating = False
         self.update()
@@ -133,64 +201,65 @@ class APPlayground(Lab):
         self.tie_toggles[check_int(i, "i", 1, len(self._grades) - 1)].value = bool(on)
         return self
 
-    def set_cutoff(self, p: int):
-        self.cutoff.value = check_int(p, "p", 1, len(self._grades))
+    def set_cutoff(self, k: int):
+        "Move the cutoff slider to k (1..the list's length)."
+        self.cutoff.value = check_int(k, "k", 1, len(self._grades))
         return self
 
-    def _on_item(self, i):
-        def click(_button):
-            self._grades[i] = (self._grades[i] + 1) % (self.max_grade + 1)
-            self.update()
-        return click
 
-    def _on_tie(self, i):
-        def change(c):
-            self._tie[i] = bool(c["new"])
-            self.update()
-        return change
+# %% ../../nbs/14_ap_playground.ipynb #3c9ecf84
+class APPlayground(_ListEditing):
+    "AP@k (every denominator and tie mode), nDCG@k and EGR@k of a ranked list a student edits."
 
-    # -- what is shown ---------------------------------------------------------------------
+    def __init__(self,
+                 grades=(1, 0, 1, 1, 0, 0, 1, 0),  # the list's grades, rank order: 1 to 40 items, each 0..max_grade
+                 tie_sizes=None,                   # sizes of consecutive tie groups; None: no ties
+                 k: int | None = None,             # the cutoff, 1..len(grades); None: the whole list
+                 max_grade: int = 1,               # the highest grade: 1 (binary) to 3 (graded, for nDCG)
+                 gain: str = "exp2",               # nDCG's gain at the start: "exp2" (2^rel - 1) | "linear" (rel)
+                 ):
+        self.max_grade = check_int(max_grade, "max_grade", 1, 3)
+        check_choice(gain, "gain", GAINS)
+        box = _controls(self, gain)
+        self._updating = False
+        self._finish(box)
+        self.set_list(grades, tie_sizes, k)
+
+    @property
+    def grades(self) -> list:
+        return list(self._grades)
+
+    @property
+    def tie_sizes(self) -> list:
+        "Sizes of the consecutive tie groups (what the metric functions take)."
+        return _sizes_from_ties(self._tie)
+
+    @property
+    def k(self) -> int:
+        "The cutoff the slider shows."
+        return self.cutoff.value
+
     def compute(self) -> dict:
         "Every number of the table, from the metric chapters' list-level functions."
-        g, sizes, p = self._grades, self.tie_sizes, self.p
-        empty = self.empty.value
-        nums = {"AP": {d: {t: _ap.average_precision(g, p, sizes, ties=t, ap_denominator=d, empty=empty)
-                           for t in TIE_MODES} for d in AP_DENOMINATORS},
-                "nDCG": {t: _dcg.ndcg(g, p, sizes, ties=t, gain=self.gain.value, empty=empty) for t in TIE_MODES},
-                "EGR": {t: _egr.egr_tied(g, sizes, n=p, ties=t) for t in TIE_MODES}}
-        nums["p"], nums["R"], nums["tie_sizes"] = p, int(sum(v > 0 for v in g)), sizes
-        return nums
+        return _playground_numbers(self._grades, self.tie_sizes, self.k, self.gain.value, self.empty.value)
 
     def update(self):
+        "Show the list and its numbers (`readout()` returns them)."
         if self._updating:
             return
-        for i, (b, grade) in enumerate(zip(self.item_buttons, self._grades)):
-            b.description = f"{i + 1}" + ("" if grade == 0 else (" ✓" if self.max_grade == 1 else f" ★{grade}"))
-            b.button_style = "success" if grade > 0 else ""
-            b.tooltip = f"item {i + 1}: grade {grade}"
-        for i, t in enumerate(self.tie_toggles[1:], 1):
-            t.button_style = "warning" if self._tie[i] else ""
+        _paint(self)
         self.numbers = self.compute()
-        n = self.numbers
-        groups, pos = [], 0
-        for s in n["tie_sizes"]:
-            cells = "".join("●" if v else "○" for v in self._grades[pos:pos + s])
-            groups.append(f"[{cells}]" if s > 1 else cells)
-            pos += s
-        self.groups.value = (f"<code>{' '.join(groups)}</code> &nbsp; R = {n['R']} relevant of "
-                             f"{len(self._grades)}, k = {n['p']}, tie groups {n['tie_sizes']}")
-        header = ["ties"] + [f"AP@k ({d})" for d in AP_DENOMINATORS] + ["nDCG@k", "EGR@k (lower is better)"]
-        rows = [[t] + [fmt_number(n["AP"][d][t]) for d in AP_DENOMINATORS] + [fmt_number(n["nDCG"][t]), fmt_number(n["EGR"][t])]
-                for t in TIE_MODES]
-        self.table.value = html_table(header, rows)
+        self.groups.value = _groups_line(self._grades, self.numbers["tie_sizes"], self.numbers["k"])
+        self.table.value = _numbers_table(self.numbers)
+
 
 # %% ../../nbs/14_ap_playground.ipynb #b1b10c45
 def ap_playground(grades=(1, 0, 1, 1, 0, 0, 1, 0),  # the list's grades, rank order: 1 to 40 items, each 0..max_grade
                   tie_sizes=None,                   # sizes of consecutive tie groups; None: no ties
-                  p: int | None = None,             # the cutoff, 1..len(grades); None: the whole list
+                  k: int | None = None,             # the cutoff, 1..len(grades); None: the whole list
                   max_grade: int = 1,               # the highest grade: 1 (binary) to 3 (graded, for nDCG)
                   gain: str = "exp2",               # nDCG's gain at the start: "exp2" (2^rel - 1) | "linear" (rel)
                   ):
-    """A ranked list to edit (grades, tie groups, cutoff k: the argument `p`) with AP@k under every convention and tie
+    """A ranked list to edit (grades, tie groups, cutoff k) with AP@k under every convention and tie
     mode, nDCG@k and EGR@k updating live. Returns the ipywidgets box; `box.lab` is its `APPlayground`."""
-    return APPlayground(grades, tie_sizes, p, max_grade, gain).widget
+    return APPlayground(grades, tie_sizes, k, max_grade, gain).widget
