@@ -63,6 +63,7 @@ SESSIONS = (   # (session, topic, its chapters, what a student can do after it)
 OPTIONAL = {   # chapter: why it is reading, not a session
     "00": "validation: how every input is checked (for students who extend the library)",
     "07": "the plumbing of figures and widgets",
+    "15": "ERR@k, the cascade measure on a declared grade scale (after session 5)",
     "21": "the hashing lab: the project (set after session 7)",
     "31": "the N = 12 enumeration of the EGR paper's tables (after session 8)",
     "32": "the compiled expected-EGR kernel (systems side)",
@@ -70,6 +71,7 @@ OPTIONAL = {   # chapter: why it is reading, not a session
     "41": "the Bayes-merging lab on the digits (after session 8)",
     "57": "the compiled TREC reader (systems side)",
     "58": "the compiled ranking by scores (systems side)",
+    "59": "bounded-memory block loops and the progress bar (systems side)",
     "60": "the engine: every metric in one fused pass (systems side)",
     "61": "sharded evaluation on Dask (systems side)",
     "62": "evaluation on a torch device (systems side)",

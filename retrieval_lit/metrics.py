@@ -17,9 +17,8 @@ from .validate import check_choice, check_probability, fail
 
 # %% auto #0
 __all__ = ['AP_DENOMINATORS', 'EMPTY_POLICIES', 'GAINS', 'AP_INTERPOLATIONS', 'MAX_NAME_DIGITS', 'MAX_CUTOFF', 'convention',
-           'Conventions', 'convention_fields', 'apply_empty_policy', 'Metric', 'register_metric',
-           'register_name_reader', 'known_metrics', 'metric_names', 'quote_name', 'check_name_digits', 'parse_metric',
-           'parse_cutoff', 'tie_range']
+           'Conventions', 'convention_fields', 'apply_empty_policy', 'Metric', 'register_metric', 'known_metrics',
+           'metric_names', 'quote_name', 'check_name_digits', 'parse_metric', 'parse_cutoff', 'tie_range']
 
 # %% ../nbs/04_metrics.ipynb #3eb1e6e6
 AP_DENOMINATORS = ("retrieved", "all", "min")

@@ -17,7 +17,7 @@ from .ranking import RankSummary
 from .validate import check_int, fail
 
 # %% auto #0
-__all__ = ['read_name', 'name_metric', 'names_table', 'ranx_table']
+__all__ = ['read_name', 'name_metric', 'names_table']
 
 # %% ../nbs/08_names.ipynb #8a1797b7
 @dataclass(frozen=True)
