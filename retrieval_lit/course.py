@@ -58,9 +58,12 @@ SESSIONS = (   # (session, topic, its chapters, what a student can do after it)
      "report one evaluate call with every convention named, its expected value and range; evaluate inside a training "
      "loop; reproduce another tool's number and name the conventions it implies; use the command line"),
 )
+
+# %% ../nbs/95_course.ipynb #c43b4efb
 OPTIONAL = {   # chapter: why it is reading, not a session
     "00": "validation: how every input is checked (for students who extend the library)",
     "07": "the plumbing of figures and widgets",
+    "15": "ERR@k, the cascade measure on a declared grade scale (after session 5)",
     "21": "the hashing lab: the project (set after session 7)",
     "31": "the N = 12 enumeration of the EGR paper's tables (after session 8)",
     "32": "the compiled expected-EGR kernel (systems side)",
@@ -68,6 +71,7 @@ OPTIONAL = {   # chapter: why it is reading, not a session
     "41": "the Bayes-merging lab on the digits (after session 8)",
     "57": "the compiled TREC reader (systems side)",
     "58": "the compiled ranking by scores (systems side)",
+    "59": "bounded-memory block loops and the progress bar (systems side)",
     "60": "the engine: every metric in one fused pass (systems side)",
     "61": "sharded evaluation on Dask (systems side)",
     "62": "evaluation on a torch device (systems side)",
@@ -207,6 +211,44 @@ def _graded(exercise_id: str, sealed: dict, answer: np.ndarray) -> dict:
                                for i, (x, want) in enumerate(zip(answer.reshape(-1).tolist(), sealed[level]))], dtype=bool)
     return out
 
+# %% ../nbs/95_course.ipynb #e2cb4038
+def _answer_array(exercise_id: str,  # the exercise, "CC.N" (for messages)
+                  n: int | None,     # the sealed entry's shape: None for one number, else the list's length
+                  answer,            # the answer as given
+                  ) -> np.ndarray:
+    "The answer as a 1-D float64 array of the key's shape; refuses truth values, another shape, NaN and inf."
+    if isinstance(answer, (bool, np.bool_)) or (isinstance(answer, np.ndarray) and answer.dtype == bool):
+        fail("answer", f"must be a number, not a truth value, got {answer!r}")
+    a = as_numeric_array(answer, "answer")
+    if a.dtype == bool:
+        fail("answer", f"must hold numbers, not truth values, got {answer!r}")
+    if n is None and a.size != 1:
+        fail("answer", f"must be one number for exercise {exercise_id}, got {a.size} numbers (shape {a.shape})")
+    if n is not None and (a.ndim != 1 or a.size != n):
+        fail("answer", f"must be a list of {n} numbers for exercise {exercise_id} (in the order the exercise "
+                       f"asks for), got shape {a.shape}")
+    a = a.astype(np.float64).reshape(-1)
+    if not np.isfinite(a).all():
+        fail("answer", f"must hold finite numbers (no NaN or inf), got {answer!r}")
+    return a
+
+# %% ../nbs/95_course.ipynb #01d794e6
+def _verdict_message(exercise_id: str,   # the exercise, "CC.N"
+                     sealed: dict,       # its sealed entry (the tolerances are read)
+                     right: np.ndarray,  # which numbers of the answer are right
+                     verdict: str,       # "right" | "close" | "wrong"
+                     ) -> str:
+    "What check prints for a verdict: the tolerance it was judged by, and how many numbers of a list are right."
+    rtol, atol, close_rtol, close_atol = (sealed[t] for t in ("rtol", "atol", "close_rtol", "close_atol"))
+    some = f" ({int(right.sum())} of {right.size} numbers right)" if right.size > 1 else ""
+    tol = lambda r, a: f"a relative tolerance of {r:g}" if r > 0 else f"an absolute tolerance of {a:g}"
+    return {"right": f"{exercise_id}: right, within {tol(rtol, atol)} of the answer key.",
+            "close": f"{exercise_id}: close, within {tol(close_rtol, close_atol)} of the answer key, not within "
+                     f"{tol(rtol, atol)} as required{some}: give every digit, and check the conventions the exercise "
+                     "names.",
+            "wrong": f"{exercise_id}: wrong, not within {tol(close_rtol, close_atol)} of the answer key{some}. "
+                     "Try again."}[verdict]
+
 # %% ../nbs/95_course.ipynb #dc5c0f1f
 def check(exercise_id: str,      # the exercise, "CC.N": exercise N of chapter CC, e.g. "11.1"
           answer,                # your answer: a number, or a list of numbers in the order the exercise asks for
@@ -232,33 +274,11 @@ def check(exercise_id: str,      # the exercise, "CC.N": exercise N of chapter C
                             f"holds {known or 'none'}); exercises without one numerical answer are checked against "
                             "their worked solution")
     sealed = key[exercise_id]
-    n = sealed["n"]
-    if isinstance(answer, (bool, np.bool_)) or (isinstance(answer, np.ndarray) and answer.dtype == bool):
-        fail("answer", f"must be a number, not a truth value, got {answer!r}")
-    a = as_numeric_array(answer, "answer")
-    if a.dtype == bool:
-        fail("answer", f"must hold numbers, not truth values, got {answer!r}")
-    if n is None and a.size != 1:
-        fail("answer", f"must be one number for exercise {exercise_id}, got {a.size} numbers (shape {a.shape})")
-    if n is not None and (a.ndim != 1 or a.size != n):
-        fail("answer", f"must be a list of {n} numbers for exercise {exercise_id} (in the order the exercise "
-                       f"asks for), got shape {a.shape}")
-    a = a.astype(np.float64).reshape(-1)
-    if not np.isfinite(a).all():
-        fail("answer", f"must hold finite numbers (no NaN or inf), got {answer!r}")
-    graded = _graded(exercise_id, sealed, a)
+    graded = _graded(exercise_id, sealed, _answer_array(exercise_id, sealed["n"], answer))
     right, close = graded["right"], graded["close"] | graded["right"]
     verdict = "right" if right.all() else "close" if close.all() else "wrong"
     if not quiet:
-        rtol, atol, close_rtol, close_atol = (sealed[t] for t in ("rtol", "atol", "close_rtol", "close_atol"))
-        some = f" ({int(right.sum())} of {right.size} numbers right)" if right.size > 1 else ""
-        tol = lambda r, a: f"a relative tolerance of {r:g}" if r > 0 else f"an absolute tolerance of {a:g}"
-        print({"right": f"{exercise_id}: right, within {tol(rtol, atol)} of the answer key.",
-               "close": f"{exercise_id}: close, within {tol(close_rtol, close_atol)} of the answer key, not within "
-                        f"{tol(rtol, atol)} as required{some}: give every digit, and check the conventions the exercise "
-                        "names.",
-               "wrong": f"{exercise_id}: wrong, not within {tol(close_rtol, close_atol)} of the answer key{some}. "
-                        "Try again."}[verdict])
+        print(_verdict_message(exercise_id, sealed, right, verdict))
     return verdict
 
 # %% ../nbs/95_course.ipynb #8c372898
@@ -268,6 +288,22 @@ def _check_dest(dest: Path, nbs: Path, what: str) -> None:
         fail("dest", f"{str(dest)!r} exists and is not an empty folder: choose a new folder for {what}")
     if dest.resolve() == nbs.resolve() or nbs.resolve() in dest.resolve().parents:
         fail("dest", f"{str(dest)!r} is inside the notebook folder {str(nbs)!r}: choose a folder outside it")
+
+# %% ../nbs/95_course.ipynb #391be003
+def _kept_or_sealed(ex: str,      # the exercise, "CC.N"
+                    entry: dict,  # its plain key entry ({"value": ..., "rtol": ...})
+                    kept,         # its entry in the sealed file already there (anything), or None
+                    ) -> dict:
+    "`kept` if it still seals `entry` (the same shape and tolerances, the answer graded right and close), else a new seal."
+    value = np.asarray(entry["value"], dtype=np.float64)
+    fresh = _seal(ex, entry, salt=bytes(16))               # (the salt aside, what the entry must say)
+    same = isinstance(kept, dict) and all(kept.get(f) == fresh[f] for f in
+                                          ("n", "rtol", "atol", "close_rtol", "close_atol", "grid"))
+    try:
+        holds = same and all(_graded(ex, kept, value.reshape(-1))[lv].all() for lv in _LEVELS)
+    except (KeyError, TypeError, ValueError):
+        holds = False
+    return kept if holds else _seal(ex, entry)
 
 # %% ../nbs/95_course.ipynb #0aa7c299
 def seal_answer_keys(plain="nbs/answers",             # the folder of plain keys CC.json (the source tree's)
@@ -289,16 +325,7 @@ def seal_answer_keys(plain="nbs/answers",             # the folder of plain keys
         except (OSError, ValueError):
             old = {}
         for ex in sorted(key, key=lambda e: int(e.split(".")[1])):
-            value = np.asarray(key[ex]["value"], dtype=np.float64)
-            fresh = _seal(ex, key[ex], salt=bytes(16))               # (the salt aside, what the entry must say)
-            kept = old.get(ex) if isinstance(old, dict) else None
-            same = isinstance(kept, dict) and all(kept.get(f) == fresh[f] for f in
-                                                  ("n", "rtol", "atol", "close_rtol", "close_atol", "grid"))
-            try:
-                holds = same and all(_graded(ex, kept, value.reshape(-1))[lv].all() for lv in _LEVELS)
-            except (KeyError, TypeError, ValueError):
-                holds = False
-            out[ex] = kept if holds else _seal(ex, key[ex])
+            out[ex] = _kept_or_sealed(ex, key[ex], old.get(ex) if isinstance(old, dict) else None)
         (dest / p.name).write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
         written.append(dest / p.name)
     for stale in dest.glob("*.json"):
@@ -306,7 +333,7 @@ def seal_answer_keys(plain="nbs/answers",             # the folder of plain keys
             stale.unlink()
     return written
 
-
+# %% ../nbs/95_course.ipynb #00a1b77e
 def write_teacher_copy(dest,             # a new or empty folder
                        nbs="nbs",        # the book's notebook folder (its solutions kept)
                        answers=None,     # the plain answer keys; None: `nbs`/answers
@@ -515,15 +542,6 @@ _FIGURE = re.compile(r"\b(?:plot_\w+|new_axes|show_\w+_figure)\(|\.plot\(|\.bar\
 _WORKED = re.compile(r"^##+ .*(?:worked|example|Fig\. ?\d|by hand)", re.I)
 
 
-def _slide(cell: dict, kind: str) -> dict:
-    "A copy of `cell` for a deck: its nbdev directives dropped, marked as a reveal.js `kind` (slide, subslide, fragment)."
-    out = {"cell_type": cell["cell_type"], "metadata": {"slideshow": {"slide_type": kind}}, "source": _source(cell)}
-    if cell["cell_type"] == "code":
-        out["source"] = _split_directives(_source(cell))[1]
-        out["outputs"], out["execution_count"] = copy.deepcopy(cell.get("outputs", [])), None
-    return out
-
-
 def chapter_slides(nb: dict,                 # a chapter as json.load reads it
                    name: str = "notebook",   # its name, for error messages
                    ) -> list:
@@ -554,7 +572,31 @@ def chapter_slides(nb: dict,                 # a chapter as json.load reads it
             picked[i], figure = "slide", True
     return [_slide(cells[i], kind) for i, kind in sorted(picked.items())]
 
+# %% ../nbs/95_course.ipynb #d257245d
+def _slide(cell: dict, kind: str) -> dict:
+    "A copy of `cell` for a deck: its nbdev directives dropped, marked as a reveal.js `kind` (slide, subslide, fragment)."
+    out = {"cell_type": cell["cell_type"], "metadata": {"slideshow": {"slide_type": kind}}, "source": _source(cell)}
+    if cell["cell_type"] == "code":
+        out["source"] = _split_directives(_source(cell))[1]
+        out["outputs"], out["execution_count"] = copy.deepcopy(cell.get("outputs", [])), None
+    return out
 
+# %% ../nbs/95_course.ipynb #71611ccb
+def _session_cells(session: tuple,  # a row of SESSIONS: (number, topic, chapters, outcomes)
+                   found: dict,     # chapter number ("53") -> its notebook's path
+                   ) -> list:
+    "The cells of one session's deck: its title slide, then chapter_slides of each of its chapters, with ids."
+    number, topic, chapters, outcomes = session
+    title = (f"# Session {number}: {topic}\n\n**Chapters:** " + ", ".join(found[c].stem for c in chapters)
+             + f"\n\n**After it a student can:** {outcomes}.")
+    cells = [{"cell_type": "markdown", "metadata": {"slideshow": {"slide_type": "slide"}}, "source": title}]
+    for c in chapters:
+        cells += chapter_slides(_read_notebook(found[c]), found[c].name)
+    for i, cell in enumerate(cells):
+        cell["id"] = f"s{number:02d}c{i:03d}"
+    return cells
+
+# %% ../nbs/95_course.ipynb #22aea487
 def write_slides(dest,                # a new or empty folder for the decks
                  nbs="nbs",           # the book's notebook folder
                  sessions=None,       # session numbers (1 to 10) to write; None: all
@@ -586,14 +628,8 @@ def write_slides(dest,                # a new or empty folder for the decks
         missing = [c for c in chapters if c not in found]
         if missing:
             fail("nbs", f"{str(nbs)!r} lacks chapter(s) {missing} of session {number}")
-        title = (f"# Session {number}: {topic}\n\n**Chapters:** " + ", ".join(found[c].stem for c in chapters)
-                 + f"\n\n**After it a student can:** {outcomes}.")
-        cells = [{"cell_type": "markdown", "metadata": {"slideshow": {"slide_type": "slide"}}, "source": title}]
-        for c in chapters:
-            cells += chapter_slides(_read_notebook(found[c]), found[c].name)
-        for i, cell in enumerate(cells):
-            cell["id"] = f"s{number:02d}c{i:03d}"
-        nb = nbformat.from_dict({"nbformat": 4, "nbformat_minor": 5, "cells": cells,
+        nb = nbformat.from_dict({"nbformat": 4, "nbformat_minor": 5,
+                                 "cells": _session_cells((number, topic, chapters, outcomes), found),
                                  "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3",
                                                              "language": "python"},
                                               "language_info": {"name": "python"}}})

@@ -66,24 +66,24 @@ def _save(fig, path: Path, dpi: int) -> Path:
     fig.savefig(path, dpi=dpi)
     return path
 
-# %% ../nbs/70_demo.ipynb #5a2b40c1
-def save_demo_figures(folder,                        # where to write (created if missing)
-                      bits=(12, 32, 64),             # the code lengths drawn
-                      seed: int = 0,                 # the data's and the hash's seed
-                      ties: str = "expected",        # the tie mode of the by-rank curves
-                      dpi: int = 110,                # resolution of the PNG files
-                      summaries: dict | None = None, # precomputed demo_summaries (then bits and seed are not used)
-                      ) -> list:
-    "Write the demo's PNG figures (`DEMO_FIGURES`) into `folder` (created if missing); return their paths."
-    from matplotlib.figure import Figure
-    folder = Path(folder)
-    if folder.exists() and not folder.is_dir():
-        fail("folder", f"{str(folder)!r} exists and is not a folder")
-    folder.mkdir(parents=True, exist_ok=True)
-    dpi = check_int(dpi, "dpi", 20, 600)
-    sums = summaries if summaries is not None else demo_summaries(bits, seed, ties)
-    written = []
+# %% ../nbs/70_demo.ipynb #f87d560e
+def _describe(sums: dict) -> str:
+    "The data's size said once when every code length shares it (the demo's case), else once per length."
+    sizes = {k: (v[1].n_queries, v[1].n_ranks) if isinstance(v, tuple) else (v.n_queries, v.n_gallery)
+             for k, v in sums.items()}
+    bits = ", ".join(str(k) for k in sizes)
+    if len(set(sizes.values())) == 1:
+        q, n = next(iter(sizes.values()))
+        return f"{q:,} queries x {n:,} gallery items, codes of {bits} bits"
+    return "; ".join(f"{k} bits: {q:,} queries x {n:,} items" for k, (q, n) in sizes.items())
 
+# %% ../nbs/70_demo.ipynb #cece28f7
+def _pr_figure(sums: dict,  # {nbits: (data, summary)}, as demo_summaries returns
+               ties: str,   # the tie mode of the by-rank curves
+               seed: int,   # the data's seed, for the title
+               ):
+    "The figure of precision against recall (by rank, by radius) and precision within radius r."
+    from matplotlib.figure import Figure
     by_rank, by_radius = pr_curves(sums, "rank", ties), pr_curves(sums, "radius", ties)
     fig = Figure(figsize=(13, 3.8), layout="constrained")
     a1, a2, a3 = fig.subplots(1, 3)
@@ -95,8 +95,13 @@ def save_demo_figures(folder,                        # where to write (created i
     a3.set_title("precision within radius r (empty balls skipped)", fontsize=10)
     fig.suptitle(f"digits (seed {seed}): {_describe(sums)}; left and middle: precision against recall, "
                  f"right: against the Hamming radius", fontsize=10)
-    written.append(_save(fig, folder / DEMO_FIGURES[0], dpi))
+    return fig
 
+# %% ../nbs/70_demo.ipynb #8c2d5e0c
+def _usage_figure(sums: dict,  # {nbits: (data, summary)}, as demo_summaries returns (the data's codes are drawn)
+                  ):
+    "The figure of how the gallery's items share codes, one panel per code length on one x scale."
+    from matplotlib.figure import Figure
     fig = Figure(figsize=(7, 2.2 * len(sums)), layout="constrained")
     axes = np.atleast_1d(fig.subplots(len(sums), 1, sharex=True))   # one x scale: the panels compare
     for ax, (key, value) in zip(axes, sums.items()):
@@ -111,8 +116,13 @@ def save_demo_figures(folder,                        # where to write (created i
     for ax in axes[:-1]:
         ax.set_xlabel("")                                # said once, under the last panel
     fig.suptitle("how the gallery's items share codes", fontsize=10)
-    written.append(_save(fig, folder / DEMO_FIGURES[1], dpi))
+    return fig
 
+# %% ../nbs/70_demo.ipynb #dec3afad
+def _ball_figure(sums: dict,  # {nbits: (data, summary)}: the first code length's first query is drawn
+                 ):
+    "The figure of φ's ball: Fig. 6 of Ding, Li & Li (2018) for k = 0, 1, 2, and the digits' first query."
+    from matplotlib.figure import Figure
     q6, codes6, grades6 = paper_fig6_gallery()
     first = next(iter(sums.values()))[0]
     rel = (first.gallery_labels == first.query_labels[0]).astype(np.uint8)
@@ -124,16 +134,24 @@ def save_demo_figures(folder,                        # where to write (created i
     for r, ax in zip((1, 2), bottom.subplots(1, 2)):
         plot_phi(ball_histogram(first.query_codes[0], first.gallery_codes, r, rel), ax=ax, legend=r == 2)
     bottom.suptitle(f"digits, first query, {first.nbits}-bit codes", fontsize=10)
-    written.append(_save(fig, folder / DEMO_FIGURES[2], dpi))
-    return written
+    return fig
 
-# %% ../nbs/70_demo.ipynb #f87d560e
-def _describe(sums: dict) -> str:
-    "The data's size said once when every code length shares it (the demo's case), else once per length."
-    sizes = {k: (v[1].n_queries, v[1].n_ranks) if isinstance(v, tuple) else (v.n_queries, v.n_gallery)
-             for k, v in sums.items()}
-    bits = ", ".join(str(k) for k in sizes)
-    if len(set(sizes.values())) == 1:
-        q, n = next(iter(sizes.values()))
-        return f"{q:,} queries x {n:,} gallery items, codes of {bits} bits"
-    return "; ".join(f"{k} bits: {q:,} queries x {n:,} items" for k, (q, n) in sizes.items())
+# %% ../nbs/70_demo.ipynb #5a2b40c1
+def save_demo_figures(folder,                        # where to write (created if missing)
+                      bits=(12, 32, 64),             # the code lengths drawn
+                      seed: int = 0,                 # the data's and the hash's seed
+                      ties: str = "expected",        # the tie mode of the by-rank curves
+                      dpi: int = 110,                # resolution of the PNG files
+                      summaries: dict | None = None, # precomputed demo_summaries (then bits and seed are not used)
+                      ) -> list:
+    "Write the demo's PNG figures (`DEMO_FIGURES`) into `folder` (created if missing); return their paths."
+    folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        fail("folder", f"{str(folder)!r} exists and is not a folder")
+    folder.mkdir(parents=True, exist_ok=True)
+    dpi = check_int(dpi, "dpi", 20, 600)
+    sums = summaries if summaries is not None else demo_summaries(bits, seed, ties)
+    written = [_save(_pr_figure(sums, ties, seed), folder / DEMO_FIGURES[0], dpi)]
+    written.append(_save(_usage_figure(sums), folder / DEMO_FIGURES[1], dpi))
+    written.append(_save(_ball_figure(sums), folder / DEMO_FIGURES[2], dpi))
+    return written

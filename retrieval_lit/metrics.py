@@ -70,24 +70,31 @@ class Conventions:
         Traceback (most recent call last):
         retrieval_lit.validate.RetrievalInputError: `tie` is not a convention; the conventions are ap_denominator, ...
         """
-        known = {f.name for f in fields(cls)}
-        for k in kwargs:
-            if k not in known:
-                fail(k, f"is not a convention; the conventions are {', '.join(sorted(known))}")
-        c = cls(**kwargs)
-        for f in fields(cls):
-            choices = f.metadata["choices"]
-            if choices is None:
-                check_probability(getattr(c, f.name), f.name)
-            else:
-                check_choice(getattr(c, f.name), f.name, choices)
-        return c
+        return _make_conventions(cls, kwargs)
 
     def with_ties(self,
                   ties: str,  # the tie mode to put in place of this one's
                   ) -> "Conventions":
         "These conventions with another tie mode (validated)."
         return Conventions.make(**{**self.__dict__, "ties": ties})
+
+# %% ../nbs/04_metrics.ipynb #62a94fc1
+def _make_conventions(cls,           # Conventions (the class whose fields declare the conventions)
+                      kwargs: dict,  # the conventions given, by name
+                      ):
+    "`cls(**kwargs)`, each field checked against its declaration; an unknown name or a bad value raises naming it."
+    known = {f.name for f in fields(cls)}
+    for k in kwargs:
+        if k not in known:
+            fail(k, f"is not a convention; the conventions are {', '.join(sorted(known))}")
+    c = cls(**kwargs)
+    for f in fields(cls):
+        choices = f.metadata["choices"]
+        if choices is None:
+            check_probability(getattr(c, f.name), f.name)
+        else:
+            check_choice(getattr(c, f.name), f.name, choices)
+    return c
 
 # %% ../nbs/04_metrics.ipynb #8feea211
 def convention_fields() -> list:
@@ -164,10 +171,33 @@ def register_metric(pattern: str,     # a regex the lower-cased, stripped name m
     entry = _Entry(re.compile(pattern), build, example, doc)
     _REGISTRY[:] = [e for e in _REGISTRY if e.pattern.pattern != pattern] + [entry]
 
+# %% ../nbs/04_metrics.ipynb #9b4c97aa
+@dataclass(frozen=True)
+class NameReader:
+    "A reader of other tools' spellings, which parse_metric consults before the registry (chapter 08 registers one)."
+    read: Callable   # read(name) -> the Metric of another tool's spelling, or None if the name is not one
+    near: Callable   # near(name) -> a list of the known spellings nearest to an unknown name
+    listing: str     # what an unknown name's message adds after the registry's examples, in parentheses
+
+
+_NAME_READERS: dict = {}    # the registering module's name -> its NameReader, consulted in registration order
+
+# The modules whose import registers a NameReader (chapter 08: ir_measures' and ranx's spellings).
+NAME_MODULES = ("names",)
+
+# %% ../nbs/04_metrics.ipynb #24c7d365
+def register_name_reader(module: str,        # the registering module's name (registering again replaces its reader)
+                         reader: NameReader,  # how to read its spellings, suggest near ones, and list them
+                         ) -> None:
+    "Let parse_metric read another tool's spellings through `reader`, before the library's own names."
+    if not isinstance(reader, NameReader):
+        fail("reader", f"must be a NameReader, got {type(reader).__name__}")
+    _NAME_READERS[module] = reader
+
 # %% ../nbs/04_metrics.ipynb #b798aea6
 def load_metric_modules():
-    "Import every metric chapter's module once, so their names are registered."
-    for name in METRIC_MODULES:
+    "Import every metric chapter's module once, so their names are registered, and the readers of other tools' names."
+    for name in METRIC_MODULES + NAME_MODULES:
         importlib.import_module(f"retrieval_lit.{name}")
 
 # %% ../nbs/04_metrics.ipynb #2088db75
@@ -232,8 +262,9 @@ def check_name_digits(name: str,               # a metric or measure name as typ
 # %% ../nbs/04_metrics.ipynb #ec265981
 def parse_metric(name,  # a metric name such as "map@1000", "ndcg@100", "p@10", or ir_measures' "AP@100", "nDCG@10"
                  ) -> Metric:
-    """The Metric for a name such as 'map@1000' (case-insensitive) or an ir_measures spelling such as 'AP@100'
-    (case-sensitive, with the conventions it implies: chapter 08); unknown names list the known ones and the nearest.
+    """The Metric for a name such as 'map@1000' (case-insensitive) or another tool's spelling such as ir_measures'
+    'AP@100' (case-sensitive, with the conventions it implies: chapter 08's reader); unknown names list the known
+    ones and the nearest.
 
     >>> m = parse_metric(" MAP@1000")
     >>> m.name, m.cutoff, m.tie_bounds
@@ -243,20 +274,20 @@ def parse_metric(name,  # a metric name such as "map@1000", "ndcg@100", "p@10", 
     if not isinstance(name, str):
         fail("metrics", f"entries must be metric names (strings), got {name!r}")
     check_name_digits(name)              # before any reader converts a number
-    from retrieval_lit import names      # the names other tools use (chapter 08), built on this module
-    meaning = names.read_name(name)
-    if meaning is not None:
-        return names.name_metric(meaning)
+    for reader in _NAME_READERS.values():    # other tools' spellings first (chapter 08)
+        metric = reader.read(name)
+        if metric is not None:
+            return metric
     key = name.strip().lower()
     for e in _REGISTRY:
         m = e.pattern.fullmatch(key)
         if m:
             return e.build(m)
     listing = ", ".join(ex for ex, _ in known_metrics()) or "(none registered)"
-    near = names.did_you_mean(name)
+    also = "".join(f" (and {r.listing})" for r in _NAME_READERS.values())
+    near = [s for r in _NAME_READERS.values() for s in r.near(name)]
     hint = f"; did you mean {' or '.join(map(repr, near))}?" if near else ""
-    fail("metrics", f"has an unknown metric name {quote_name(name)}; known: {listing} (and ir_measures' AP@k, nDCG@k, P@k, "
-                    f"R@k, RR, Success@k, Rprec){hint}")
+    fail("metrics", f"has an unknown metric name {quote_name(name)}; known: {listing}{also}{hint}")
 
 # %% ../nbs/04_metrics.ipynb #1f41cdf7
 MAX_CUTOFF = 2**53   # every cutoff and radius is exact as a float64 and far from int64 overflow

@@ -15,21 +15,26 @@ from ..validate import check_int
 # %% auto #0
 __all__ = ['max_perfect_map_utilisation']
 
-# %% ../../nbs/22_proposition1_lab.ipynb #0d411b94
-def max_perfect_map_utilisation(nbits: int, strict: bool = True, time_limit: float = 600.0) -> tuple:
-    """Exact search (integer programming, scipy's HiGHS) for the largest share of the 2^K codes that a
-    layout with perfect global mAP can occupy, every class on >= 2 codes and at least 2 classes.
-    Returns (utilisation, layout, proven_optimal); utilisation is NaN and layout None if no layout exists."""
-    from scipy.optimize import Bounds, LinearConstraint, milp
-    from scipy.sparse import coo_matrix
-    nbits = check_int(nbits, "nbits", 2, 6)
-    n = 2 ** nbits
-    codes = np.arange(n)
-    d = np.bitwise_count(codes[:, None] ^ codes[None, :]).astype(np.int64)
+# %% ../../nbs/22_proposition1_lab.ipynb #fcc6ac91
+def _pair_variables(n: int,  # the number of codes, 2^K
+                    ) -> dict:
+    "The variable index of s_ab for each pair of codes (a, b), a < b: after the n code variables, in row order."
     pair = {}
     for a in range(n):
         for b in range(a + 1, n):
             pair[a, b] = n + len(pair)
+    return pair
+
+# %% ../../nbs/22_proposition1_lab.ipynb #4271218d
+def _layout_constraints(nbits: int,    # K: the codes are 0 .. 2^K - 1
+                        strict: bool,  # True: d(a,b) >= d(a,c) binds (ties pessimistic); False: only d(a,b) > d(a,c)
+                        ) -> tuple:
+    "(A, lo, hi): the rows lo <= A v <= hi that a layout's vector v = (x, s) satisfies iff it has perfect mAP."
+    from scipy.sparse import coo_matrix
+    n = 2 ** nbits
+    codes = np.arange(n)
+    d = np.bitwise_count(codes[:, None] ^ codes[None, :]).astype(np.int64)
+    pair = _pair_variables(n)
     s = lambda a, b: pair[min(a, b), max(a, b)]
     rows, cols, vals, lo, hi = [], [], [], [], []
 
@@ -55,8 +60,34 @@ def max_perfect_map_utilisation(nbits: int, strict: bool = True, time_limit: flo
             for c in range(n):
                 if len({a, b, c}) == 3 and (d[a, b] >= d[a, c] if strict else d[a, b] > d[a, c]):
                     add([(s(a, b), 1), (c, 1), (s(a, c), -1)], -np.inf, 1)
-    nv = n + len(pair)
-    A = coo_matrix((vals, (rows, cols)), shape=(len(lo), nv)).tocsr()
+    A = coo_matrix((vals, (rows, cols)), shape=(len(lo), n + len(pair))).tocsr()
+    return A, np.array(lo), np.array(hi)
+
+# %% ../../nbs/22_proposition1_lab.ipynb #0c72b522
+def _layout_from_solution(v: np.ndarray,  # the solution's 0/1 vector (x, s), as bools
+                          n: int,         # the number of codes, 2^K
+                          ) -> np.ndarray:
+    "The layout (class of each code, -1 unused) of a solution, classes named in order of their first code."
+    pair = _pair_variables(n)
+    layout = -np.ones(n, dtype=np.int64)
+    for a in np.flatnonzero(v[:n]):                     # name classes in order of first code
+        if layout[a] < 0:
+            layout[a] = layout.max() + 1
+            for b in range(a + 1, n):
+                if v[pair[a, b]]:
+                    layout[b] = layout[a]
+    return layout
+
+# %% ../../nbs/22_proposition1_lab.ipynb #0d411b94
+def max_perfect_map_utilisation(nbits: int, strict: bool = True, time_limit: float = 600.0) -> tuple:
+    """Exact search (integer programming, scipy's HiGHS) for the largest share of the 2^K codes that a
+    layout with perfect global mAP can occupy, every class on >= 2 codes and at least 2 classes.
+    Returns (utilisation, layout, proven_optimal); utilisation is NaN and layout None if no layout exists."""
+    from scipy.optimize import Bounds, LinearConstraint, milp
+    nbits = check_int(nbits, "nbits", 2, 6)
+    n = 2 ** nbits
+    A, lo, hi = _layout_constraints(nbits, strict)
+    nv = A.shape[1]
     cost = np.zeros(nv)
     cost[:n] = -1
     lower = np.zeros(nv)
@@ -65,12 +96,5 @@ def max_perfect_map_utilisation(nbits: int, strict: bool = True, time_limit: flo
                bounds=Bounds(lower, np.ones(nv)), options={"time_limit": float(time_limit)})
     if res.x is None:
         return math.nan, None, res.status == 2         # status 2: proven infeasible
-    x = np.round(res.x).astype(bool)
-    layout = -np.ones(n, dtype=np.int64)
-    for a in np.flatnonzero(x[:n]):                     # name classes in order of first code
-        if layout[a] < 0:
-            layout[a] = layout.max() + 1
-            for b in range(a + 1, n):
-                if x[s(a, b)]:
-                    layout[b] = layout[a]
+    layout = _layout_from_solution(np.round(res.x).astype(bool), n)
     return utilisation(layout), layout, res.status == 0

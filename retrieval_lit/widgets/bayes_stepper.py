@@ -17,6 +17,78 @@ from ..display import CELL_CSS, HEAD_CSS, html_table, Lab, load_ipywidgets, TABL
 # %% auto #0
 __all__ = ['BayesStepper', 'bayes_stepper']
 
+# %% ../../nbs/42_bayes_stepper.ipynb #5046ff29
+def _stepper_lists(idx1, tf1, idx2, tf2,  # the two lists' image ids and TFs (a TF None: 1 per entry)
+                   n_images,              # images scored, ids 0..n_images-1; None: the largest id + 1
+                   ) -> tuple:
+    "((idx1, tf1, idx2, tf2) as arrays, the number of images scored)."
+    tf1, tf2 = (np.ones(np.size(i)) if t is None else t for i, t in ((idx1, tf1), (idx2, tf2)))
+    lists = (np.asarray(idx1), np.asarray(tf1), np.asarray(idx2), np.asarray(tf2))
+    hi = max([int(np.max(a)) for a in (lists[0], lists[2]) if np.size(a)] + [-1])
+    return lists, (hi + 1 if n_images is None else check_int(n_images, "n_images", 1))
+
+# %% ../../nbs/42_bayes_stepper.ipynb #df2f8ae0
+def _walk_steps(lists: tuple,   # (idx1, tf1, idx2, tf2) as _stepper_lists gives them
+                n_images: int,  # images scored
+                w: float,       # the Bayes weight
+                ) -> list:
+    "Every WalkStep of bayes.walk_per_image over the two lists, each with its own copy of the scores."
+    return [s._replace(scores=np.array(s.scores)) for s in
+            _bayes.walk_per_image(*lists[:2], *lists[2:], np.zeros(n_images), w)]
+
+# %% ../../nbs/42_bayes_stepper.ipynb #e2615da9
+def _list_row(name: str,       # the row's label, "list 1"
+              ids: np.ndarray, # the list's image ids
+              tfs: np.ndarray, # the list's TFs
+              at: int,         # the pointer: the entry about to be read (len(ids): past the end)
+              done: bool,      # the walk is over: nothing highlighted
+              ) -> str:
+    "The list as one HTML table row, the pointer's entry highlighted and the entries behind it greyed."
+    cells = []
+    for k, (i, t) in enumerate(zip(ids.tolist(), tfs.tolist())):
+        style = ("background:#fde68a;font-weight:bold" if k == at and not done else
+                 "color:#9ca3af" if k < at else "")
+        cells.append(f'<td style="{CELL_CSS};{style}">img {i}<br>tf {t:g}</td>')
+    cells.append(f'<td style="{CELL_CSS};{"background:#fde68a" if at >= len(ids) and not done else ""}">end</td>')
+    return f'<tr><th style="{HEAD_CSS}">{name}</th>{"".join(cells)}</tr>'
+
+# %% ../../nbs/42_bayes_stepper.ipynb #ec24ffb6
+def _step_html(s,               # the WalkStep shown
+               position: int,   # its place among the steps
+               last: int,       # the last step's place
+               n_images: int,   # images scored
+               w: float,        # the Bayes weight
+               lists: tuple,    # (idx1, tf1, idx2, tf2)
+               ) -> str:
+    "The HTML of one step: what happened, both lists with their pointers, and the scores after it."
+    done = s.action == "done"
+    ids1, tf1, ids2, tf2 = lists
+    table = (f'<table style="{TABLE_CSS}">{_list_row("list 1", ids1, tf1, s.i, done)}'
+             f'{_list_row("list 2", ids2, tf2, s.j, done)}</table>')
+    what = {"start": "before the loop: both pointers at the head",
+            "done": "both lists exhausted: the merge is complete"}.get(
+        s.action, f"{html.escape(s.action)}: image {s.image} receives {s.added:g}")
+    score_cells = [[f"img {k}" for k in range(n_images)],
+                   [(f'<b style="color:#b45309">{v:g}</b>' if k == s.image else f"{v:g}")
+                    for k, v in enumerate(s.scores.tolist())]]
+    return (f"<p><b>step {s.step}</b> (view {position} of {last}; "
+            f"i = {s.i}, j = {s.j}, w = {w:g}): {what}</p>{table}"
+            f"<p>scores</p>{html_table(score_cells[0], [score_cells[1]])}")
+
+# %% ../../nbs/42_bayes_stepper.ipynb #b4af2742
+def _stepper_controls(W,               # the ipywidgets module
+                      w: float,        # the slider's weight at the start, 0..1
+                      actions: tuple,  # (back, step, run_to_end, reset): what each button calls; reset also on a new w
+                      ) -> tuple:
+    "(weight slider, back, step, run-to-end and reset buttons, view): the stepper's widgets, wired to `actions`."
+    weight = W.FloatSlider(description="weight w", min=0.0, max=1.0, step=0.05, value=w, continuous_update=False)
+    buttons = (W.Button(description="◀ back"), W.Button(description="step ▶", button_style="primary"),
+               W.Button(description="run to end ▶▶"), W.Button(description="reset ⟲"))
+    for button, act in zip(buttons, actions):
+        button.on_click(lambda b, act=act: act())
+    weight.observe(lambda c: actions[3](), names="value")
+    return (weight, *buttons, W.HTML())
+
 # %% ../../nbs/42_bayes_stepper.ipynb #54b6f864
 class BayesStepper(Lab):
     "Algorithm 2 of Zheng et al. (2014, supplement), one step at a time, over two small inverted lists."
@@ -31,80 +103,41 @@ class BayesStepper(Lab):
                  ):
         W = load_ipywidgets()
         w = check_probability(w, "w", open_low=False, open_high=False)
-        tf1, tf2 = (np.ones(np.size(i)) if t is None else t for i, t in ((idx1, tf1), (idx2, tf2)))
-        self.lists = (np.asarray(idx1), np.asarray(tf1), np.asarray(idx2), np.asarray(tf2))
-        hi = max([int(np.max(a)) for a in (self.lists[0], self.lists[2]) if np.size(a)] + [-1])
-        self.n_images = hi + 1 if n_images is None else check_int(n_images, "n_images", 1)
-        self.weight = W.FloatSlider(description="weight w", min=0.0, max=1.0, step=0.05, value=w,
-                                    continuous_update=False)
-        self.back_button = W.Button(description="◀ back")
-        self.step_button = W.Button(description="step ▶", button_style="primary")
-        self.end_button = W.Button(description="run to end ▶▶")
-        self.reset_button = W.Button(description="reset ⟲")
-        self.back_button.on_click(lambda b: self.back())
-        self.step_button.on_click(lambda b: self.step())
-        self.end_button.on_click(lambda b: self.run_to_end())
-        self.reset_button.on_click(lambda b: self.reset())
-        self.weight.observe(lambda c: self.reset(), names="value")
-        self.view = W.HTML()
+        self.lists, self.n_images = _stepper_lists(idx1, tf1, idx2, tf2, n_images)
+        (self.weight, self.back_button, self.step_button, self.end_button, self.reset_button,
+         self.view) = _stepper_controls(W, w, (self.back, self.step, self.run_to_end, self.reset))
         self._finish(W.VBox([W.HBox([self.back_button, self.step_button, self.end_button, self.reset_button]),
                              self.weight, self.view]))
         self.reset()
 
     def reset(self):
         "Run the chapter's generator to the end, keeping a copy of every step; show step 0."
-        self.steps = [s._replace(scores=np.array(s.scores)) for s in
-                      _bayes.walk_per_image(*self.lists[:2], *self.lists[2:], np.zeros(self.n_images),
-                                            self.weight.value)]
-        self.position = 0
-        self.update()
-        return self
+        self.steps = _walk_steps(self.lists, self.n_images, self.weight.value)
+        return self._go(0)
 
     def step(self):
-        self.position = min(self.position + 1, len(self.steps) - 1)
-        self.update()
-        return self
+        return self._go(self.position + 1)
 
     def back(self):
-        self.position = max(self.position - 1, 0)
-        self.update()
-        return self
+        return self._go(self.position - 1)
 
     def run_to_end(self):
-        self.position = len(self.steps) - 1
+        return self._go(len(self.steps) - 1)
+
+    def _go(self, position):
+        self.position = min(max(position, 0), len(self.steps) - 1)
         self.update()
         return self
 
-    def _list_html(self, name, ids, tfs, at, done):
-        cells = []
-        for k, (i, t) in enumerate(zip(ids.tolist(), tfs.tolist())):
-            style = ("background:#fde68a;font-weight:bold" if k == at and not done else
-                     "color:#9ca3af" if k < at else "")
-            cells.append(f'<td style="{CELL_CSS};{style}">img {i}<br>tf {t:g}</td>')
-        cells.append(f'<td style="{CELL_CSS};{"background:#fde68a" if at >= len(ids) and not done else ""}">end</td>')
-        return f'<tr><th style="{HEAD_CSS}">{name}</th>{"".join(cells)}</tr>'
-
     def update(self):
-        s = self.steps[self.position]
-        done = s.action == "done"
-        self.numbers = {"step": s.step, "position": self.position, "of": len(self.steps) - 1, "i": s.i, "j": s.j,
+        s, last = self.steps[self.position], len(self.steps) - 1
+        self.numbers = {"step": s.step, "position": self.position, "of": last, "i": s.i, "j": s.j,
                         "action": s.action, "image": s.image, "added": s.added, "scores": s.scores.tolist()}
-        ids1, tf1, ids2, tf2 = self.lists
-        lists = (f'<table style="{TABLE_CSS}">{self._list_html("list 1", ids1, tf1, s.i, done)}'
-                 f'{self._list_html("list 2", ids2, tf2, s.j, done)}</table>')
-        what = {"start": "before the loop: both pointers at the head",
-                "done": "both lists exhausted: the merge is complete"}.get(
-            s.action, f"{html.escape(s.action)}: image {s.image} receives {s.added:g}")
-        score_cells = [[f"img {k}" for k in range(self.n_images)],
-                       [(f'<b style="color:#b45309">{v:g}</b>' if k == s.image else f"{v:g}")
-                        for k, v in enumerate(s.scores.tolist())]]
-        self.view.value = (f"<p><b>step {s.step}</b> (view {self.position} of {len(self.steps) - 1}; "
-                           f"i = {s.i}, j = {s.j}, w = {self.weight.value:g}): {what}</p>{lists}"
-                           f"<p>scores</p>{html_table(score_cells[0], [score_cells[1]])}")
+        self.view.value = _step_html(s, self.position, last, self.n_images, self.weight.value, self.lists)
         self.back_button.disabled = self.position == 0
-        self.step_button.disabled = self.end_button.disabled = self.position == len(self.steps) - 1
+        self.step_button.disabled = self.end_button.disabled = self.position == last
 
-
+# %% ../../nbs/42_bayes_stepper.ipynb #3bf6f1a0
 def bayes_stepper(idx1=(0, 2, 3, 5),          # list 1's image ids, strictly increasing (one entry per image)
                   tf1=(1, 2, 1, 1),           # list 1's TF, one per entry (None: 1 per entry)
                   idx2=(1, 3, 4, 5),          # list 2's image ids, strictly increasing

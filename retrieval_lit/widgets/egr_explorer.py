@@ -39,6 +39,46 @@ def _parse_groups(text) -> tuple:
         vals = [int(v) for v in np.asarray(text).reshape(-1).tolist()]
     return tuple(sorted(vals, reverse=True))
 
+# %% ../../nbs/33_egr_explorer.ipynb #57314bf1
+def _egr_numbers(n: int,              # the list's length N
+                 groups_text: str,    # the runs as typed, "5, 3, 1"
+                 persistence: float,  # RBP's p
+                 paper: bool,         # rank among the paper's 95 arrangements (used only when N = 12)
+                 ) -> dict:
+    "The arrangement's list, each measure's value and its rank among the arrangements of N (a dict, as readout shows)."
+    groups = _parse_groups(groups_text)
+    rel = _tables.layout(groups, n)                          # validates the runs against N
+    p = round(float(persistence), 10)
+    paper = bool(paper) and n == 12                          # the paper's set is defined for N = 12 only
+    arrs, values, ranks = _all_arrangements(n, p, paper)
+    i = arrs.index(groups) if groups in arrs else None
+    mine = _tables.measure_values([groups], n, p)
+    out = {"n": n, "groups": groups, "list": rel.tolist(), "R": int(rel.sum()), "paper_set": paper,
+           "arrangements": len(arrs), "values": {}, "ranks": {}}
+    for m in _tables.HIGHER_IS_BETTER:
+        out["values"][m] = float(mine[m][0])
+        out["ranks"][m] = int(ranks[m][i]) if i is not None else None
+    out["values"]["EGR"], out["values"]["EGR'"] = _egr.egr(rel), _egr.egr(rel, "R")   # the closed form
+    return out
+
+# %% ../../nbs/33_egr_explorer.ipynb #31048755
+def _egr_view(x: dict,  # what _egr_numbers returned
+              ) -> tuple:
+    "(strip, table) as HTML: the list drawn as squares with the arrangement's name, and each measure's value and rank."
+    cells = "".join(f'<span style="display:inline-block;width:18px;height:18px;margin:1px;border-radius:3px;'
+                    f'background:{"#2563eb" if v else "#e5e7eb"}" title="{i + 1}"></span>'
+                    for i, v in enumerate(x["list"]))
+    name = _tables.arrangement_name(x["groups"]) if x["groups"] else "no relevant item"
+    strip = (f"<div>{cells}</div><small>arrangement {html.escape(name)}: R = {x['R']} relevant "
+             f"of N = {x['n']} ({x['arrangements']} arrangements of N = {x['n']}"
+             f"{' in the paper' if x['paper_set'] else ' in all'})</small>")
+    rows = []
+    for m, better in _tables.HIGHER_IS_BETTER.items():
+        rk = x["ranks"][m]
+        rows.append([m, fmt_number(x["values"][m]), "higher" if better else "lower",
+                     "—" if rk is None else f"{rk} of {x['arrangements']}"])
+    return strip, html_table(["measure", "value", "better", "rank among all arrangements"], rows)
+
 # %% ../../nbs/33_egr_explorer.ipynb #5fcaeba1
 class EGRExplorer(Lab):
     "EGR and the paper's other measures of the arrangement of relevant runs `groups` in a list of N."
@@ -50,8 +90,7 @@ class EGRExplorer(Lab):
                  paper: bool = False,        # rank among the paper's 95 arrangements (N = 12 only); False: among all
                  ):
         W = load_ipywidgets()
-        self.paper = W.Checkbox(value=bool(paper), description="rank among the paper's 95 (N = 12 only)",
-                                indent=False)
+        self.paper = W.Checkbox(value=bool(paper), description="rank among the paper's 95 (N = 12 only)", indent=False)
         self.n_items = W.IntSlider(description="N", min=1, max=24, value=check_int(n, "n", 1, 24),
                                    continuous_update=False)
         self.groups_text = W.Text(description="runs", value="", continuous_update=False,
@@ -60,8 +99,7 @@ class EGRExplorer(Lab):
             fail("persistence", f"must lie in [0.05, 0.95], the slider's range, got {persistence}")
         self.persistence = W.FloatSlider(description="RBP p", min=0.05, max=0.95, step=0.05, value=persistence,
                                          continuous_update=False)
-        self.strip = W.HTML()
-        self.table = W.HTML()
+        self.strip, self.table = W.HTML(), W.HTML()
         for c in (self.n_items, self.groups_text, self.persistence, self.paper):
             c.observe(lambda change: self.update(), names="value")
         self._finish(W.VBox([W.HBox([self.n_items, self.groups_text]), W.HBox([self.persistence, self.paper]),
@@ -80,46 +118,19 @@ class EGRExplorer(Lab):
         return self
 
     def compute(self) -> dict:
-        n, groups = self.n_items.value, _parse_groups(self.groups_text.value)
-        rel = _tables.layout(groups, n)                          # validates the runs against N
-        p = round(float(self.persistence.value), 10)
-        paper = bool(self.paper.value) and n == 12          # the paper's set is defined for N = 12 only
-        arrs, values, ranks = _all_arrangements(n, p, paper)
-        i = arrs.index(groups) if groups in arrs else None
-        mine = _tables.measure_values([groups], n, p)
-        out = {"n": n, "groups": groups, "list": rel.tolist(), "R": int(rel.sum()), "paper_set": paper,
-               "arrangements": len(arrs), "values": {}, "ranks": {}}
-        for m in _tables.HIGHER_IS_BETTER:
-            out["values"][m] = float(mine[m][0])
-            out["ranks"][m] = int(ranks[m][i]) if i is not None else None
-        out["values"]["EGR"], out["values"]["EGR'"] = _egr.egr(rel), _egr.egr(rel, "R")   # the closed form
-        return out
+        return _egr_numbers(self.n_items.value, self.groups_text.value, self.persistence.value, self.paper.value)
 
     def update(self):
         try:
             n = self.compute()
         except RetrievalInputError as e:
-            self.error = str(e)
-            self.numbers = {}
+            self.error, self.numbers = str(e), {}
             self.strip.value, self.table.value = error_html(e), ""
             return
-        self.error = ""
-        self.numbers = n
-        cells = "".join(f'<span style="display:inline-block;width:18px;height:18px;margin:1px;border-radius:3px;'
-                        f'background:{"#2563eb" if v else "#e5e7eb"}" title="{i + 1}"></span>'
-                        for i, v in enumerate(n["list"]))
-        name = _tables.arrangement_name(n["groups"]) if n["groups"] else "no relevant item"
-        self.strip.value = (f"<div>{cells}</div><small>arrangement {html.escape(name)}: R = {n['R']} relevant "
-                            f"of N = {n['n']} ({n['arrangements']} arrangements of N = {n['n']}"
-                            f"{' in the paper' if n['paper_set'] else ' in all'})</small>")
-        rows = []
-        for m, better in _tables.HIGHER_IS_BETTER.items():
-            rk = n["ranks"][m]
-            rows.append([m, fmt_number(n["values"][m]), "higher" if better else "lower",
-                         "—" if rk is None else f"{rk} of {n['arrangements']}"])
-        self.table.value = html_table(["measure", "value", "better", "rank among all arrangements"], rows)
+        self.error, self.numbers = "", n
+        self.strip.value, self.table.value = _egr_view(n)
 
-
+# %% ../../nbs/33_egr_explorer.ipynb #cba607fa
 def egr_explorer(n: int = 12,                # the list's length N, 1..24
                  groups="9, 1",              # relevant runs' lengths, "5, 3, 1" or a list (laid out largest first)
                  persistence: float = 0.8,   # RBP's p at the start, 0.05..0.95 (the slider's range)

@@ -5,6 +5,8 @@
 # %% ../../nbs/23_hamming_ball_explorer.ipynb #76b510b2
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
 from ..validate import check_code, check_int, fail
@@ -15,6 +17,84 @@ from ..display import fmt_number, html_table, Lab, load_ipywidgets, png_html
 
 # %% auto #0
 __all__ = ['HammingBallExplorer', 'hamming_ball_explorer']
+
+# %% ../../nbs/23_hamming_ball_explorer.ipynb #c1e3619f
+def _ball_inputs(query_code,     # the query's K bits, {0,1} or {-1,+1}; None: all 0 (Fig. 6's with its gallery)
+                 gallery_codes,  # N x K codes (K <= 16, any pack_codes form); None: Fig. 6's gallery
+                 grades,         # (N,) gallery grades; None: Fig. 6's with its gallery, else all 0
+                 ) -> tuple:
+    "(query bits as a list, gallery codes as an N x K uint8 array, grades): the explorer's inputs, checked."
+    from retrieval_lit.lgap import paper_fig6_gallery
+    if gallery_codes is None:
+        q0, gallery_codes, g0 = paper_fig6_gallery()
+        query_code = q0 if query_code is None else query_code
+        grades = g0 if grades is None else grades
+    codes = pack_codes(gallery_codes, "gallery_codes")
+    if codes.nbits > 16:
+        fail("gallery_codes", f"has {codes.nbits}-bit codes; the explorer flips query bits one button each, "
+                              "so it takes at most 16 bits")
+    bits = codes.unpack().astype(np.uint8)
+    grades = np.zeros(len(bits), np.uint8) if grades is None else np.array(grades)
+    q = np.zeros(codes.nbits, np.uint8) if query_code is None else query_code
+    _lgap.shell_counts(q, bits, grades)                    # the lgap chapter checks query, codes and grades
+    return [int(v) for v in check_code(q, "query_code")], bits, grades
+
+# %% ../../nbs/23_hamming_ball_explorer.ipynb #8a7f73b3
+def _ball_numbers(query: list,        # the query's K bits (0/1)
+                  codes: np.ndarray,  # N x K gallery bits (uint8)
+                  grades: np.ndarray, # (N,) gallery grades
+                  r: int,             # the radius
+                  ) -> dict:
+    "φ(S_ℓ), P@d<=ℓ and the terms for ℓ = 0..r, LGAP@r and the ball's histogram, from the lgap and precision chapters."
+    from retrieval_lit.lgap import ball_histogram
+    q, K = np.array(query), len(query)
+    n_at, rel_at, max_at = _lgap.shell_counts(q, codes, grades)
+    terms = _lgap.lgap_terms(rel_at, max_at, K, r)
+    by_distance = grades[np.argsort(np.abs(codes.astype(int) - q).sum(1), kind="stable")]
+    rows = []
+    for k in range(r + 1):
+        h = ball_histogram(q, codes, k, grades)
+        rows.append({"k": k, "codes": _lgap.ball_size(K, k), "items": h.area, "relevant": int(h.relevant.sum()),
+                     "tallest": int(h.counts.max(initial=0)), "phi": h.phi,
+                     "precision": _precision.precision_within_radius(by_distance, k, n_at),
+                     "term": float(terms[k])})
+    return {"query": "".join(map(str, query)), "radius": r, "rows": rows,
+            "LGAP": _lgap.lgap(q, codes, grades, r), "hist": ball_histogram(q, codes, r, grades)}
+
+# %% ../../nbs/23_hamming_ball_explorer.ipynb #fc56e396
+def _bit_buttons(W,                 # the ipywidgets module
+                 query: list,       # the query's K bits (0/1)
+                 on_bit: Callable,  # on_bit(j, bit): called after button j is set to bit (0/1)
+                 ) -> list:
+    "The K toggle buttons of the query's bits, each showing its bit; a change relabels it and calls on_bit(j, bit)."
+    buttons = []
+    for j in range(len(query)):
+        b = W.ToggleButton(value=bool(query[j]), description=str(query[j]), tooltip=f"bit {j}",
+                           layout=W.Layout(width="32px"))
+
+        def change(c, j=j, b=b):
+            b.description = str(int(c["new"]))
+            on_bit(j, int(c["new"]))
+        b.observe(change, names="value")
+        buttons.append(b)
+    return buttons
+
+# %% ../../nbs/23_hamming_ball_explorer.ipynb #155e67b8
+def _ball_view(n: dict,          # what _ball_numbers returned
+               n_items: int,     # the gallery's size, for the summary
+               max_slots: int,   # plot_phi's max_slots
+               ) -> tuple:
+    "(summary, table, figure) as HTML: LGAP@r in words, the terms for l = 0..r, and the ball's histogram."
+    from matplotlib.figure import Figure
+    from retrieval_lit.lgap import plot_phi
+    rows = [[str(x["k"]), str(x["codes"]), str(x["items"]), str(x["relevant"]), str(x["tallest"]),
+             fmt_number(x["precision"]), fmt_number(x["phi"]), fmt_number(x["term"])] for x in n["rows"]]
+    table = html_table(["ℓ", "codes V(K,ℓ)", "items A", "relevant", "tallest bar", "P@d≤ℓ", "φ(S_ℓ)", "term"], rows)
+    summary = (f"query <code>{n['query']}</code>, {n_items} gallery items: "
+               f"<b>LGAP@{n['radius']} = {fmt_number(n['LGAP'])}</b> (the mean of the {n['radius'] + 1} terms)")
+    fig = Figure(figsize=(5.2, 2.4), layout="constrained")
+    plot_phi(n["hist"], ax=fig.subplots(), max_slots=max_slots)
+    return summary, table, png_html(fig, alt="Hamming ball histogram")
 
 # %% ../../nbs/23_hamming_ball_explorer.ipynb #14feccb2
 class HammingBallExplorer(Lab):
@@ -27,35 +107,15 @@ class HammingBallExplorer(Lab):
                  radius: int = 2,        # the ball's radius r at the start, 0..K
                  max_slots: int = 64,    # draw every code of the ball up to this many; beyond, the occupied ones
                  ):
-        from retrieval_lit.lgap import paper_fig6_gallery
         W = load_ipywidgets()
-        if gallery_codes is None:
-            q0, gallery_codes, g0 = paper_fig6_gallery()
-            query_code = q0 if query_code is None else query_code
-            grades = g0 if grades is None else grades
-        codes = pack_codes(gallery_codes, "gallery_codes")
-        if codes.nbits > 16:
-            fail("gallery_codes", f"has {codes.nbits}-bit codes; the explorer flips query bits one button each, "
-                                  "so it takes at most 16 bits")
-        self.codes = codes.unpack().astype(np.uint8)
-        self.grades = np.zeros(len(self.codes), np.uint8) if grades is None else np.array(grades)
-        q = np.zeros(codes.nbits, np.uint8) if query_code is None else query_code
-        _lgap.shell_counts(q, self.codes, self.grades)        # the lgap chapter checks query, codes and grades
-        self._query = [int(v) for v in check_code(q, "query_code")]
+        self._query, self.codes, self.grades = _ball_inputs(query_code, gallery_codes, grades)
         self.max_slots = check_int(max_slots, "max_slots", 1)
-        K = codes.nbits
-        self.bit_buttons = []
-        for j in range(K):
-            b = W.ToggleButton(value=bool(self._query[j]), description=str(self._query[j]),
-                               tooltip=f"bit {j}", layout=W.Layout(width="32px"))
-            b.observe(self._on_bit(j), names="value")
-            self.bit_buttons.append(b)
+        K = len(self._query)
+        self.bit_buttons = _bit_buttons(W, self._query, self._set_bit)
         self.radius = W.IntSlider(description="radius r", min=0, max=K, value=check_int(radius, "radius", 0, K),
                                   continuous_update=False)
         self.radius.observe(lambda c: self.update(), names="value")
-        self.summary = W.HTML()
-        self.table = W.HTML()
-        self.figure = W.HTML()
+        self.summary, self.table, self.figure = W.HTML(), W.HTML(), W.HTML()
         self._finish(W.VBox([W.HBox([W.HTML("query code&nbsp;")] + self.bit_buttons), self.radius, self.summary,
                              W.HBox([self.table, self.figure], layout=W.Layout(align_items="flex-start"))]))
         self.update()
@@ -74,46 +134,20 @@ class HammingBallExplorer(Lab):
         b.value = not b.value
         return self
 
-    def _on_bit(self, j):
-        def change(c):
-            self._query[j] = int(c["new"])
-            self.bit_buttons[j].description = str(self._query[j])
-            self.update()
-        return change
+    def _set_bit(self, j, bit):
+        self._query[j] = bit
+        self.update()
 
     def compute(self) -> dict:
         "φ(S_ℓ), P@d<=ℓ and the terms for ℓ = 0..r, and LGAP@r, from the lgap and precision chapters."
-        from retrieval_lit.lgap import ball_histogram
-        q, r, K = np.array(self._query), self.radius.value, len(self._query)
-        n_at, rel_at, max_at = _lgap.shell_counts(q, self.codes, self.grades)
-        terms = _lgap.lgap_terms(rel_at, max_at, K, r)
-        by_distance = self.grades[np.argsort(np.abs(self.codes.astype(int) - q).sum(1), kind="stable")]
-        rows = []
-        for k in range(r + 1):
-            h = ball_histogram(q, self.codes, k, self.grades)
-            rows.append({"k": k, "codes": _lgap.ball_size(K, k), "items": h.area, "relevant": int(h.relevant.sum()),
-                         "tallest": int(h.counts.max(initial=0)), "phi": h.phi,
-                         "precision": _precision.precision_within_radius(by_distance, k, n_at),
-                         "term": float(terms[k])})
-        return {"query": "".join(map(str, self._query)), "radius": r, "rows": rows,
-                "LGAP": _lgap.lgap(q, self.codes, self.grades, r), "hist": ball_histogram(q, self.codes, r, self.grades)}
+        return _ball_numbers(self._query, self.codes, self.grades, self.radius.value)
 
     def update(self):
-        from matplotlib.figure import Figure
-        from retrieval_lit.lgap import plot_phi
         n = self.compute()
         self.numbers = {k: v for k, v in n.items() if k != "hist"}
-        rows = [[str(x["k"]), str(x["codes"]), str(x["items"]), str(x["relevant"]), str(x["tallest"]),
-                 fmt_number(x["precision"]), fmt_number(x["phi"]), fmt_number(x["term"])] for x in n["rows"]]
-        self.table.value = html_table(["ℓ", "codes V(K,ℓ)", "items A", "relevant", "tallest bar", "P@d≤ℓ", "φ(S_ℓ)",
-                                   "term"], rows)
-        self.summary.value = (f"query <code>{n['query']}</code>, {len(self.codes)} gallery items: "
-                              f"<b>LGAP@{n['radius']} = {fmt_number(n['LGAP'])}</b> (the mean of the {n['radius'] + 1} terms)")
-        fig = Figure(figsize=(5.2, 2.4), layout="constrained")
-        plot_phi(n["hist"], ax=fig.subplots(), max_slots=self.max_slots)
-        self.figure.value = png_html(fig, alt="Hamming ball histogram")
+        self.summary.value, self.table.value, self.figure.value = _ball_view(n, len(self.codes), self.max_slots)
 
-
+# %% ../../nbs/23_hamming_ball_explorer.ipynb #0672089a
 def hamming_ball_explorer(query_code=None,     # the query's K bits, {0,1} or {-1,+1}; None: all 0
                           gallery_codes=None,  # N x K codes (K <= 16, any pack_codes form); None: Fig. 6's gallery
                           grades=None,         # (N,) gallery grades; None: Fig. 6's with its gallery, else all 0
