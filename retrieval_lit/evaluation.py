@@ -5,6 +5,7 @@
 # %% ../nbs/50_evaluation.ipynb #9069572b
 from __future__ import annotations
 
+import importlib
 import json
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -706,6 +707,15 @@ def _wants_device(device,     # a torch device, or None
     torch = __import__("sys").modules.get("torch")   # a tensor exists only where torch is loaded
     return device is not None or torch is not None and any(isinstance(x, torch.Tensor) for x in given)
 
+# %% ../nbs/50_evaluation.ipynb #d4fe00f2
+_DEVICE_PATHS: dict = {}   # "torch": chapter 62's evaluate_on_device, put here when retrieval_lit.torch_engine is imported
+
+def register_device_path(name: str,        # the path's name ("torch")
+                         evaluate_fn,      # evaluate_fn(device, **evaluate's arguments) -> Report
+                         ) -> None:
+    "Register a device path (chapter 62 registers `torch` on import): `evaluate` calls it without importing upwards."
+    _DEVICE_PATHS[name] = evaluate_fn
+
 # %% ../nbs/50_evaluation.ipynb #d4fe0008
 def _device_report(device,              # the torch device ("cuda", "cpu"), or None with tensors given
                    max_grade,           # must be None: the device path infers the grade scale
@@ -715,8 +725,9 @@ def _device_report(device,              # the torch device ("cuda", "cpu"), or N
     if max_grade is not None:
         fail("max_grade", "cannot be declared with `device` (torch) yet: leave max_grade=None there, or rank "
                           "on the CPU")
-    from retrieval_lit.torch_engine import evaluate_on_device      # torch only when asked for
-    return evaluate_on_device(device, **given)
+    if "torch" not in _DEVICE_PATHS:
+        importlib.import_module("retrieval_lit.torch_engine")      # torch only when asked for; it registers itself
+    return _DEVICE_PATHS["torch"](device, **given)
 
 # %% ../nbs/50_evaluation.ipynb #d4fe000b
 def _local_job(query_codes, gallery_codes,                 # Q x K and N x K codes, or None

@@ -12,7 +12,7 @@ import numpy as np
 
 from retrieval_lit.average_precision import APParts, finish_ap
 from retrieval_lit.dcg import gain_values
-from retrieval_lit.evaluation import (Report, _Accumulator, _Job, _parse_metrics, _Source, plan_summary)
+from retrieval_lit.evaluation import (Report, register_device_path, _Accumulator, _Job, _parse_metrics, _Source, plan_summary)
 from retrieval_lit.blocks import Progress, progress_wanted
 from retrieval_lit.metrics import Conventions, apply_empty_policy
 from retrieval_lit.precision import _ratio
@@ -834,6 +834,9 @@ def evaluate_on_device(device=None,            # a torch device or its name; Non
         for name, value in finish_on_host(parts, finishes, conv, n_g).items():
             values.out["value"][name].append(value)
     return values.report()
+
+# %% ../nbs/62_torch_engine.ipynb #ea7600f2
+register_device_path("torch", evaluate_on_device)
 
 # %% ../nbs/62_torch_engine.ipynb #fb559091
 def _run_blocks(work: _DeviceJob,     # the run's device job
