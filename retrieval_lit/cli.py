@@ -241,7 +241,29 @@ def _add_trec_eval(sub):
     te.add_argument("--bounds", action="store_true", help="add two columns: the lowest and highest value over tie orders")
     te.add_argument("--trec-version", choices=("9", "10"), default="9",
                     help="iprec_at_recall's recall cut as trec_eval 9 / pytrec_eval (default) or 10 computes it")
+    te.add_argument("--max-grade", type=int, default=None, metavar="G",
+                    help="the grade scale 0..G, declared (err_cut reads it); default: the largest grade of the topics "
+                         "evaluated, so it can change with the topics the run holds")
     _add_comparison_options(te, trec=True)
+
+# %% ../nbs/80_cli.ipynb #e2c7a802
+def _add_course(sub,  # the parser's subcommands (argparse's add_subparsers)
+                ):
+    "The `course` command: student copies, the teacher's copy, slides per session, or sealing the answer keys."
+    course = sub.add_parser("course", help="for teachers: student copies without solutions, the teacher's copy with "
+                            "the answer keys, slides per session, or sealing the keys the package ships")
+    what = course.add_mutually_exclusive_group(required=True)
+    what.add_argument("--student", metavar="DIR", help="a new folder for the student copies (solutions removed)")
+    what.add_argument("--teacher", metavar="DIR", help="a new folder for the teacher's copy: the notebooks with their "
+                      "solutions and the plain answer keys (read from a source checkout's nbs/answers)")
+    what.add_argument("--slides", metavar="DIR", help="a new folder for one reveal.js deck per session")
+    what.add_argument("--seal", metavar="DIR", help="maintainers: seal the plain answer keys into DIR "
+                      "(retrieval_lit/answers), the digests the package ships")
+    course.add_argument("--nbs", metavar="DIR", default="nbs", help="the book's notebook folder (default: nbs)")
+    course.add_argument("--answers", metavar="DIR", help="the plain answer keys (default: the notebook folder's answers/)")
+    course.add_argument("--reveal-prefix", metavar="URL", help="where the decks load reveal.js from (default: "
+                        "nbconvert's CDN address; a local reveal.js folder for a room without a network)")
+
 
 # %% ../nbs/80_cli.ipynb #506adc03
 def build_parser() -> argparse.ArgumentParser:
@@ -287,19 +309,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_conventions(ev)
     sub.add_parser("metrics", help="list the metric names")
     _add_trec_eval(sub)
-    course = sub.add_parser("course", help="for teachers: student copies without solutions, the teacher's copy with "
-                            "the answer keys, slides per session, or sealing the keys the package ships")
-    what = course.add_mutually_exclusive_group(required=True)
-    what.add_argument("--student", metavar="DIR", help="a new folder for the student copies (solutions removed)")
-    what.add_argument("--teacher", metavar="DIR", help="a new folder for the teacher's copy: the notebooks with their "
-                      "solutions and the plain answer keys (read from a source checkout's nbs/answers)")
-    what.add_argument("--slides", metavar="DIR", help="a new folder for one reveal.js deck per session")
-    what.add_argument("--seal", metavar="DIR", help="maintainers: seal the plain answer keys into DIR "
-                      "(retrieval_lit/answers), the digests the package ships")
-    course.add_argument("--nbs", metavar="DIR", default="nbs", help="the book's notebook folder (default: nbs)")
-    course.add_argument("--answers", metavar="DIR", help="the plain answer keys (default: the notebook folder's answers/)")
-    course.add_argument("--reveal-prefix", metavar="URL", help="where the decks load reveal.js from (default: "
-                        "nbconvert's CDN address; a local reveal.js folder for a room without a network)")
+    _add_course(sub)
     _add_compare(sub)
     return parser
 
@@ -495,9 +505,9 @@ def run_trec_eval(args,                  # the parsed `trec-eval` options (an ar
         return run_trec_compare(args, out)
     qrels, (run, tag) = read_qrels(args.qrels, table=True), read_run(args.run[0], with_tag=True, table=True)
     measures = args.measures or ["official"]
-    nicknames_only = all(m in NICKNAMES for m in measures)
     report = evaluate_run(qrels, run, measures, ties=args.ties, bounds=args.bounds, complete=args.complete or None,
-                          trec_version=args.trec_version, runid=tag, skip_unsupported=nicknames_only)
+                          trec_version=args.trec_version, runid=tag, max_grade=args.max_grade,
+                          skip_unsupported=all(m in NICKNAMES for m in measures))   # nicknames: skip what ties refuse
     if report.dropped:
         print(f"retrieval-lit: note: {len(report.dropped)} topic(s) of the run are not in the qrels and were not "
               f"evaluated, as trec_eval does: {', '.join(report.dropped[:10])}{' ...' if len(report.dropped) > 10 else ''}",
@@ -551,7 +561,7 @@ def run_trec_compare(args,               # the parsed `trec-eval` options with s
         if name in systems:
             fail("run", f"names {path} twice")
         systems[name] = evaluate_run(qrels, run, measures, ties=args.ties, bounds=args.bounds, complete=args.complete or None,
-                                     trec_version=args.trec_version, runid=tag,
+                                     trec_version=args.trec_version, runid=tag, max_grade=args.max_grade,
                                      skip_unsupported=all(m in NICKNAMES for m in measures))
     first = next(iter(systems.values()))
     for name, r in systems.items():

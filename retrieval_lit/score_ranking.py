@@ -19,7 +19,7 @@ from threadpoolctl import ThreadpoolController
 from .blocks import DEFAULT_BLOCK_BYTES, block_rows, row_blocks
 from .ranking import (IndexSums, RankSummary, group_hist, check_ignore, join_index_sums,
                                     positions_in_runs, resolve_cutoff, run_offsets, stack_padded)
-from .relevance import Relevance, count_grades, make_ignore, relevance_from_matrix
+from .relevance import Relevance, count_grades, declared_scale, make_ignore, relevance_from_matrix
 from .validate import (check_choice, check_count_matrix, check_grade_matrix, check_int, check_nonempty,
                                     check_numbers, fail, shown)
 
@@ -661,6 +661,7 @@ def summarize_lists(scores,                      # Q 1-D arrays of finite scores
                     top_columns: int = 0,                # ranks kept in stable order as `top_grades`: 0 none, -1 whole
                     cutoff: int | None = None,   # the last rank any metric reads (None: all); later groups merge
                     unranked=None,               # (Q, G) counts of judged items of grade g that no list holds; or None
+                    max_grade: int | None = None,  # the grade scale 0..max_grade (ERR reads it); None: the largest given
                     ) -> RankSummary:
     """The ranking summary of ranked lists of any lengths (`kind="scores"`): query q ranks the len(scores[q]) items
     of its list by descending score; under ties="index" equal scores keep their order in the list.
@@ -685,12 +686,16 @@ def summarize_lists(scores,                      # Q 1-D arrays of finite scores
             padded[i, :len(s)] = check_scores(s[None, :], f"scores[{i}]")[0]
             graded[i, :len(g)] = check_grade_matrix(g[None, :], f"grades[{i}]", (1, len(g)))[0]
         pad[i, :len(s)] = False
-    relevance = relevance_from_matrix(graded.astype(np.uint8), n_q, width)
+    scale = None if max_grade is None else declared_scale(max_grade, int(graded.max(initial=0)), "`grades` hold")
+    relevance = relevance_from_matrix(graded.astype(np.uint8), n_q, width, scale)
     summary = summarize_scores(padded, relevance, top_columns, make_ignore(n_q, width, pad), cutoff,
                                method="sort")   # every tie group kept, as trec's readers show them
     summary.n_ranks = width
     if unranked is not None:
         u = check_count_matrix(unranked, "unranked", n_q)
+        if max_grade is not None:                # every grade counted must lie on the declared scale
+            declared_scale(max_grade, int(np.flatnonzero(u.any(axis=0)).max(initial=0)), "that `unranked` counts")
+            u = u[:, :max_grade + 1]
         n_grades = max(summary.hist.shape[2], u.shape[1])
         summary.hist = np.pad(summary.hist, ((0, 0), (0, 0), (0, n_grades - summary.hist.shape[2])))
         summary.unranked = np.pad(u, ((0, 0), (0, n_grades - u.shape[1])))

@@ -17,7 +17,7 @@ from . import engine
 from .hamming import PackedCodes, pack_codes
 from .ranking import (RankSummary, check_ignore, group_starts, join_index_sums, positions_in_runs,
                                    resolve_cutoff, run_offsets)
-from .relevance import IgnoreSets, Relevance, make_ignore, relevance_from_labels, relevance_from_matrix
+from .relevance import IgnoreSets, Relevance, make_ignore, declared_scale, relevance_from_labels, relevance_from_matrix
 from .score_kernel import DistinctScores, PartCounts, RelevantPart, kth_floors
 from .score_kernel import distinct_relevant, join_relevant, merge_counts, part_counts, relevant_part
 from .score_ranking import (PRECISIONS, prepare_embeddings, similarities, similarity_rows,
@@ -510,13 +510,15 @@ def sharded_scan(query_codes,               # Q x K: an array, PackedCodes, a Da
                  ignore=None,               # removed items: a Q x N bool mask, index lists per query, or IgnoreSets
                  self_index=None,           # (Q,) each query's own gallery index, removed too; -1: none
                  client=None,               # a dask.distributed.Client, a scheduler address, or None: the default
+                 max_grade=None,            # the grade scale 0..max_grade (ERR reads it); None: the relevance's own
                  ) -> engine.Scan:
     """`engine.scan` with the gallery (and optionally the queries) split into shards evaluated on a Dask
     cluster. Relevance: class ids or multi-hot labels (query_labels, gallery_labels) or a grade matrix
     (`relevance`). `ignore` / `self_index`: items removed from each query's ranking, as in `evaluate` (or
     `relevance.IgnoreSets` over all queries and the whole gallery). Returns an `engine.Scan` equal to the
     single-process one. `client`: a Client, None (the default client), or a scheduler address, connected within
-    CONNECT_SECONDS or refused (`_connect`) and closed again when the scan is done."""
+    CONNECT_SECONDS or refused (`_connect`) and closed again when the scan is done. `max_grade` declares the grade
+    axis (0..max_grade, refused below a grade the blocks hold); None infers it from the blocks or labels."""
     if (relevance is None) == (query_labels is None or gallery_labels is None):
         fail("relevance", "needs exactly one source: query_labels with gallery_labels, or a grade matrix")
     gq, gg = _row_chunks(query_codes), _row_chunks(gallery_codes)
@@ -555,6 +557,7 @@ def sharded_scan(query_codes,               # Q x K: an array, PackedCodes, a Da
         else:
             probe = client.gather(client.submit(lambda a: np.asarray(a).shape[1:], qlf[0]))
             n_grades = 2 if len(probe) == 0 else 1 + int(probe[0])
+        n_grades = 1 + declared_scale(max_grade, n_grades - 1, "the relevance holds")   # None: as inferred
 
         starts = run_offsets(q_sizes).tolist()
         scans = [_scan_block(gal, qf[i], qlf[i], grf[i] if grf is not None else [None] * len(gal.shards),
@@ -607,10 +610,12 @@ def sharded_summarize(query_codes,             # Q x K: an array, PackedCodes, a
                       ignore=None,             # removed items: a Q x N bool mask, index lists per query, or IgnoreSets
                       self_index=None,         # (Q,) each query's own gallery index, removed too; -1: none
                       client=None,             # a dask.distributed.Client, a scheduler address, or None: the default
+                      max_grade=None,          # the grade scale 0..max_grade; None: the relevance's own
                       ) -> RankSummary:
     "The `RankSummary` of `ranking.summarize`, computed shard by shard on a Dask cluster (see `sharded_scan`)."
     return sharded_scan(query_codes, gallery_codes, query_labels, gallery_labels, relevance=relevance,
-                        top_columns=top_columns, code_max=code_max, ignore=ignore, self_index=self_index, client=client).summary
+                        top_columns=top_columns, code_max=code_max, ignore=ignore, self_index=self_index, client=client,
+                        max_grade=max_grade).summary
 
 # %% ../nbs/61_sharded.ipynb #61e00002
 def _shard_scores(gallery: tuple, queries: tuple, similarity: str, start: int) -> np.ndarray:

@@ -754,6 +754,19 @@ def _host(x, name: str):
     "Labels, relevance and ignore sets as numpy for the library's checks (tensors moved once; they are small or Q x N bytes)."
     return None if x is None else to_numpy(x, name)
 
+# %% ../nbs/62_torch_engine.ipynb #e2c7a602
+def _refuse_cpu_inputs(client,         # a Dask client (refused) or None
+                       query_codes,    # query codes (refused) or None
+                       gallery_codes,  # gallery codes (refused) or None
+                       ) -> None:
+    "A RetrievalInputError for a Dask `client` or Hamming codes, which the torch path does not rank; else nothing."
+    if client is not None:
+        fail("device", "ranks in this process on a torch device; a Dask `client` ranks on a cluster: give one of them")
+    for name, x in (("query_codes", query_codes), ("gallery_codes", gallery_codes)):
+        if x is not None:
+            fail(name, "are ranked by Hamming distance on the CPU (chapter 60); the torch path (`device`, tensor "
+                       "inputs) ranks `scores` or embeddings: give codes as numpy arrays, without `device`")
+
 # %% ../nbs/62_torch_engine.ipynb #ea760f32
 def evaluate_on_device(device=None,            # a torch device or its name; None: the device of the tensors given
                        *,
@@ -776,6 +789,7 @@ def evaluate_on_device(device=None,            # a torch device or its name; Non
                        query_codes=None,       # refused: codes are ranked on the CPU (named for a clear error)
                        gallery_codes=None,     # refused, as query_codes
                        client=None,            # refused: a Dask client ranks on a cluster, not on a device
+                       max_grade=None,         # the grade scale 0..max_grade (ERR reads it); None: the relevance's own
                        ) -> Report:
     """`evaluate` on a torch device (what `evaluate(device=...)` and tensor inputs call): the product, the sort or
     top-k and the tie groups per block of queries on the device; the groups that hold relevant items (and the
@@ -783,12 +797,7 @@ def evaluate_on_device(device=None,            # a torch device or its name; Non
     p@k, recall@k and success@k (`device_finishes`) are finished on the device, and only one number per query
     and metric comes back."""
     conv = conventions or Conventions()
-    if client is not None:
-        fail("device", "ranks in this process on a torch device; a Dask `client` ranks on a cluster: give one of them")
-    for name, x in (("query_codes", query_codes), ("gallery_codes", gallery_codes)):
-        if x is not None:
-            fail(name, "are ranked by Hamming distance on the CPU (chapter 60); the torch path (`device`, tensor "
-                       "inputs) ranks `scores` or embeddings: give codes as numpy arrays, without `device`")
+    _refuse_cpu_inputs(client, query_codes, gallery_codes)
     check_choice(precision, "precision", PRECISIONS)
     check_choice(similarity, "similarity", SIMILARITIES)
     check_int(max_block_bytes, "max_block_bytes", 1)
@@ -818,7 +827,8 @@ def evaluate_on_device(device=None,            # a torch device or its name; Non
         part = lambda x, a, b: None if x is None else x[a:b]
         rows = lambda a, b: device_similarities(q[a:b], part(q_sq, a, b), g, g_sq, similarity, a)
     rel = make_relevance(n_q, n_g, _host(query_labels, "query_labels"), _host(gallery_labels, "gallery_labels"),
-                         _host(relevance, "relevance"), _host(relation_types, "relation_types"))
+                         _host(relevance, "relevance"), _host(relation_types, "relation_types"),
+                         max_grade=max_grade)
     ig = make_ignore(n_q, n_g, _host(ignore, "ignore"), _host(self_index, "self_index"))
     src = _Source("scores", n_q, n_g, precision=precision)
     parsed = _parse_metrics(metrics, src)

@@ -19,6 +19,7 @@ import numpy as np
 from .metrics import Conventions, parse_metric, tie_range
 from .ranking import FrozenSummary, RankSummary, positions_in_runs, row_sums, run_offsets, stack_padded
 from .score_ranking import summarize_lists
+from .relevance import declared_scale
 from .names import IR_FAMILIES, at_relevance_level, read_name, trec_spec
 from .validate import RetrievalInputError, check_bool, check_choice, fail, shown
 
@@ -593,6 +594,7 @@ def _summarize_topics(sizes: np.ndarray, scores: np.ndarray, grades: np.ndarray,
 def rank_run(qrels,                     # {qid: {docid: rel}} or a TrecTable: rel >= 1 relevant, 0 non-relevant, < 0 unjudged
              run,                       # {qid: {docid: score}} or a TrecTable
              complete: bool = False,    # every topic of the qrels, one the run lacks as an empty ranking (trec_eval -c)
+             max_grade: int | None = None,  # the grade scale 0..max_grade (err_cut reads it); None: the qrels' largest
              ) -> TrecRanking:
     """The run's topics that the qrels judge, ranked as trec_eval ranks them. A document absent from the qrels (or
     with rel < 0) is unjudged (-1 in `judged`).
@@ -631,6 +633,8 @@ def rank_run(qrels,                     # {qid: {docid: rel}} or a TrecTable: re
     unranked = np.bincount(q_topic[left] * (MAX_TREC_GRADE + 1) + rel[left],
                            minlength=n_q * (MAX_TREC_GRADE + 1)).reshape(n_q, MAX_TREC_GRADE + 1)
     width = max(int(judged_all.max(initial=0)), int(np.flatnonzero(unranked.any(axis=0)).max(initial=0))) + 1
+    if max_grade is not None:                                    # declared: every topic's grade axis 0..max_grade
+        width = declared_scale(max_grade, int(rel.max(initial=0)), "the qrels hold") + 1
     summary = _summarize_topics(sizes, scores_all, np.maximum(judged_all, 0), unranked[:, :width])
     n_nonrel = np.bincount(q_topic[(q_topic >= 0) & (rel == 0)], minlength=n_q).astype(np.int64)
     judged_topics = set(qrels.qids)
@@ -712,15 +716,16 @@ def interpolated_precision(judged: np.ndarray,  # one topic's codes in rank orde
 # %% ../nbs/52_trec.ipynb #58486b49
 MEASURE_ORDER = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
                  "recip_rank", "iprec_at_recall", "P", "recall", "ndcg", "ndcg_cut", "map_cut", "success",
-                 "recip_rank_cut", "judged")
-NOT_TREC_EVAL = ("recip_rank_cut", "judged")   # ir_measures' RR@k and Judged@k, which trec_eval lacks: not in all_trec
+                 "recip_rank_cut", "judged", "err_cut")
+NOT_TREC_EVAL = ("recip_rank_cut", "judged", "err_cut")   # RR@k, Judged@k and ERR@k (chapter 15, on the declared
+                                                           # max_grade), which trec_eval lacks: not in all_trec
 DEFAULT_PARAMS = {"iprec_at_recall": RECALL_LEVELS, "P": CUTOFFS, "recall": CUTOFFS, "ndcg_cut": CUTOFFS,
                   "map_cut": CUTOFFS, "success": SUCCESS_CUTOFFS, "recip_rank_cut": CUTOFFS,
-                  "judged": CUTOFFS}
+                  "judged": CUTOFFS, "err_cut": CUTOFFS}
 NICKNAMES = {"official": MEASURE_ORDER[:12], "all_trec": tuple(f for f in MEASURE_ORDER if f not in NOT_TREC_EVAL)}
 LIBRARY_METRICS = {"map": "map", "Rprec": "rprec", "recip_rank": "mrr", "ndcg": "ndcg", "P": "p@{}",
                    "recall": "recall@{}", "ndcg_cut": "ndcg@{}", "map_cut": "map@{}", "success": "success@{}",
-                   "recip_rank_cut": "mrr@{}"}
+                   "recip_rank_cut": "mrr@{}", "err_cut": "err@{}"}
 COUNT_MEASURES = ("num_q", "num_ret", "num_rel", "num_rel_ret")
 SUMMARY_ONLY = ("runid", "num_q", "gm_map")
 FIXED_ORDER_MEASURES = ("bpref", "iprec_at_recall")
@@ -1127,6 +1132,7 @@ def evaluate_run(qrels,                  # {qid: {docid: rel}}: rel >= 1 relevan
                  trec_version: str = "9",  # "9" (pytrec_eval, trec_eval 9.x) | "10": only iprec_at_recall differs
                  runid: str = "run",     # the runid line's name (read_run(..., with_tag=True) gives the file's)
                  skip_unsupported: bool = False,  # ties="expected": leave out bpref and iprec_at_recall, not refuse
+                 max_grade: int | None = None,  # the grade scale 0..max_grade (err_cut reads it); None: the qrels'
                  ) -> TrecReport:
     """trec_eval's measures of a run against qrels, computed through the library's ranking summary.
 
@@ -1134,6 +1140,8 @@ def evaluate_run(qrels,                  # {qid: {docid: rel}}: rel >= 1 relevan
     "trec_eval" (descending docid inside a tie, trec_eval's order), "expected" (the mean over all tie orders),
     "optimistic" / "pessimistic" (relevant first / last inside each tie). A qrels topic the run lacks scores 0 under
     ir_measures' spellings (as in ir_measures) and is left out under trec_eval's names (as in trec_eval without -c).
+    `max_grade` declares the grade scale 0..max_grade that `err_cut_k` (ERR@k, chapter 15) reads; None takes the
+    largest grade of the evaluated topics, so a topic's ERR then depends on the topics beside it.
 
     >>> evaluate_run({"q": {"a": 1, "b": 0}}, {"q": {"a": 1.0, "b": 1.0}}, ["map", "P_1"]).lines()  # b ranks first
     ['map                   \\tall\\t0.5000', 'P_1                   \\tall\\t0.0000']
@@ -1156,6 +1164,6 @@ def evaluate_run(qrels,                  # {qid: {docid: rel}}: rel >= 1 relevan
     complete = check_bool(complete, "complete")
     if ties == "expected" and skip_unsupported:
         wanted = [m for m in wanted if m.family not in FIXED_ORDER_MEASURES]
-    ranking = rank_run(qrels, run, complete)
+    ranking = rank_run(qrels, run, complete, max_grade)
     report = TrecReport(ranking.qids, wanted, {}, {}, ties, str(runid), ranking.dropped)
     return _fill_report(report, ranking, bounds, trec_version)

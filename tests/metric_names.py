@@ -3,7 +3,9 @@ metric: add its family here). `{k}` stands for a cutoff or a radius; `names(k)` 
 from retrieval_lit.metrics import parse_metric
 
 FAMILIES = ("p@{k}", "recall@{k}", "rprec", "map@{k}", "map", "map@r", "ndcg@{k}", "ndcg", "rbp@{k}", "mrr@{k}",
-            "mrr", "success@{k}", "egr@{k}", "mlgap@{k}", "p@r{k}")
+            "mrr", "success@{k}", "egr@{k}", "mlgap@{k}", "p@r{k}", "err@{k}")
+# err@{k} reads the grade scale (R(g) = (2^g - 1) / 2^max_grade): a test running it on graded data over several
+# batches declares max_grade (evaluate(..., max_grade=G)), or a batch lacking the top grade scores on another scale
 
 
 def names(k: int) -> list:
