@@ -718,16 +718,13 @@ def register_device_path(name: str,        # the path's name ("torch")
 
 # %% ../nbs/50_evaluation.ipynb #d4fe0008
 def _device_report(device,              # the torch device ("cuda", "cpu"), or None with tensors given
-                   max_grade,           # must be None: the device path infers the grade scale
+                   max_grade,           # the declared grade scale, or None: read from the grades
                    **given,             # every other argument of evaluate, the conventions as `conventions`
                    ) -> Report:
-    "The report of chapter 62's `evaluate_on_device` on `given`; a declared `max_grade` is refused."
-    if max_grade is not None:
-        fail("max_grade", "cannot be declared with `device` (torch) yet: leave max_grade=None there, or rank "
-                          "on the CPU")
+    "The report of chapter 62's `evaluate_on_device` on `given`, on the grade scale `max_grade` (None: inferred)."
     if "torch" not in _DEVICE_PATHS:
         importlib.import_module("retrieval_lit.torch_engine")      # torch only when asked for; it registers itself
-    return _DEVICE_PATHS["torch"](device, **given)
+    return _DEVICE_PATHS["torch"](device, max_grade=max_grade, **given)
 
 # %% ../nbs/50_evaluation.ipynb #d4fe000b
 def _local_job(query_codes, gallery_codes,                 # Q x K and N x K codes, or None

@@ -122,9 +122,6 @@ def test_evaluate_on_torch_cpu_with_max_grade_equals_numpy():
                 assert np.array_equal(a, b[:n]), name
 
 
-@pytest.mark.xfail(raises=RetrievalInputError, strict=False,
-                   reason="chapter 50 refuses max_grade with device= until it passes max_grade=max_grade to "
-                          "evaluate_on_device (branch grade2's report gives the line)")
 def test_evaluate_device_cpu_with_max_grade_equals_numpy():
     torch = pytest.importorskip("torch")
     scores, grades = graded_case()
