@@ -24,7 +24,7 @@ from .trec import NICKNAMES, SUMMARY_ONLY, TREC_TIES, evaluate_run, parse_measur
 from .validate import RetrievalInputError, fail
 
 # %% auto #0
-__all__ = ['EXAMPLES', 'COMPARE_MEASURES', 'save_packed_codes', 'build_parser', 'run_trec_compare', 'run_compare', 'main']
+__all__ = ['main']
 
 # %% ../nbs/80_cli.ipynb #1a09858b
 def save_packed_codes(path,              # the .npz file to write (np.savez adds .npz to a name without it)

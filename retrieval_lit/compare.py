@@ -18,11 +18,9 @@ from .validate import (check_bool, check_choice, check_int, check_numbers, check
                                     fail, shown)
 
 # %% auto #0
-__all__ = ['MAX_RESAMPLES', 'MAX_RESAMPLED_VALUES', 'MAX_BATCH_VALUES', 'VERDICTS', 'TESTS', 'MONOTONE_TESTS', 'CORRECTIONS',
-           'paired_values', 'check_resamples', 'TestResult', 'incomplete_beta', 'paired_t_test', 'randomization_test',
-           'bootstrap_interval', 'wilcoxon_test', 'sign_test', 'effect_size', 'wins_ties_losses', 'bonferroni', 'holm',
-           'difference_under_ties', 'run_test', 'Robustness', 'tie_robustness', 'Comparison', 'compare',
-           'plot_differences', 'plot_means']
+__all__ = ['TestResult', 'paired_t_test', 'randomization_test', 'bootstrap_interval', 'wilcoxon_test', 'sign_test', 'effect_size',
+           'wins_ties_losses', 'bonferroni', 'holm', 'difference_under_ties', 'Robustness', 'tie_robustness',
+           'Comparison', 'compare', 'plot_differences', 'plot_means']
 
 # %% ../nbs/53_compare.ipynb #4ee9049d
 def paired_values(a,                      # (Q,) per-query values of system A
@@ -234,10 +232,10 @@ def randomization_test(a,                          # (n,) per-query values of sy
     return TestResult("randomization", observed / n, p, n, exact=False,
                       mc_error=math.sqrt(p * (2 - p) / n_resamples), direction=_sign(observed))
 
-# %% ../nbs/53_compare.ipynb #347eb864
+# %% ../nbs/53_compare.ipynb #a7ec7ea1
 MAX_BATCH_VALUES = 1 << 27             # the most indices one batch of bootstrap resamples holds (1 GiB)
 
-
+# %% ../nbs/53_compare.ipynb #347eb864
 def bootstrap_interval(a,                          # (n,) per-query values of system A, n >= 2
                        b,                          # (n,) per-query values of system B on the same queries
                        confidence: float = 0.95,   # the interval's confidence level, in (0, 1)

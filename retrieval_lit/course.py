@@ -23,8 +23,7 @@ import numpy as np
 from .validate import as_numeric_array, check_bool, fail, shown
 
 # %% auto #0
-__all__ = ['SESSIONS', 'OPTIONAL', 'check', 'seal_answer_keys', 'write_teacher_copy', 'student_notebook', 'write_student_copies',
-           'chapter_slides', 'write_slides', 'run_course']
+__all__ = ['SESSIONS', 'check', 'seal_answer_keys', 'write_teacher_copy', 'write_student_copies', 'write_slides']
 
 # %% ../nbs/95_course.ipynb #0f891b17
 SESSIONS = (   # (session, topic, its chapters, what a student can do after it)

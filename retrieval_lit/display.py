@@ -12,8 +12,7 @@ import math
 
 
 # %% auto #0
-__all__ = ['TABLE_CSS', 'CELL_CSS', 'HEAD_CSS', 'new_axes', 'integer_ticks', 'png_html', 'load_ipywidgets', 'fmt_number',
-           'html_table', 'error_html', 'Lab']
+__all__ = ['Lab']
 
 # %% ../nbs/07_display.ipynb #8fe3d782
 def new_axes(ax=None,                  # the caller's Axes (or array of Axes): returned as they are

@@ -19,8 +19,7 @@ from .relevance import IgnoreSets, Relevance, check_relevance
 from .validate import check_bool, check_int, check_same_nbits, fail
 
 # %% auto #0
-__all__ = ['CLASS_IDS', 'LABEL_WORDS', 'GRADE_BLOCK', 'CLASS_SORT_MIN_QUERIES', 'merge_pairs', 'distinct_codes', 'code_max_pass',
-           'hist_pass', 'top_pass', 'sums_pass', 'Scan', 'scan', 'summarize']
+__all__ = ['scan', 'summarize']
 
 # %% ../nbs/60_engine.ipynb #41f6eeca
 import llvmlite.ir as llvm_ir

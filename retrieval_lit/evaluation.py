@@ -26,8 +26,7 @@ from .validate import (check_bool, check_choice, check_int, check_same_nbits, ch
                                       fail)
 
 # %% auto #0
-__all__ = ['ENGINES', 'STREAMS_INDEX_SUMS', 'READS_IGNORE', 'ADVANCES_PROGRESS', 'SECONDS_PER_PAIR', 'FINISH_BYTES', 'Report',
-           'register_engine', 'evaluate']
+__all__ = ['ENGINES', 'Report', 'register_engine', 'evaluate']
 
 # %% ../nbs/50_evaluation.ipynb #db232f86
 def mean_over_queries(values: np.ndarray,  # (Q,) per-query values, NaN where a query's value is undefined
@@ -381,11 +380,16 @@ def plan_summary(metrics: dict,               # the parsed metrics, {name: Metri
                        code_max=any(m.code_max for m in ms),
                        cutoff=max(m.cutoff for m in ms) if ms and all(m.cutoff > 0 for m in ms) else None)
 
+# %% ../nbs/50_evaluation.ipynb #dae49e9b
+STREAMS_INDEX_SUMS = {"numba"}   # engines that accept index_sums=True
+READS_IGNORE = {"numpy", "numba"}   # engines that take ignore=IgnoreSets (others hand such runs to the numpy one)
+ADVANCES_PROGRESS = {"numba"}    # engines that advance a given ranking.Progress chunk by chunk
+SECONDS_PER_PAIR = {"numpy": 2e-8, "numba": 1e-9, "dask": 1e-9}   # rough cost per (query, item, 64-bit word), to
+
 # %% ../nbs/50_evaluation.ipynb #2ab5724f
 def _numpy_summarize(query_codes, gallery_codes, relevance, top_columns=0, code_max=False, progress=None, ignore=None):
     "The ranking chapter's reference (it has no progress bar, and no streamed index sums)."
     return summarize(query_codes, gallery_codes, relevance, top_columns=top_columns, code_max=code_max, ignore=ignore)
-
 
 def _numba_summarize(query_codes, gallery_codes, relevance, top_columns=0, code_max=False, progress=None, index_sums=False,
                      ignore=None):
@@ -394,14 +398,8 @@ def _numba_summarize(query_codes, gallery_codes, relevance, top_columns=0, code_
     return engine_summarize(query_codes, gallery_codes, relevance, top_columns, code_max, progress=progress,
                             index_sums=index_sums, ignore=ignore)
 
-
 ENGINES = {"numpy": _numpy_summarize, "numba": _numba_summarize}
-STREAMS_INDEX_SUMS = {"numba"}   # engines that accept index_sums=True
-READS_IGNORE = {"numpy", "numba"}   # engines that take ignore=IgnoreSets (others hand such runs to the numpy one)
-ADVANCES_PROGRESS = {"numba"}    # engines that advance a given ranking.Progress chunk by chunk
-SECONDS_PER_PAIR = {"numpy": 2e-8, "numba": 1e-9, "dask": 1e-9}   # rough cost per (query, item, 64-bit word), to
                                                                   # decide when to show a bar (dask: numba per worker)
-
 
 def register_engine(name: str,                      # the name `evaluate(engine=...)` will select it by
                     summarize_fn,                   # ranking.summarize's arguments plus `progress`; the same output

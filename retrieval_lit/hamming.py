@@ -13,8 +13,8 @@ from .blocks import DEFAULT_BLOCK_BYTES, block_rows, row_blocks
 from .validate import check_codes, check_int, check_ndim, check_same_nbits, fail
 
 # %% auto #0
-__all__ = ['eq1_normalized_euclidean', 'eq1_cosine', 'to_bits', 'to_pm1', 'PackedCodes', 'n_words', 'pack_codes',
-           'iter_distance_blocks', 'hamming_distances', 'paired_hamming']
+__all__ = ['eq1_normalized_euclidean', 'eq1_cosine', 'to_bits', 'to_pm1', 'PackedCodes', 'pack_codes', 'hamming_distances',
+           'paired_hamming']
 
 # %% ../nbs/01_hamming.ipynb #b3aa1217
 def eq1_normalized_euclidean(h_i: np.ndarray,  # a code of length K; eq. 1 is d_H only for {-1,+1} entries

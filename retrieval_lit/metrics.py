@@ -16,15 +16,15 @@ from .ranking import TIE_MODES
 from .validate import check_choice, check_probability, fail
 
 # %% auto #0
-__all__ = ['AP_DENOMINATORS', 'EMPTY_POLICIES', 'GAINS', 'AP_INTERPOLATIONS', 'MAX_NAME_DIGITS', 'MAX_CUTOFF', 'convention',
-           'Conventions', 'convention_fields', 'apply_empty_policy', 'Metric', 'register_metric', 'known_metrics',
-           'metric_names', 'quote_name', 'check_name_digits', 'parse_metric', 'parse_cutoff', 'tie_range']
+__all__ = ['AP_DENOMINATORS', 'convention', 'Conventions', 'Metric', 'register_metric', 'known_metrics', 'parse_metric']
 
-# %% ../nbs/04_metrics.ipynb #3eb1e6e6
-AP_DENOMINATORS = ("retrieved", "all", "min")
+# %% ../nbs/04_metrics.ipynb #91951239
 EMPTY_POLICIES = ("zero", "skip", "error")
 GAINS = ("exp2", "linear")
 AP_INTERPOLATIONS = ("step", "trapezoid")
+
+# %% ../nbs/04_metrics.ipynb #3eb1e6e6
+AP_DENOMINATORS = ("retrieved", "all", "min")
 
 # %% ../nbs/04_metrics.ipynb #6e96c141
 def convention(default,                # the default value (the papers' choice)

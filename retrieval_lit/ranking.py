@@ -17,10 +17,7 @@ from .validate import (check_choice, check_int, check_nonempty, check_same_nbits
                                     check_whole_numbers, fail)
 
 # %% auto #0
-__all__ = ['WHOLE_RANKING', 'TIE_MODES', 'group_starts', 'counting_sort_order', 'stable_order', 'tie_group_sizes', 'IndexSums',
-           'join_index_sums', 'stack_padded', 'RankSummary', 'FrozenSummary', 'resolve_cutoff', 'group_hist',
-           'gallery_code_counts', 'code_max_by_distance', 'check_ignore', 'summarize', 'ordered_top', 'run_offsets',
-           'positions_in_runs', 'tie_order_runs', 'list_summary', 'hypergeometric_weights', 'row_sums', 'over_relevant']
+__all__ = ['TIE_MODES', 'RankSummary', 'summarize', 'ordered_top', 'list_summary', 'hypergeometric_weights']
 
 # %% ../nbs/03_ranking.ipynb #c26f6b7f
 def group_starts(counts,   # (..., G) items in each group (or run), in rank order

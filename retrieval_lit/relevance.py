@@ -14,9 +14,9 @@ from .validate import (check_grade_matrix, check_ids, check_int, check_label_pai
                                     check_whole_numbers, encode_class_ids, fail, shown)
 
 # %% auto #0
-__all__ = ['RELATION_TYPE_GRADES', 'LabelQuestions', 'Relevance', 'LabelRelevance', 'GradeMatrix', 'check_relevance',
-           'count_grades', 'declared_scale', 'relevance_from_labels', 'relevance_from_types', 'relevance_from_matrix',
-           'SparseGrades', 'relevance_from_sparse', 'make_relevance', 'IgnoreSets', 'make_ignore']
+__all__ = ['RELATION_TYPE_GRADES', 'LabelQuestions', 'Relevance', 'LabelRelevance', 'GradeMatrix', 'declared_scale',
+           'relevance_from_labels', 'relevance_from_types', 'relevance_from_matrix', 'SparseGrades',
+           'relevance_from_sparse', 'make_relevance', 'IgnoreSets', 'make_ignore']
 
 # %% ../nbs/02_relevance.ipynb #94acc952
 RELATION_TYPE_GRADES = {1: 2, 2: 1, 3: 0}  # metrics note A: type 1 -> 2, type 2 -> 1, type 3 -> 0

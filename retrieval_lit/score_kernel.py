@@ -12,8 +12,7 @@ from .ranking import IndexSums, run_offsets
 from .relevance import Relevance, count_grades
 
 # %% auto #0
-__all__ = ['counts_block', 'RelevantPart', 'DistinctScores', 'PartCounts', 'relevant_part', 'join_relevant', 'distinct_relevant',
-           'part_counts', 'merge_counts', 'kth_floors', 'top_block', 'streamed_top_block', 'unit_rows']
+__all__ = []
 
 # %% ../nbs/58_score_kernel.ipynb #cf7321e9
 @njit(cache=True)

@@ -24,10 +24,7 @@ from .validate import (check_choice, check_count_matrix, check_grade_matrix, che
                                     check_numbers, fail, shown)
 
 # %% auto #0
-__all__ = ['MAX_EXACT_INT_SCORE', 'PRECISIONS', 'COMPILED_LAYOUTS', 'PRODUCT_TILE', 'SUMMARY_METHODS', 'SIMILARITIES',
-           'check_scores', 'threads_in_force', 'threads_wanted', 'ScoreBuffers', 'summarizes_whole', 'compiled_layout',
-           'compiled_pair_bytes', 'summarize_scores', 'summarize_lists', 'prepare_embeddings', 'similarities',
-           'similarity_rows']
+__all__ = ['summarize_scores', 'summarize_lists', 'similarities', 'similarity_rows']
 
 # %% ../nbs/09_score_ranking.ipynb #8a5fb80f
 MAX_EXACT_INT_SCORE = 2**53

@@ -25,8 +25,7 @@ from .score_ranking import (PRECISIONS, prepare_embeddings, similarities, simila
 from .validate import check_choice, check_int, check_numbers, fail
 
 # %% auto #0
-__all__ = ['CONNECT_SECONDS', 'shard_offsets', 'merge_distinct', 'ShardedGallery', 'scatter_gallery', 'sharded_scan',
-           'sharded_summarize', 'ShardedEmbeddings', 'scatter_embeddings']
+__all__ = ['ShardedGallery', 'scatter_gallery', 'sharded_scan', 'sharded_summarize', 'ShardedEmbeddings', 'scatter_embeddings']
 
 # %% ../nbs/61_sharded.ipynb #1886d79f
 def _pack(codes, name: str) -> PackedCodes:

@@ -14,7 +14,7 @@ import numpy as np
 from .validate import RetrievalInputError
 
 # %% auto #0
-__all__ = ['MAX_TIE_ORDERS', 'count_tie_orders', 'tie_orders', 'papers_loop_ap', 'show_error']
+__all__ = ['tie_orders', 'papers_loop_ap', 'show_error']
 
 # %% ../nbs/06_testing.ipynb #329c2ba6
 MAX_TIE_ORDERS = 1_000_000   # tie_orders refuses a case with more distinct orders than this

@@ -24,20 +24,17 @@ from .names import IR_FAMILIES, at_relevance_level, read_name, trec_spec
 from .validate import RetrievalInputError, check_bool, check_choice, fail, shown
 
 # %% auto #0
-__all__ = ['RUN_COLUMNS', 'QRELS_COLUMNS', 'MAX_TREC_GRADE', 'CUTOFFS', 'SUCCESS_CUTOFFS', 'RECALL_LEVELS', 'MIN_GEO_MEAN',
-           'TREC_CONVENTIONS', 'TREC_TIES', 'TREC_VERSIONS', 'TrecFileError', 'TrecTable', 'read_run', 'read_qrels',
-           'write_run', 'write_qrels', 'TrecRanking', 'rank_run', 'bpref', 'measure_values', 'TrecReport',
-           'evaluate_run']
+__all__ = ['TrecFileError', 'read_run', 'read_qrels', 'write_run', 'write_qrels', 'TrecRanking', 'rank_run', 'bpref',
+           'measure_values', 'TrecReport', 'evaluate_run']
 
-# %% ../nbs/52_trec.ipynb #dc016032
+# %% ../nbs/52_trec.ipynb #e37e548e
 RUN_COLUMNS = ("qid", "Q0", "docid", "rank", "score", "tag")
 QRELS_COLUMNS = ("qid", "iter", "docid", "rel")
 MAX_TREC_GRADE = 255          # relevance values the ranking summary holds as grades (uint8)
 
-
+# %% ../nbs/52_trec.ipynb #dc016032
 class TrecFileError(RetrievalInputError):
     "A malformed run or qrels file: the message starts with `file, line N:`."
-
 
 def _file_error(path, line: int, message: str):
     raise TrecFileError(f"{os.fspath(path)}, line {line}: {message}")
@@ -641,7 +638,7 @@ def rank_run(qrels,                     # {qid: {docid: rel}} or a TrecTable: re
     dropped = [q for q in run.qids if q not in judged_topics]
     return TrecRanking(qids, summary, scores, judged, n_nonrel, dropped)
 
-# %% ../nbs/52_trec.ipynb #bfe7e87b
+# %% ../nbs/52_trec.ipynb #65c04efc
 CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)          # trec_eval's default cutoffs for P, recall, map_cut, ndcg_cut
 SUCCESS_CUTOFFS = (1, 5, 10)
 RECALL_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
@@ -650,7 +647,7 @@ TREC_CONVENTIONS = dict(ap_denominator="all", gain="linear", empty="zero")
 TREC_TIES = ("trec_eval", "expected", "optimistic", "pessimistic")
 TREC_VERSIONS = ("9", "10")                                 # the trec_eval versions whose recall cut c(x) is followed
 
-
+# %% ../nbs/52_trec.ipynb #bfe7e87b
 def bpref(judged: np.ndarray,           # one topic's codes in rank order: >= 1 relevant, 0 non-relevant, -1 unjudged
           n_rel: int,                   # R: the topic's relevant documents in the qrels, retrieved or not
           n_nonrel: int,                # N: its documents judged non-relevant in the qrels

@@ -7,7 +7,7 @@ import numpy as np
 from numba import njit
 
 # %% auto #0
-__all__ = ['scan_lines', 'gather_ids', 'merge_join', 'split_ids']
+__all__ = []
 
 # %% ../nbs/57_trec_kernel.ipynb #53a00006
 @njit(cache=True)

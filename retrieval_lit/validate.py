@@ -10,11 +10,7 @@ import numbers
 import numpy as np
 
 # %% auto #0
-__all__ = ['RetrievalInputError', 'fail', 'shown', 'to_numpy', 'as_array', 'as_numeric_array', 'check_ndim', 'check_nonempty',
-           'check_finite', 'check_numbers', 'check_codes', 'check_code', 'check_same_nbits', 'check_labels',
-           'encode_class_ids', 'check_label_pair', 'check_whole_numbers', 'check_ids', 'check_grade_matrix',
-           'check_count_matrix', 'check_relation_types', 'check_tie_sizes', 'check_int', 'check_int_list', 'check_bool',
-           'check_choice', 'check_real', 'check_probability']
+__all__ = ['RetrievalInputError']
 
 # %% ../nbs/00_validate.ipynb #ae8e878e
 class RetrievalInputError(ValueError):
