@@ -28,10 +28,10 @@ def satisfaction(max_grade: int,   # the grade scale G: grades 0..G
     return (power - 1) / top, (top - power + 1) / top
 
 # %% ../nbs/15_err.ipynb #9001b3bb
-def err_of_ordered(grades: np.ndarray,   # (Q, t) whole-number grades 0..G in rank order (0 past a query's ranking)
+def err_of_ordered(grades: np.ndarray,   # (Q, k) whole-number grades 0..G in rank order (0 past a query's ranking)
                    max_grade: int,       # the grade scale G (the summary's max_grade)
                    ) -> np.ndarray:
-    """ERR of the first t ranks of each row: sum_r R(g_r) prod_{i<r} (1 - R(g_i)) / r, R(g) = (2^g - 1) / 2^G.
+    """ERR of the first k ranks of each row: sum_r R(g_r) prod_{i<r} (1 - R(g_i)) / r, R(g) = (2^g - 1) / 2^G.
 
     >>> err_of_ordered(np.array([[3, 2, 0, 1]]), 3)       # 7/8 + (1/8)(3/8)/2 + 0 + (1/8)(5/8)(1)(1/8)/4
     array([0.90087891])
@@ -72,15 +72,15 @@ _CELLS_PER_BATCH = 1 << 21   # groups x (J + 1)^2 weights held at once by err_ex
 
 
 def err_expected(summary: RankSummary,   # the ranking summary (chapter 03); its max_grade is the scale
-                 t: int,                 # the ranks read: 1..n_ranks (a resolved cutoff)
+                 k: int,                 # the cutoff: ranks 1..k are read (resolved: 1..n_ranks)
                  ) -> np.ndarray:
-    """The exact mean of ERR@t over every order inside each tie group: sum over groups d of the prefix
+    """The exact mean of ERR@k over every order inside each tie group: sum over groups d of the prefix
     prod_{e<d} prod_g (1 - R(g))^c[e, g] times sum_{j < J_d} (mu[d, j] - mu[d, j+1]) / (s_d + j + 1)."""
     hist = summary.hist
     _, keep = satisfaction(summary.max_grade)
     size = hist.sum(axis=2)
     start = group_starts(size)
-    inside = np.clip(t - start, 0, size)                             # J_d: the group's slots within the cutoff
+    inside = np.clip(k - start, 0, size)                             # J_d: the group's slots within the cutoff
     factor = np.prod(keep ** hist, axis=2)                           # each group's product, in any order
     prefix = np.cumprod(np.concatenate([np.ones((len(hist), 1)), factor[:, :-1]], axis=1), axis=1)
     q, d = np.nonzero((inside > 0) & (hist[:, :, 1:].sum(axis=2) > 0))
@@ -118,10 +118,10 @@ def err_at(summary: RankSummary,                 # the ranking summary (chapter 
     """
     if check_int(k, "k", -1) == 0:
         fail("k", "must be at least 1 (or -1: the whole ranking), got 0")
-    t = resolve_cutoff(k, summary.n_ranks, "k")
+    k = resolve_cutoff(k, summary.n_ranks, "k")
     if conventions.ties == "expected":
-        return err_expected(summary, t)
-    return err_of_ordered(ordered_top(summary, t, conventions.ties), summary.max_grade)
+        return err_expected(summary, k)
+    return err_of_ordered(ordered_top(summary, k, conventions.ties), summary.max_grade)
 
 # %% ../nbs/15_err.ipynb #e39ac137
 def _build_err(match) -> Metric:

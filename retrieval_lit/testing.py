@@ -77,9 +77,9 @@ def tie_orders(grades,                       # the ranked list's grades (any ord
 def papers_loop_ap(query_pm1,          # (Q, K) query codes in {-1, +1}
                    gallery_pm1,        # (N, K) gallery codes in {-1, +1}
                    relevant,           # (Q, N) bool: which gallery items are relevant to each query
-                   topk: int,          # the cutoff k
+                   k: int,             # the cutoff
                    ) -> np.ndarray:
-    """AP@topk of each query as the hashing papers' loop computes it (stable sort: ties by gallery index; 0 if none).
+    """AP@k of each query as the hashing papers' loop computes it (stable sort: ties by gallery index; 0 if none).
 
     >>> g = [[1, 1, -1], [-1, 1, -1], [1, -1, -1], [-1, -1, 1]]      # distances 0, 1, 1, 3 from the query
     >>> print(papers_loop_ap([[1, 1, -1]], g, [[0, 0, 1, 1]], 4)[0])  # the tie at 1 by index: hits at 3, 4: (1/3+2/4)/2
@@ -89,7 +89,7 @@ def papers_loop_ap(query_pm1,          # (Q, K) query codes in {-1, +1}
     out = np.zeros(len(q))
     for i in range(len(q)):
         order = np.argsort(0.5 * (q.shape[1] - g @ q[i]), kind="stable")
-        hits = np.asarray(relevant[i])[order][:topk].astype(bool)
+        hits = np.asarray(relevant[i])[order][:k].astype(bool)
         if hits.any():
             out[i] = np.mean(np.arange(1, hits.sum() + 1) / (np.flatnonzero(hits) + 1.0))
     return out
