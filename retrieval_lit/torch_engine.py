@@ -346,27 +346,27 @@ def device_hypergeometric(n, r, j) -> tuple:
     return h, w / w.sum(dim=1, keepdim=True)
 
 # %% ../nbs/62_torch_engine.ipynb #42081566
-def _cut_group(start, n, r, before, t: int) -> tuple:
-    """The group at rank t (the last inside the top t) of each row: (cut (b,) bool where it runs past rank t, its
+def _cut_group(start, n, r, before, k: int) -> tuple:
+    """The group at rank k (the last inside the top k) of each row: (cut (b,) bool where it runs past rank k, its
     size, relevant items, slots inside, items before it, relevant items before it)."""
-    at = lambda x: x[:, t - 1]
+    at = lambda x: x[:, k - 1]
     nb = at(start)
-    return at(start) + at(n) > t, at(n), at(r), t - nb, nb, at(before)
+    return at(start) + at(n) > k, at(n), at(r), k - nb, nb, at(before)
 
 # %% ../nbs/62_torch_engine.ipynb #2269f48d
 def device_ap_parts(rel, start, n, r, before,   # from `rank_positions`, (b, m)
-                    t: int,                     # ranks read: min(p, N), or m for the whole ranking
+                    k: int,                     # ranks read: the cutoff (at most N), or m for the whole ranking
                     total,                      # (b,) int64: each row's relevant kept items R
                     conventions: Conventions,   # reads `ties` and `ap_denominator` (step interpolation only)
                     ) -> tuple:
-    """(value, p_defined, maybe_undefined) (b,) tensors: chapter 11's `APParts` of AP@t, finished on the device in
-    float64: the sum of the terms over the first t ranks, over R_t, R or min(R, t)."""
+    """(value, p_defined, maybe_undefined) (b,) tensors: chapter 11's `APParts` of AP@k, finished on the device in
+    float64: the sum of the terms over the first k ranks, over R_k, R or min(R, k)."""
     torch = _torch()
     m = rel.shape[1]
-    cols = min(t, m)
+    cols = min(k, m)
     rank = torch.arange(1, cols + 1, device=rel.device, dtype=torch.float64)
     rel, start, n, r, before = (x[:, :cols] for x in (rel, start, n, r, before))
-    den_of = lambda got: {"retrieved": got, "all": total, "min": torch.minimum(total, torch.full_like(total, t))}[
+    den_of = lambda got: {"retrieved": got, "all": total, "min": torch.minimum(total, torch.full_like(total, k))}[
         conventions.ap_denominator]
     finish = lambda s, den: (torch.where(den > 0, s / torch.where(den > 0, den, 1), 0.0), (den > 0).to(torch.float64),
                              den == 0)
@@ -378,13 +378,13 @@ def device_ap_parts(rel, start, n, r, before,   # from `rank_positions`, (b, m)
     nf, rf = n.to(torch.float64), r.to(torch.float64)
     share = torch.where(n > 1, (i - 1) * (rf - 1) / torch.clamp(nf - 1, min=1), 0.0)
     term = rf / nf * (before + 1 + share) / rank                 # P(relevant) * E[hits | relevant] / rank
-    whole = start + n <= t                                       # positions of groups wholly inside the top t
-    if conventions.ap_denominator != "retrieved" or cols < t:    # a fixed denominator, or no group is cut: linear
+    whole = start + n <= k                                       # positions of groups wholly inside the top k
+    if conventions.ap_denominator != "retrieved" or cols < k:    # a fixed denominator, or no group is cut: linear
         return finish(term.sum(dim=1), den_of(torch.where(whole, rel, False).sum(dim=1)))
     a = torch.where(whole, term, 0.0).sum(dim=1)                 # the whole groups' sum, A
     rb = torch.where(whole, rel, False).sum(dim=1)               # and their relevant items
     value, p_defined, maybe = finish(a, rb)
-    cut, nc, rc, jc, nb, _ = _cut_group(start, n, r, before, t)
+    cut, nc, rc, jc, nb, _ = _cut_group(start, n, r, before, k)
     rows = torch.nonzero(cut, as_tuple=True)[0]
     if len(rows):
         nc, rc, jc, nb, rb_c, a_c = (x[rows] for x in (nc, rc, jc, nb, rb, a))
@@ -409,13 +409,13 @@ def device_hits(rel, start, n, r, before,   # from `rank_positions`, (b, m)
     (`hits_in_top`): under "expected", the whole groups' hits times the cut group's size plus its slots inside
     times its relevant items, over its size."""
     torch = _torch()
-    t = min(k, rel.shape[1])
-    rel, start, n, r, before = (x[:, :t] for x in (rel, start, n, r, before))
+    width = min(k, rel.shape[1])                                 # the ranked columns the cutoff reads
+    rel, start, n, r, before = (x[:, :width] for x in (rel, start, n, r, before))
     if ties != "expected":
         relo, _ = ordered_hits(rel, start, n, r, before, ties)
         return relo.sum(dim=1), torch.ones(len(rel), dtype=torch.int64, device=rel.device)
-    whole = torch.where(start + n <= t, rel, False).sum(dim=1)
-    cut, nc, rc, jc, _, _ = _cut_group(start, n, r, before, t)
+    whole = torch.where(start + n <= width, rel, False).sum(dim=1)
+    cut, nc, rc, jc, _, _ = _cut_group(start, n, r, before, width)
     nc = torch.where(cut, nc, 1)
     return whole * nc + torch.where(cut, jc * rc, 0), nc
 
@@ -464,15 +464,15 @@ def whole_ap_sums(vals, idx, valid,   # (b, N) the whole sorted rows (`sorted_bl
     return s.index_add_(0, rows, term - stable), total
 
 
-def through_cut(vals, valid, t: int) -> int:
-    "Columns of the sorted rows that hold every tie group starting in the first t ranks (the group at rank t whole)."
-    if t >= vals.shape[1]:
+def through_cut(vals, valid, k: int) -> int:
+    "Columns of the sorted rows that hold every tie group starting in the first k ranks (the group at rank k whole)."
+    if k >= vals.shape[1]:
         return vals.shape[1]
-    return t + int(((vals[:, t:] == vals[:, t - 1:t]) & valid[:, t:]).sum(dim=1).max())
+    return k + int(((vals[:, k:] == vals[:, k - 1:k]) & valid[:, k:]).sum(dim=1).max())
 
 # %% ../nbs/62_torch_engine.ipynb #f35b000e
 def device_ndcg(g, start, n,          # (b, w) grades in rank order (0 where not kept), and `rank_positions`' groups
-                t: int,               # the cutoff min(p, N)
+                k: int,               # the cutoff (at most N)
                 gains,                # (G,) float64 on the device: `dcg.gain_values`
                 totals,               # (b, G) int64: each row's kept items of each grade (`grade_totals`)
                 ties: str,            # the tie mode
@@ -482,7 +482,7 @@ def device_ndcg(g, start, n,          # (b, w) grades in rank order (0 where not
     over the ideal order's DCG@t from the grade totals."""
     torch = _torch()
     b, w = g.shape
-    cols = min(t, w)
+    cols = min(k, w)
     g = g.to(torch.int64)
     if ties in ("optimistic", "pessimistic"):
         order = torch.sort(start * 512 + (255 - g if ties == "optimistic" else g), dim=1).indices
@@ -492,11 +492,11 @@ def device_ndcg(g, start, n,          # (b, w) grades in rank order (0 where not
         flat = (torch.arange(b, device=g.device)[:, None] * w + start).reshape(-1)
         sums = torch.zeros(b * w, dtype=torch.float64, device=g.device).index_add_(0, flat, gain.reshape(-1))
         gain = sums[flat].view(b, w) / n
-    disc = 1.0 / torch.log2(torch.arange(2, t + 2, device=g.device, dtype=torch.float64))
+    disc = 1.0 / torch.log2(torch.arange(2, k + 2, device=g.device, dtype=torch.float64))
     dcg = gain[:, :cols] @ disc[:cols]
     prefix = torch.cat([torch.zeros(1, dtype=torch.float64, device=g.device), torch.cumsum(disc, 0)])
     after = torch.cumsum(totals.flip(1), dim=1)                  # items of the best grades down to each grade
-    d = lambda c: prefix[torch.clamp(c, max=t)]
+    d = lambda c: prefix[torch.clamp(c, max=k)]
     ideal = ((d(after) - d(after - totals.flip(1))) * gains.flip(0)).sum(dim=1)
     return torch.where(ideal > 0, dcg / torch.where(ideal > 0, ideal, 1.0), 0.0), ideal == 0
 
@@ -554,7 +554,7 @@ def device_finishes(metrics: dict,       # the parsed metrics, {name: Metric}
 
 # %% ../nbs/62_torch_engine.ipynb #f35b0011
 def finish_on_host(parts: list,            # per block, `_DeviceJob.finish`'s {name: tensors}
-                   finishes: dict,         # `device_finishes`' {name: (kind, t)}
+                   finishes: dict,         # `device_finishes`' {name: (kind, k)}
                    conventions: Conventions,
                    n_gallery: int,         # N
                    ) -> dict:
@@ -562,12 +562,12 @@ def finish_on_host(parts: list,            # per block, `_DeviceJob.finish`'s {n
     `finish_ap` (the empty-query policy), P@k's and recall@k's one division of exact integers (`_ratio`), and the
     others' `apply_empty_policy` with their chapter's message."""
     out = {}
-    for name, (kind, t) in finishes.items():
+    for name, (kind, k) in finishes.items():
         cols = [np.concatenate([p[name][i].cpu().numpy() for p in parts]) for i in range(len(parts[0][name]))]
         if kind == "map":
-            out[name] = finish_ap(APParts(*cols), conventions, min(t, n_gallery))
+            out[name] = finish_ap(APParts(*cols), conventions, min(k, n_gallery))
         elif kind == "p":
-            out[name] = _ratio(cols[0][:, None], cols[1][:, None], t)[:, 0]
+            out[name] = _ratio(cols[0][:, None], cols[1][:, None], k)[:, 0]
         elif kind == "recall":
             out[name] = apply_empty_policy(_ratio(cols[0][:, None], cols[1][:, None], cols[2][:, None])[:, 0],
                                            cols[2] == 0, conventions, "have no relevant item, so no recall")
@@ -712,7 +712,7 @@ def _device_summary(job: _DeviceJob,   # the run's device job
 def _device_finish(job: _DeviceJob,   # the run's device job
                    start: int,        # the block's first query
                    stop: int,         # one past its last query
-                   finishes: dict,    # `device_finishes`' {name: (kind, t)}
+                   finishes: dict,    # `device_finishes`' {name: (kind, k)}
                    conv: Conventions,  # the conventions in force
                    ) -> dict:
     "`_DeviceJob.finish`: the metrics of `finishes` finished on the device for the block."
@@ -720,8 +720,8 @@ def _device_finish(job: _DeviceJob,   # the run's device job
     key, grades, kept = job.rows(start, stop), job.grades(start, stop), job.kept(start, stop)
     if kept is not None:
         key = torch.where(kept, key, torch.full_like(key, -float("inf")))
-    whole = any(kind == "map" and t >= job.n for kind, t in finishes.values())
-    cuts = [min(t, job.n) for kind, t in finishes.values() if not (kind == "map" and t >= job.n)]
+    whole = any(kind == "map" and k >= job.n for kind, k in finishes.values())
+    cuts = [min(k, job.n) for kind, k in finishes.values() if not (kind == "map" and k >= job.n)]
     vals, idx, valid = sorted_block(key, kept, None if whole else max(cuts))
     out, total = {}, None
     if whole:
@@ -730,7 +730,7 @@ def _device_finish(job: _DeviceJob,   # the run's device job
         parts = (torch.where(total > 0, s / torch.clamp(den, min=1), 0.0), (total > 0).to(torch.float64),
                  total == 0)
     if cuts:
-        w = max(through_cut(vals, valid, t) for t in cuts) if whole else vals.shape[1]
+        w = max(through_cut(vals, valid, k) for k in cuts) if whole else vals.shape[1]
         pos = rank_positions(vals[:, :w], idx[:, :w], valid[:, :w], grades)
         if total is None:                                    # R over the whole row, not only the candidates
             total = ((grades > 0) if kept is None else (grades > 0) & kept).sum(dim=1)
@@ -738,15 +738,15 @@ def _device_finish(job: _DeviceJob,   # the run's device job
         g = torch.gather(grades, 1, idx[:, :w]) * valid[:, :w]
         totals = grade_totals(grades, kept, job.n_grades)
         gains = torch.from_numpy(gain_values(job.n_grades, conv.gain)).to(vals.device)
-    for name, (kind, t) in finishes.items():
+    for name, (kind, k) in finishes.items():
         if kind == "map":
-            out[name] = parts if t >= job.n else device_ap_parts(*pos, t, total, conv)
+            out[name] = parts if k >= job.n else device_ap_parts(*pos, k, total, conv)
         elif kind in ("p", "recall"):
-            out[name] = device_hits(*pos, t, conv.ties) + (total,)
+            out[name] = device_hits(*pos, k, conv.ties) + (total,)
         elif kind == "ndcg":
-            out[name] = device_ndcg(g, pos[1], pos[2], min(t, job.n), gains, totals, conv.ties)
+            out[name] = device_ndcg(g, pos[1], pos[2], min(k, job.n), gains, totals, conv.ties)
         else:
-            out[name] = (device_first_relevant(*pos[:4], t, conv.ties, kind == "mrr"), total)
+            out[name] = (device_first_relevant(*pos[:4], k, conv.ties, kind == "mrr"), total)
     return out
 
 # %% ../nbs/62_torch_engine.ipynb #a9a8f931
