@@ -434,3 +434,15 @@ def test_command_lines_exit_codes(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(cd.shutil, "which", lambda name: None)   # no browser on this machine
     assert cd.main([str(tmp_path / "site")]) == 2
     assert "not installed: chromium" in capsys.readouterr().err
+
+
+def test_a_definition_that_draws_when_called_is_not_a_missing_figure():
+    "Export cells of any kind (export, exporti, exports) define; only a cell that runs a drawing must show an image."
+    def cell(src, outputs=()):
+        c = nbformat.v4.new_code_cell(src, outputs=list(outputs))
+        c.metadata["rl_docs"] = {"skipped": False, "output": True}
+        return c
+    body = "def _view(n):\n    plot_phi(n)\n    return n"
+    nb = nbformat.v4.new_notebook(cells=[cell("#| exporti\n" + body), cell("#| export\n" + body),
+                                         cell("plot_phi(3)"), cell("plt.show()")])
+    assert bd.missing_figures(nb) == [2, 3]
