@@ -15,10 +15,9 @@ from typing import Callable
 import numpy as np
 
 from .hamming import PackedCodes, n_words, pack_codes
-from .blocks import row_blocks
+from .blocks import Progress, progress_wanted, row_blocks
 from .metrics import Conventions, metric_names, parse_metric, tie_range
 from .ranking import FrozenSummary, IndexSums, RankSummary, resolve_cutoff, summarize
-from .blocks import Progress, progress_wanted
 from .score_ranking import (PRECISIONS, ScoreBuffers, _score_summaries, _usable_cpus, check_scores,
                                          compiled_layout, compiled_pair_bytes, similarity_rows)
 from .relevance import IgnoreSets, Relevance, make_ignore, make_relevance
@@ -383,8 +382,9 @@ def plan_summary(metrics: dict,               # the parsed metrics, {name: Metri
 # %% ../nbs/50_evaluation.ipynb #dae49e9b
 STREAMS_INDEX_SUMS = {"numba"}   # engines that accept index_sums=True
 READS_IGNORE = {"numpy", "numba"}   # engines that take ignore=IgnoreSets (others hand such runs to the numpy one)
-ADVANCES_PROGRESS = {"numba"}    # engines that advance a given ranking.Progress chunk by chunk
+ADVANCES_PROGRESS = {"numba"}    # engines that advance a given blocks.Progress chunk by chunk
 SECONDS_PER_PAIR = {"numpy": 2e-8, "numba": 1e-9, "dask": 1e-9}   # rough cost per (query, item, 64-bit word), to
+                                                                  # decide when to show a bar (dask: numba per worker)
 
 # %% ../nbs/50_evaluation.ipynb #2ab5724f
 def _numpy_summarize(query_codes, gallery_codes, relevance, top_columns=0, code_max=False, progress=None, ignore=None):
@@ -399,7 +399,6 @@ def _numba_summarize(query_codes, gallery_codes, relevance, top_columns=0, code_
                             index_sums=index_sums, ignore=ignore)
 
 ENGINES = {"numpy": _numpy_summarize, "numba": _numba_summarize}
-                                                                  # decide when to show a bar (dask: numba per worker)
 
 def register_engine(name: str,                      # the name `evaluate(engine=...)` will select it by
                     summarize_fn,                   # ranking.summarize's arguments plus `progress`; the same output
