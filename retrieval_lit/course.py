@@ -170,6 +170,10 @@ def _key_object(data: bytes,    # the bytes of an answer key file, plain or seal
     return key
 
 
+# %% ../nbs/95_course.ipynb #8ef5a8f3
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
+
+
 def _plain_problem(ex: str, entry, chapter: str) -> str:
     "What is wrong with one entry of a plain key (an empty string when nothing is)."
     m = _EXERCISE_ID.fullmatch(ex)
@@ -200,10 +204,7 @@ def _plain_problem(ex: str, entry, chapter: str) -> str:
         return f"entry {ex!r}: its tolerances must be in [0, 1), with rtol or atol above 0"
     return ""
 
-
-_NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
-
-
+# %% ../nbs/95_course.ipynb #432f8380
 def _plain_key(path: Path,   # a plain answer key CC.json of the source tree (nbs/answers/), read by teachers' tools only
                ) -> dict:
     """The plain answer key at `path`, checked: {'CC.N': {'value': a number or a list of numbers, 'rtol': ...}};
@@ -219,7 +220,7 @@ def _plain_key(path: Path,   # a plain answer key CC.json of the source tree (nb
             fail("answers", f"{path}: {problem}")
     return key
 
-
+# %% ../nbs/95_course.ipynb #f6103bc6
 def _seal(exercise_id: str,   # "CC.N"
           entry: dict,        # its plain entry: {"value": ..., "rtol": ..., optional "atol", "close_rtol", "close_atol"}
           salt: bytes = None,  # 16 bytes; None: fresh random ones
@@ -1048,14 +1049,14 @@ def _nbgrader_cells(chapter: str,     # the chapter's number, "95"
     text = ((stub.rstrip() + "\n") if stub.strip() else f"# Exercise {ex}\n") + (
         f"# your work; {'end by setting ' + var if expr is not None else 'the exercise asks for it'}\n"
         f"### BEGIN SOLUTION\n{body.strip() or 'pass'}\n### END SOLUTION")
-    cells = [{"cell_type": "markdown", "metadata": {}, "source": f"### Exercise {ex}"},
-             {"cell_type": "code", "metadata": meta(False, True, f"ex-{chapter}-{n}"), "source": text,
+    cells = [{"cell_type": "markdown", "id": f"exercise-{chapter}-{n}", "metadata": {}, "source": f"### Exercise {ex}"},
+             {"cell_type": "code", "id": f"ex-{chapter}-{n}", "metadata": meta(False, True, f"ex-{chapter}-{n}"), "source": text,
               "outputs": [], "execution_count": None}]
     if expr is not None:
         test = (f"# autograded: exercise {ex}, {POINTS} points (right {VERDICT_POINTS['right']}, close "
                 f"{VERDICT_POINTS['close']}, wrong {VERDICT_POINTS['wrong']})\nfrom retrieval_lit.course import check\n"
                 f"{VERDICT_POINTS}[check({ex!r}, {var}, quiet=True)]")
-        cells.append({"cell_type": "code", "metadata": meta(True, False, f"check-{chapter}-{n}", points=POINTS),
+        cells.append({"cell_type": "code", "id": f"check-{chapter}-{n}", "metadata": meta(True, False, f"check-{chapter}-{n}", points=POINTS),
                       "source": test, "outputs": [], "execution_count": None})
     return cells
 
