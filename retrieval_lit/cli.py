@@ -249,21 +249,27 @@ def _add_trec_eval(sub):
 # %% ../nbs/80_cli.ipynb #e2c7a802
 def _add_course(sub,  # the parser's subcommands (argparse's add_subparsers)
                 ):
-    "The `course` command: student copies, the teacher's copy, slides per session, or sealing the answer keys."
+    "The `course` command: student copies, the teacher's copy, slides per session, an nbgrader course, or sealing the keys."
     course = sub.add_parser("course", help="for teachers: student copies without solutions, the teacher's copy with "
-                            "the answer keys, slides per session, or sealing the keys the package ships")
+                            "the answer keys, slides per session, an nbgrader course, or sealing the keys the package ships")
     what = course.add_mutually_exclusive_group(required=True)
     what.add_argument("--student", metavar="DIR", help="a new folder for the student copies (solutions removed)")
     what.add_argument("--teacher", metavar="DIR", help="a new folder for the teacher's copy: the notebooks with their "
                       "solutions and the plain answer keys (read from a source checkout's nbs/answers)")
-    what.add_argument("--slides", metavar="DIR", help="a new folder for one reveal.js deck per session")
+    what.add_argument("--slides", metavar="DIR", help="a new folder for one reveal.js deck per session, with reveal.js "
+                      "and MathJax beside them (no network needed to show them)")
+    what.add_argument("--nbgrader", metavar="DIR", help="a new folder for an nbgrader course: source/<session>/ "
+                      "assignments whose autograded cells call the sealed checks, and nbgrader_config.py")
     what.add_argument("--seal", metavar="DIR", help="maintainers: seal the plain answer keys into DIR "
                       "(retrieval_lit/answers), the digests the package ships")
     course.add_argument("--nbs", metavar="DIR", default="nbs", help="the book's notebook folder (default: nbs)")
     course.add_argument("--answers", metavar="DIR", help="the plain answer keys (default: the notebook folder's answers/)")
-    course.add_argument("--reveal-prefix", metavar="URL", help="where the decks load reveal.js from (default: "
-                        "nbconvert's CDN address; a local reveal.js folder for a room without a network)")
-
+    course.add_argument("--sessions", metavar="N", type=int, nargs="+", help="only these sessions (--slides, --nbgrader)")
+    course.add_argument("--reveal-prefix", metavar="URL", help="where the decks load reveal.js from (default: a copy "
+                        "beside the decks, from the sphinx-revealjs package; a folder holding reveal.js 4 or 5, or a URL)")
+    course.add_argument("--no-execute", action="store_true", help="--slides: do not run the chapters (figures show as code)")
+    course.add_argument("--replace", action="store_true", help="--seal: overwrite files named CC.json in DIR that it did "
+                        "not write (otherwise refused)")
 
 # %% ../nbs/80_cli.ipynb #506adc03
 def build_parser() -> argparse.ArgumentParser:

@@ -11,9 +11,12 @@ import hashlib
 import importlib.resources
 import json
 import math
+import os
 import re
 import secrets
 import shutil
+import tempfile
+from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from functools import lru_cache
 from pathlib import Path
@@ -23,7 +26,8 @@ import numpy as np
 from .validate import as_numeric_array, check_bool, fail, shown
 
 # %% auto #0
-__all__ = ['SESSIONS', 'check', 'seal_answer_keys', 'write_teacher_copy', 'write_student_copies', 'write_slides']
+__all__ = ['SESSIONS', 'check', 'seal_answer_keys', 'write_teacher_copy', 'write_student_copies', 'write_slides',
+           'nbgrader_notebook', 'write_nbgrader_course']
 
 # %% ../nbs/95_course.ipynb #0f891b17
 SESSIONS = (   # (session, topic, its chapters, what a student can do after it)
@@ -89,8 +93,9 @@ _LEVELS = ("right", "close")
 
 
 def _tolerances(entry: dict) -> tuple:
-    "(rtol, atol, close_rtol, close_atol) of an answer-key entry, with their defaults."
-    rtol, atol = float(entry.get("rtol", 1e-9)), float(entry.get("atol", 1e-12))
+    """(rtol, atol, close_rtol, close_atol) of an answer-key entry, with their defaults; rtol is at least what accepts
+    the answer as its solution prints it (`_printed_rtol`)."""
+    rtol, atol = max(float(entry.get("rtol", 1e-9)), _printed_rtol(entry)), float(entry.get("atol", 1e-12))
     return (rtol, atol, float(entry.get("close_rtol", max(0.01, 10 * rtol))),
             float(entry.get("close_atol", max(1e-6, 10 * atol))))
 
@@ -120,40 +125,102 @@ def _digest(salt: bytes, exercise_id: str, i: int, level: str, regime: str, cell
     token = f"{exercise_id}|{i}|{level}|{regime}|{cell}".encode()
     return hashlib.blake2b(token, digest_size=16, salt=salt, person=_PERSON).hexdigest()
 
+# %% ../nbs/95_course.ipynb #8a54d0bc
+def _printed_rtol(entry: dict,  # a plain answer-key entry: {"value": ..., "printed": a string or a list of strings}
+                  ) -> float:
+    """The relative tolerance that accepts what the solution prints (`entry['printed']`): over the numbers not printed
+    exactly, the largest half unit in the last printed place divided by the key's number, rounded up to 1, 2 or 5
+    times a power of ten (so that it does not give the number back); 0 when none."""
+    printed = entry.get("printed")
+    if printed is None:
+        return 0.0
+    forms = [printed] if isinstance(printed, str) else list(printed)
+    values = np.asarray(entry["value"], dtype=np.float64).reshape(-1).tolist()
+    worst = Fraction(0)
+    for form, v in zip(forms, values):
+        d = Decimal(form)
+        if float(d) != v and v != 0:
+            worst = max(worst, Fraction(1, 2) * Fraction(10) ** d.as_tuple().exponent / abs(Fraction(v)))
+    if worst == 0:
+        return 0.0
+    power = Fraction(10) ** math.floor(math.log10(worst))
+    return float(next(m * power for m in (1, 2, 5, 10) if m * power >= worst))
+
 # %% ../nbs/95_course.ipynb #010ac3a0
-def _key_object(data: bytes,  # the bytes of an answer key file, plain or sealed
-                where: str,   # how messages name it, e.g. "answers/11.json"
+def _key_object(data: bytes,    # the bytes of an answer key file, plain or sealed
+                where: str,     # how messages name it, e.g. "answers/11.json"
+                plain: bool = False,  # True: a plain key a teacher gave (its faults are bad input: RetrievalInputError)
                 ) -> dict:
-    "The JSON object an answer key file holds (the one reading of a key file, plain or sealed)."
+    """The JSON object an answer key file holds (the one reading of a key file, plain or sealed). A fault of a plain
+    key is bad input (`answers`, one line naming the file); of a sealed key shipped in the package, a RuntimeError."""
+    def refuse(why):
+        if plain:
+            fail("answers", f"{where}: {why}")
+        raise RuntimeError(f"the answer key {where} {why}")
     try:
         key = json.loads(data.decode("utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise RuntimeError(f"the answer key {where} is not valid JSON ({e})") from None
+    except UnicodeDecodeError as e:
+        refuse(f"is not valid JSON (not UTF-8 text: byte {e.object[e.start]:#04x} at offset {e.start})")
+    except json.JSONDecodeError as e:
+        refuse(f"is not valid JSON ({e.msg} at line {e.lineno}, column {e.colno})")
+    except RecursionError:
+        refuse("is not valid JSON (nested too deeply to read)")
     if not isinstance(key, dict):
-        raise RuntimeError(f"the answer key {where} must hold one JSON object")
+        refuse("must hold one JSON object, {'CC.N': {'value': ..., 'rtol': ...}}")
     return key
 
 
+# %% ../nbs/95_course.ipynb #8ef5a8f3
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
+
+
+def _plain_problem(ex: str, entry, chapter: str) -> str:
+    "What is wrong with one entry of a plain key (an empty string when nothing is)."
+    m = _EXERCISE_ID.fullmatch(ex)
+    if m is None or m.group(1) != chapter:
+        return f"the id {ex!r} is not an exercise of chapter {chapter} ({chapter}.N)"
+    if not isinstance(entry, dict) or "value" not in entry:
+        return f"entry {ex!r} must be {{'value': a number or a list of numbers, 'rtol': a tolerance in [0, 1)}}"
+    flat = entry["value"] if isinstance(entry["value"], list) else [entry["value"]]
+    if not flat or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in flat):
+        return f"entry {ex!r}: 'value' must be a number or a flat list of numbers, got {shown(entry['value'])[:60]}"
+    if not all(math.isfinite(v) for v in flat):
+        return f"entry {ex!r}: 'value' must be finite (no NaN or infinity), got {shown(entry['value'])[:60]}"
+    given = [entry.get(t, 0) for t in ("rtol", "atol", "close_rtol", "close_atol")]
+    if not all(isinstance(t, (int, float)) and not isinstance(t, bool) and 0 <= t < 1 for t in given):
+        return f"entry {ex!r}: each tolerance (rtol, atol, close_rtol, close_atol) must be a number in [0, 1)"
+    printed = entry.get("printed")
+    forms = [printed] if isinstance(printed, str) or printed is None else printed
+    if printed is not None and not (isinstance(forms, list) and len(forms) == len(flat)
+                                    and all(isinstance(f, str) and _NUMBER.fullmatch(f) for f in forms)
+                                    and isinstance(printed, str) == (not isinstance(entry["value"], list))):
+        return f"entry {ex!r}: 'printed' must be the value as its solution prints it, in the value's shape, as text"
+    for f, v in zip(forms if printed is not None else [], flat):
+        d = Decimal(f)
+        if abs(Fraction(d) - Fraction(v)) > Fraction(1, 2) * Fraction(10) ** d.as_tuple().exponent:
+            return f"entry {ex!r}: the printed {f} is not its value rounded to the digits it shows"
+    tols = _tolerances(entry)                     # (a default close_rtol is 10 rtol: it must stay below 1 too)
+    if not all(0 <= t < 1 for t in tols) or max(tols[:2]) == 0 or max(tols[2:]) == 0:
+        return f"entry {ex!r}: its tolerances must be in [0, 1), with rtol or atol above 0"
+    return ""
+
+# %% ../nbs/95_course.ipynb #432f8380
 def _plain_key(path: Path,   # a plain answer key CC.json of the source tree (nbs/answers/), read by teachers' tools only
                ) -> dict:
-    "The plain answer key at `path`, checked: {'CC.N': {'value': a number or a list of numbers, 'rtol': ...}}."
-    chapter, where = path.stem, f"answers/{path.name}"
-    key = _key_object(path.read_bytes(), where)
+    """The plain answer key at `path`, checked: {'CC.N': {'value': a number or a list of numbers, 'rtol': ...}};
+    a fault (not UTF-8, not JSON, NaN, another shape) is one error naming the file and the entry."""
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        fail("answers", f"{path} cannot be read ({e.strerror})")
+    key = _key_object(data, str(path), plain=True)
     for ex, entry in key.items():
-        m = _EXERCISE_ID.fullmatch(ex)
-        value = np.asarray(entry.get("value") if isinstance(entry, dict) else None, dtype=object)
-        ok = (m is not None and m.group(1) == chapter and isinstance(entry, dict) and value.ndim <= 1 and value.size
-              and all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-                      for v in value.reshape(-1)))
-        given = [entry.get(t, 0) for t in ("rtol", "atol", "close_rtol", "close_atol")] if ok else []
-        ok = ok and all(isinstance(t, (int, float)) and not isinstance(t, bool) and 0 <= t < 1 for t in given)
-        tols = _tolerances(entry) if ok else ()       # (a default close_rtol is 10 rtol: it must stay below 1 too)
-        if not ok or not all(0 <= t < 1 for t in tols) or max(tols[:2]) == 0 or max(tols[2:]) == 0:
-            raise RuntimeError(f"the answer key {where}: entry {ex!r} must be {{'value': a number or a list of numbers, "
-                               f"'rtol': a tolerance in [0, 1)}} under an id {chapter}.N")
+        problem = _plain_problem(ex, entry, path.stem)
+        if problem:
+            fail("answers", f"{path}: {problem}")
     return key
 
-
+# %% ../nbs/95_course.ipynb #f6103bc6
 def _seal(exercise_id: str,   # "CC.N"
           entry: dict,        # its plain entry: {"value": ..., "rtol": ..., optional "atol", "close_rtol", "close_atol"}
           salt: bytes = None,  # 16 bytes; None: fresh random ones
@@ -178,8 +245,11 @@ def _answer_key(chapter: str) -> dict:
     res = importlib.resources.files("retrieval_lit").joinpath("answers").joinpath(f"{chapter}.json")
     if not res.is_file():
         return {}
-    where = f"answers/{chapter}.json"
-    key = _key_object(res.read_bytes(), where)
+    return _sealed_entries(_key_object(res.read_bytes(), f"answers/{chapter}.json"), chapter, f"answers/{chapter}.json")
+
+
+def _sealed_entries(key: dict, chapter: str, where: str) -> dict:
+    "`key` (a sealed key file's object) if every entry is a sealed entry of chapter `chapter`; else a RuntimeError."
     hexes = lambda d, k: isinstance(d, dict) and set(d) == {"rel", "abs"} and all(
         v is None or isinstance(v, str) and re.fullmatch(r"[0-9a-f]{%d}" % k, v) for v in d.values())
     for ex, e in key.items():
@@ -240,7 +310,8 @@ def _verdict_message(exercise_id: str,   # the exercise, "CC.N"
     "What check prints for a verdict: the tolerance it was judged by, and how many numbers of a list are right."
     rtol, atol, close_rtol, close_atol = (sealed[t] for t in ("rtol", "atol", "close_rtol", "close_atol"))
     some = f" ({int(right.sum())} of {right.size} numbers right)" if right.size > 1 else ""
-    tol = lambda r, a: f"a relative tolerance of {r:g}" if r > 0 else f"an absolute tolerance of {a:g}"
+    tol = lambda r, a: (f"an absolute tolerance of {a:g}" if r == 0 else f"a relative tolerance of {r:g}"
+                        + (f" or an absolute one of {a:g}" if a > 1e-12 else ""))
     return {"right": f"{exercise_id}: right, within {tol(rtol, atol)} of the answer key.",
             "close": f"{exercise_id}: close, within {tol(close_rtol, close_atol)} of the answer key, not within "
                      f"{tol(rtol, atol)} as required{some}: give every digit, and check the conventions the exercise "
@@ -258,7 +329,7 @@ def check(exercise_id: str,      # the exercise, "CC.N": exercise N of chapter C
     never the answer, which the installed package does not hold (only salted digests of it, see the chapter).
 
     >>> check("95.1", 1 - (1/6 + 2/7 + 3/8 + 4/9 + 5/10) / 5)     # exercise 95.1, solved in the chapter
-    95.1: right, within a relative tolerance of 1e-09 of the answer key.
+    95.1: right, within a relative tolerance of 0.0001 of the answer key.
     'right'
     """
     if not isinstance(exercise_id, str) or not _EXERCISE_ID.fullmatch(exercise_id.strip()):
@@ -282,11 +353,30 @@ def check(exercise_id: str,      # the exercise, "CC.N": exercise N of chapter C
 
 # %% ../nbs/95_course.ipynb #8c372898
 def _check_dest(dest: Path, nbs: Path, what: str) -> None:
-    "Refuse a `dest` that holds files (no one's work is overwritten) or lies inside the notebook folder."
+    """Refuse a `dest` that holds files (no one's work is overwritten), lies inside the notebook folder, or cannot be
+    written (`_check_writable`): all before any work starts."""
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
         fail("dest", f"{str(dest)!r} exists and is not an empty folder: choose a new folder for {what}")
     if dest.resolve() == nbs.resolve() or nbs.resolve() in dest.resolve().parents:
         fail("dest", f"{str(dest)!r} is inside the notebook folder {str(nbs)!r}: choose a folder outside it")
+    _check_writable(dest, what)
+
+# %% ../nbs/95_course.ipynb #467ad7a8
+def _check_writable(dest: Path,  # the folder a writer will create or fill
+                    what: str,   # what goes there, for the message
+                    ) -> None:
+    "Refuse a `dest` that cannot be written: probe with a folder made and removed in it, or in its nearest existing parent."
+    dest = Path(dest)
+    base = dest
+    while not base.exists() and base.parent != base:
+        base = base.parent
+    if not base.is_dir():
+        fail("dest", f"{str(dest)!r} cannot be created: {str(base)!r} is a file, not a folder")
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".retrieval-lit-probe-", dir=base))
+    except OSError as e:
+        fail("dest", f"{str(dest)!r} cannot be written ({e.strerror} in {str(base)!r}): choose a folder you can write "
+                     f"for {what}")
 
 # %% ../nbs/95_course.ipynb #391be003
 def _kept_or_sealed(ex: str,      # the exercise, "CC.N"
@@ -304,32 +394,51 @@ def _kept_or_sealed(ex: str,      # the exercise, "CC.N"
         holds = False
     return kept if holds else _seal(ex, entry)
 
+# %% ../nbs/95_course.ipynb #a51ad337
+def _sealed_file(path: Path) -> dict | None:
+    "The sealed key at `path` if it is one that `seal_answer_keys` writes (CC.json of sealed entries of chapter CC), else None."
+    if not (path.is_file() and re.fullmatch(r"\d\d\.json", path.name)):
+        return None
+    try:
+        return _sealed_entries(_key_object(path.read_bytes(), path.name), path.stem, path.name)
+    except (RuntimeError, OSError):
+        return None
+
 # %% ../nbs/95_course.ipynb #0aa7c299
 def seal_answer_keys(plain="nbs/answers",             # the folder of plain keys CC.json (the source tree's)
                      dest="retrieval_lit/answers",    # the package's folder of sealed keys, rewritten
+                     replace: bool = False,           # True: overwrite files named CC.json that are not sealed keys
                      ) -> list:
     """Seal every plain key of `plain` into `dest` (`_seal`): what ships in the package. An entry already sealed whose
     answer, shape and tolerances still hold keeps its salt, so sealing again changes nothing; a sealed key of a
-    chapter with no plain key left is removed. Returns the files written."""
+    chapter with no plain key left is removed. Refuses `dest` = `plain` (the plain keys would be lost) and a `dest`
+    holding files it did not write (anything but sealed keys), unless `replace`; returns the files written."""
     plain, dest = Path(plain), Path(dest)
     paths = sorted(p for p in plain.glob("*.json") if re.fullmatch(r"\d\d", p.stem)) if plain.is_dir() else []
     if not paths:
         fail("plain", f"must be a folder of plain answer keys (CC.json), got {str(plain)!r}")
+    if dest.resolve() == plain.resolve():
+        fail("dest", f"{str(dest)!r} is the folder the plain keys are read from: sealing there would replace them; "
+                     "seal into the package's folder (retrieval_lit/answers)")
+    replace = check_bool(replace, "replace")
+    _check_writable(dest, "the sealed keys")
+    keys = {p: _plain_key(p) for p in paths}                                  # every plain key checked first
+    old = {f.name: _sealed_file(f) for f in sorted(dest.iterdir())} if dest.is_dir() else {}
+    foreign = [name for name, sealed in old.items() if sealed is None]
+    if foreign and not replace:
+        fail("dest", f"{str(dest)!r} holds files that `course --seal` did not write ({', '.join(foreign[:5])}"
+                     f"{', ...' if len(foreign) > 5 else ''}): seal into the package's folder or a new one, or pass "
+                     "--replace to overwrite those named CC.json (other files are left as they are)")
     dest.mkdir(parents=True, exist_ok=True)
     written = []
-    for p in paths:
-        key, out = _plain_key(p), {}
-        try:
-            old = json.loads((dest / p.name).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            old = {}
-        for ex in sorted(key, key=lambda e: int(e.split(".")[1])):
-            out[ex] = _kept_or_sealed(ex, key[ex], old.get(ex) if isinstance(old, dict) else None)
+    for p, key in keys.items():
+        before = old.get(p.name) or {}
+        out = {ex: _kept_or_sealed(ex, key[ex], before.get(ex)) for ex in sorted(key, key=lambda e: int(e.split(".")[1]))}
         (dest / p.name).write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
         written.append(dest / p.name)
-    for stale in dest.glob("*.json"):
-        if re.fullmatch(r"\d\d", stale.stem) and not (plain / stale.name).exists():
-            stale.unlink()
+    for name, sealed in old.items():
+        if sealed is not None and not (plain / name).exists():               # a sealed key of a chapter with none left
+            (dest / name).unlink()
     return written
 
 # %% ../nbs/95_course.ipynb #00a1b77e
@@ -537,73 +646,283 @@ def write_student_copies(dest,              # a new or empty folder for the copi
     return written
 
 # %% ../nbs/95_course.ipynb #9480d7dd
-_FIGURE = re.compile(r"\b(?:plot_\w+|new_axes|show_\w+_figure)\(|\.plot\(|\.bar\(|\.imshow\(")
+_FIGURE = re.compile(r"\b(?:plot_\w+|new_axes|show_\w+_figure)\(|\.plot\(|\.bar[h]?\(|\.imshow\(|\.hist\(|\.scatter\(|"
+                     r"plt\.subplots\(|plt\.figure\(")
 _WORKED = re.compile(r"^##+ .*(?:worked|example|Fig\. ?\d|by hand)", re.I)
+_CHECKS = {"test_eq", "test_fail", "test_close", "test_ne", "show_error", "test_warns", "test_is"}
+SLIDE_PROSE = 600         # characters of prose a slide holds at most; the rest of a cell goes to the speaker notes
 
+# %% ../nbs/95_course.ipynb #b21b33ce
+def _prose_chars(text: str) -> int:
+    """Characters of prose a reader sees in a markdown text: displayed formulas ($$...$$, \\[...\\]), link targets
+    and HTML comments left out, runs of white space counted once."""
+    text = re.sub(r"\$\$.*?\$\$|\\\[.*?\\\]|<!--.*?-->", " ", text, flags=re.S)
+    text = re.sub(r"\]\([^)]*\)", "]", text)
+    return len(re.sub(r"\s+", " ", text).strip())
 
+# %% ../nbs/95_course.ipynb #520d06a0
+def _split_prose(text: str,                # a markdown cell's text
+                 limit: int = SLIDE_PROSE,  # the prose a slide may hold
+                 ) -> tuple:
+    """(what the slide shows, what goes to the speaker notes): headings and displayed formulas always on the slide,
+    paragraphs (lists, tables) in order while the slide's prose stays within `limit`, the rest to the notes; a first
+    paragraph longer than the limit is cut after its last whole sentence that fits. Nothing is dropped."""
+    slide, notes, used = [], [], 0
+    blocks = [b for b in re.split(r"\n\s*\n", text.strip()) if b.strip()]
+    blocks = [part for b in blocks for part in (b.split("\n", 1) if b.startswith("#") and "\n" in b else [b])]
+    for b in blocks:
+        n = _prose_chars(b)
+        if b.lstrip().startswith("#") or n == 0 or (not notes and used + n <= limit):
+            slide.append(b)
+            used += n
+            continue
+        if not notes and not [s for s in slide if _prose_chars(s) and not s.lstrip().startswith("#")]:
+            math = [m.span() for m in re.finditer(r"\$\$.*?\$\$|\$[^$]*\$", b, flags=re.S)]
+            cuts = [m.end() for m in re.finditer(r"[.;:](?=\s)", b) if used + _prose_chars(b[:m.end()]) + 2 <= limit
+                    and not any(a < m.end() < z for a, z in math)]          # never inside a formula
+            if cuts:                                   # the first paragraph is too long: its first sentences stay
+                slide.append(b[:cuts[-1]] + " …")
+                used += _prose_chars(slide[-1])
+                b = "… " + b[cuts[-1]:].strip()
+        notes.append(b)
+    return "\n\n".join(slide), "\n\n".join(notes)
+
+# %% ../nbs/95_course.ipynb #2ee9d15e
+def _implementation(cell: dict,   # a cell of a chapter
+                    after: dict,  # the cell after it ({} at the end)
+                    ) -> bool:
+    """Whether a cell is implementation a lecture does not show: a definition (exported, or a cell of only `def`,
+    `class` and imports), a cell of only checks (`test_eq`, `assert`, ...), or the sentence right before an exported
+    definition (a markdown cell that is not a heading)."""
+    d, code = _split_directives(_source(cell)) if cell.get("cell_type") == "code" else ({}, "")
+    if cell.get("cell_type") == "markdown":
+        nd = _split_directives(_source(after))[0] if after.get("cell_type") == "code" else {}
+        return not _source(cell).lstrip().startswith("#") and bool({"export", "exporti", "exports"} & set(nd))
+    if {"export", "exporti", "exports", "hide"} & set(d) or d.get("eval") == "false":
+        return True
+    try:
+        body = ast.parse(code).body
+    except SyntaxError:
+        return False
+    call = lambda n: isinstance(n, ast.Expr) and isinstance(n.value, ast.Call) and getattr(
+        n.value.func, "id", None) in _CHECKS
+    defs = all(isinstance(n, (ast.FunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)) for n in body)
+    checks = all(isinstance(n, ast.Assert) or call(n) for n in body)
+    return bool(body) and (defs or checks)
+
+# %% ../nbs/95_course.ipynb #d257245d
+def _slide(cell: dict,        # a cell of a chapter (not changed)
+           kind: str,         # its reveal.js kind: "slide" (a new section) or "subslide"
+           index: int = -1,   # its place in the chapter (kept in the copy's metadata, for its outputs)
+           ) -> list:
+    """A copy of `cell` for a deck, its nbdev directives dropped, marked as a reveal.js `kind`, with its place in the
+    chapter; a markdown cell's prose beyond `SLIDE_PROSE` characters follows as a speaker-notes cell."""
+    meta = {"slideshow": {"slide_type": kind}, "rl_cell": index}
+    out = {"cell_type": cell["cell_type"], "metadata": meta, "source": _source(cell)}
+    if cell["cell_type"] == "code":
+        out["source"] = _split_directives(_source(cell))[1]
+        out["outputs"], out["execution_count"] = copy.deepcopy(cell.get("outputs", [])), None
+        return [out]
+    out["source"], notes = _split_prose(out["source"])
+    return [out] + ([{"cell_type": "markdown", "metadata": {"slideshow": {"slide_type": "notes"}, "rl_cell": index},
+                      "source": notes}] if notes else [])
+
+# %% ../nbs/95_course.ipynb #adc6a1d5
 def chapter_slides(nb: dict,                 # a chapter as json.load reads it
                    name: str = "notebook",   # its name, for error messages
                    ) -> list:
     """The cells of a chapter a lecture shows, in the chapter's order: its title, the question, the formulas (markdown
     with a displayed formula), the worked example (the first section whose heading names one, up to the next
-    section), the first figure (a code cell that draws), and the summary; never anything from the solutions."""
+    section), every figure (a code cell that draws) and the summary; never implementation (`_implementation`), the
+    exercises or the solutions. Each is one slide (`_slide`): long prose goes to its speaker notes."""
     cells = _check_notebook(nb, name)
     end = next((i for i, c in enumerate(cells) if _is_solutions(c)), len(cells))
     head = lambda c: _source(c).lstrip().split("\n", 1)[0].strip() if c.get("cell_type") == "markdown" else ""
-    picked, section, worked, figure = {}, None, None, False
+    picked, section, worked = [], None, None
     for i, cell in enumerate(cells[:end]):
         h, text = head(cell), _source(cell)
+        if section == "## Exercises":
+            break
         if h.startswith("#"):
             section = h if h.startswith(("# ", "## ")) else section
             if worked is None and _WORKED.match(h):
                 worked = section
-        if h.startswith("# ") or h in ("## The question", "## Summary"):
-            picked[i] = "slide"
-        elif section == "## The question" and cell.get("cell_type") == "markdown":
-            picked[i] = "fragment"
-        elif cell.get("cell_type") == "markdown" and "$$" in text and section != "## Exercises":
-            picked[i] = "slide"
-        elif worked is not None and section == worked:
-            if cell.get("cell_type") == "markdown" or "export" not in _split_directives(text)[0]:
-                picked[i] = "slide" if h.startswith("#") else "fragment"
-        elif (cell.get("cell_type") == "code" and not figure and _FIGURE.search(text)
-              and not {"export", "exporti", "hide"} & set(_split_directives(text)[0])):
-            picked[i], figure = "slide", True
-    return [_slide(cells[i], kind) for i, kind in sorted(picked.items())]
-
-# %% ../nbs/95_course.ipynb #d257245d
-def _slide(cell: dict, kind: str) -> dict:
-    "A copy of `cell` for a deck: its nbdev directives dropped, marked as a reveal.js `kind` (slide, subslide, fragment)."
-    out = {"cell_type": cell["cell_type"], "metadata": {"slideshow": {"slide_type": kind}}, "source": _source(cell)}
-    if cell["cell_type"] == "code":
-        out["source"] = _split_directives(_source(cell))[1]
-        out["outputs"], out["execution_count"] = copy.deepcopy(cell.get("outputs", [])), None
+        if section == "## Exercises" or _implementation(cell, cells[i + 1] if i + 1 < end else {}):
+            continue
+        figure = cell.get("cell_type") == "code" and _FIGURE.search(text)
+        if (h.startswith("# ") or h in ("## The question", "## Summary") or figure
+                or (section == "## The question" or worked is not None and section == worked)
+                or cell.get("cell_type") == "markdown" and "$$" in text):
+            picked.append(i)
+        if cell.get("cell_type") == "markdown" and re.search(r"^## Exercises\s*$", text, re.M):
+            section = "## Exercises"                                  # (a summary cell may hold the exercise list)
+    out = []
+    for i in picked:
+        cell = cells[i]
+        if cell.get("cell_type") == "markdown":                      # the exercises are not a slide
+            cell = {**cell, "source": re.split(r"^## Exercises\s*$", _source(cell), maxsplit=1, flags=re.M)[0].rstrip()}
+        out += _slide(cell, "slide" if head(cell).startswith("# ") else "subslide", i)
     return out
 
+# %% ../nbs/95_course.ipynb #5594bb36
+def _only_imports(code: str) -> bool:
+    "Whether a cell's code is only import statements (a chapter's import cell)."
+    try:
+        body = ast.parse(code).body
+    except SyntaxError:
+        return False
+    return bool(body) and all(isinstance(n, (ast.Import, ast.ImportFrom)) for n in body)
+
+# %% ../nbs/95_course.ipynb #f2d82a4b
+def _run_chapter(path: Path,     # a chapter notebook
+                 wanted: set,    # the indices of its code cells whose outputs the deck needs
+                 timeout: int = 600,  # seconds one cell may take
+                 whole: bool = True,  # False: of the cells before the wanted ones, run only those that only import
+                 ) -> dict:
+    """{index: outputs} of the wanted cells, the chapter run in a fresh kernel in its own folder (nbclient, imported
+    here) up to the last wanted cell: its import and code cells in order, as nbdev_test runs them (`#| eval: false`,
+    `#| slow` and nbdev's export call skipped), or with `whole=False` its import cells and the wanted ones. A cell that fails is one error naming the chapter and the cell."""
+    import nbformat
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
+    cells = _read_notebook(path)["cells"]
+    run, where = [], []
+    for i, cell in enumerate(cells[:max(wanted) + 1] if wanted else []):
+        d, code = _split_directives(_source(cell)) if cell.get("cell_type") == "code" else ({}, "")
+        if cell.get("cell_type") != "code" or d.get("eval") == "false" or "slow" in d or _only_exports(cell):
+            continue
+        if not whole and i not in wanted and not _only_imports(code):
+            continue
+        run.append(nbformat.v4.new_code_cell(code))
+        where.append(i)
+    nb = nbformat.v4.new_notebook(cells=run)
+    backend = os.environ.get("MPLBACKEND")
+    os.environ["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
+    try:
+        NotebookClient(nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
+    except CellExecutionError as e:
+        failed = next((where[k] for k, c in enumerate(nb.cells) if any(o.get("output_type") == "error" for o in c.outputs)), "?")
+        last = re.sub(r"\x1b\[[0-9;]*m", "", str(e).strip().splitlines()[-1])        # (without the terminal's colours)
+        fail("nbs", f"{path.name}: cell {failed} failed while running the chapter for its slides: {last[:200]}")
+    finally:
+        os.environ.pop("MPLBACKEND", None) if backend is None else os.environ.update(MPLBACKEND=backend)
+    return {i: c.outputs for i, c in zip(where, nb.cells) if i in wanted}
+
+# %% ../nbs/95_course.ipynb #87937022
+def _fill_outputs(slides: list, path: Path, execute: bool, timeout: int, whole: bool) -> None:
+    "Put into the code slides of `slides` the outputs of their cells from a run of the chapter at `path` (`_run_chapter`)."
+    code = {s["metadata"]["rl_cell"]: s for s in slides if s["cell_type"] == "code"}
+    if execute and code:
+        for i, outputs in _run_chapter(path, set(code), timeout, whole=whole).items():
+            code[i]["outputs"] = outputs
+
 # %% ../nbs/95_course.ipynb #71611ccb
-def _session_cells(session: tuple,  # a row of SESSIONS: (number, topic, chapters, outcomes)
-                   found: dict,     # chapter number ("53") -> its notebook's path
+def _session_cells(session: tuple,         # a row of SESSIONS: (number, topic, chapters, outcomes)
+                   found: dict,            # chapter number ("53") -> its notebook's path
+                   execute: bool = False,  # True: run the chapters and carry the outputs of the cells shown
+                   timeout: int = 600,     # seconds one cell may take
                    ) -> list:
-    "The cells of one session's deck: its title slide, then chapter_slides of each of its chapters, with ids."
+    """The cells of one session's deck: its title slide, `chapter_slides` of each of its chapters (their code cells'
+    outputs from a run of the chapter, `_run_chapter`), then this chapter's figure for the session (a cell marked
+    `#| session: N`, run with this chapter's imports) where it has one; each cell with an id."""
     number, topic, chapters, outcomes = session
     title = (f"# Session {number}: {topic}\n\n**Chapters:** " + ", ".join(found[c].stem for c in chapters)
              + f"\n\n**After it a student can:** {outcomes}.")
     cells = [{"cell_type": "markdown", "metadata": {"slideshow": {"slide_type": "slide"}}, "source": title}]
     for c in chapters:
-        cells += chapter_slides(_read_notebook(found[c]), found[c].name)
+        slides = chapter_slides(_read_notebook(found[c]), found[c].name)
+        _fill_outputs(slides, found[c], execute, timeout, whole=True)
+        cells += slides
+    if "95" in found:
+        mine = [i for i, cell in enumerate(_read_notebook(found["95"])["cells"]) if cell.get("cell_type") == "code"
+                and _split_directives(_source(cell))[0].get("session") == str(number)]
+        extra = [s for i in mine for s in _slide(_read_notebook(found["95"])["cells"][i], "subslide", i)]
+        _fill_outputs(extra, found["95"], execute, timeout, whole=False)
+        cells += extra
     for i, cell in enumerate(cells):
         cell["id"] = f"s{number:02d}c{i:03d}"
     return cells
+
+# %% ../nbs/95_course.ipynb #2462d893
+def _local_mathjax() -> Path:
+    "A MathJax 2 folder on this machine (jupyter-server-mathjax's, or Debian's libjs-mathjax); refused where none is."
+    places = [Path("/usr/share/javascript/mathjax")]
+    try:
+        import jupyter_server_mathjax
+        places.insert(0, Path(jupyter_server_mathjax.__file__).parent / "static")
+    except ImportError:
+        pass
+    for p in places:
+        if (p / "MathJax.js").is_file() and (p / "config" / "TeX-AMS-MML_HTMLorMML-full.js").is_file():
+            return p
+    fail("dest", "slides need a local copy of MathJax 2 to typeset their formulas without a network: "
+                 "pip install jupyter-server-mathjax (in the [dev] extras), or apt-get install libjs-mathjax")
+
+
+def _local_reveal(prefix: str | None) -> Path | None:
+    """The reveal.js folder to copy beside the decks: `prefix` when it is a folder (it must hold dist/reveal.js and
+    plugin/notes/notes.js), the sphinx-revealjs package's copy when `prefix` is None; None for a URL (loaded from it)."""
+    if prefix is not None and re.match(r"[a-z][a-z0-9+.-]*://", prefix):
+        return None
+    if prefix is None:
+        try:
+            import sphinx_revealjs
+        except ImportError:
+            fail("reveal_prefix", "slides need reveal.js beside them to run without a network: pip install "
+                                  "sphinx-revealjs (in the [dev] extras, which ships it), or pass a folder holding it")
+        folder = Path(sphinx_revealjs.__file__).parent / "_static" / "revealjs"
+    else:
+        folder = Path(prefix)
+    if not ((folder / "dist" / "reveal.js").is_file() and (folder / "plugin" / "notes" / "notes.js").is_file()):
+        fail("reveal_prefix", f"{str(folder)!r} is not a reveal.js folder (it needs dist/reveal.js and "
+                              "plugin/notes/notes.js, as reveal.js 4 and 5 releases have)")
+    return folder
+
+# %% ../nbs/95_course.ipynb #f123934c
+_DECK_TEMPLATE = """{%- extends 'reveal/index.html.j2' -%}
+{%- block html_head_js -%}{%- endblock html_head_js -%}
+{%- block html_head_js_mathjax -%}
+<script>window.MathJax = {tex2jax: {inlineMath: [['$', '$'], ['\\\\(', '\\\\)']], displayMath: [['$$', '$$'], ['\\\\[', '\\\\]']],
+  processEscapes: true, processEnvironments: true}, messageStyle: 'none', "HTML-CSS": {FONTS
+  styles: {'@font-face': {'font-family': 'MathJax_Blank', src: "local('MathJax_Blank')"}}}};</script>
+<script src="mathjax/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full"></script>
+{%- endblock html_head_js_mathjax -%}
+{% block footer_js %}
+<script src="{{ resources.reveal.url_prefix }}/dist/reveal.js"></script>
+<script src="{{ resources.reveal.url_prefix }}/plugin/notes/notes.js"></script>
+<script>
+Reveal.initialize({controls: true, progress: true, history: true, transition: "slide", plugins: [RevealNotes],
+                   width: 1280, height: 800});
+Reveal.on("slidechanged", function (event) { if (window.MathJax && MathJax.Hub) MathJax.Hub.Rerender(event.currentSlide); });
+</script>
+{% endblock footer_js %}
+"""
+
+
+def _deck_exporter(folder: Path,   # a scratch folder for the template
+                   prefix: str,    # where the deck loads reveal.js from
+                   mathjax: Path,  # the MathJax copy (its fonts decide the font setting)
+                   ):
+    "nbconvert's slides exporter with a template that loads only local files: reveal.js from `prefix`, MathJax from mathjax/."
+    from nbconvert import SlidesExporter
+    stix = not (mathjax / "fonts" / "HTML-CSS" / "TeX").is_dir()
+    fonts = 'availableFonts: [], webFont: "STIX-Web", imageFont: null, preferredFont: null,' if stix else ""
+    (folder / "rl_deck").mkdir(parents=True, exist_ok=True)
+    (folder / "rl_deck" / "conf.json").write_text(json.dumps({"base_template": "reveal", "mimetypes": {"text/html": True}}))
+    (folder / "rl_deck" / "index.html.j2").write_text(_DECK_TEMPLATE.replace("FONTS", fonts), encoding="utf-8")
+    return SlidesExporter(extra_template_basedirs=[str(folder)], template_name="rl_deck", reveal_url_prefix=prefix)
 
 # %% ../nbs/95_course.ipynb #22aea487
 def write_slides(dest,                # a new or empty folder for the decks
                  nbs="nbs",           # the book's notebook folder
                  sessions=None,       # session numbers (1 to 10) to write; None: all
-                 reveal_prefix=None,  # where reveal.js is loaded from (a URL or a local folder); None: nbconvert's CDN
+                 reveal_prefix=None,  # reveal.js: None (a local copy, from sphinx-revealjs), a folder, or a URL
+                 execute=True,        # run the chapters, so that the decks show their figures and outputs
+                 timeout=600,         # seconds one cell may take
                  ) -> list:
-    """One reveal.js deck per session of `SESSIONS`, `dest`/session-NN.slides.html: a title slide (the session's
-    topic, chapters and outcomes), then `chapter_slides` of each of its chapters, through nbconvert's slides
-    exporter. Returns the decks written."""
+    """One reveal.js deck per session of `SESSIONS`, `dest`/session-NN.slides.html (`_session_cells`, through nbconvert's
+    slides exporter), with what it loads beside it: reveal.js in `dest`/reveal.js/ (unless `reveal_prefix` is a URL)
+    and MathJax in `dest`/mathjax/, so the decks show without a network. Returns the decks written."""
     nbs, dest = Path(nbs), Path(dest)
     if not nbs.is_dir() or not any(nbs.glob("*.ipynb")):
         fail("nbs", f"must be a folder of notebooks, got {str(nbs)!r}")
@@ -613,49 +932,201 @@ def write_slides(dest,                # a new or empty folder for the decks
         fail("sessions", f"must be session numbers among {known}, got {sessions!r}")
     if reveal_prefix is not None and not (isinstance(reveal_prefix, str) and reveal_prefix.strip()):
         fail("reveal_prefix", f"must be a URL or a folder where reveal.js is, got {reveal_prefix!r}")
+    execute = check_bool(execute, "execute")
     try:
         import nbformat
-        from nbconvert import SlidesExporter
+        import nbconvert  # noqa: F401
     except ImportError as e:
         raise ImportError(f"slides need nbconvert and nbformat (pip install nbconvert): {e}") from None
     _check_dest(dest, nbs, "the slides")
+    reveal, mathjax = _local_reveal(reveal_prefix), _local_mathjax()
     found = {p.name[:2]: p for p in nbs.glob("[0-9][0-9]_*.ipynb")}
+    for number, _, chapters, _ in SESSIONS:
+        if number in want and [c for c in chapters if c not in found]:
+            fail("nbs", f"{str(nbs)!r} lacks chapter(s) {[c for c in chapters if c not in found]} of session {number}")
     decks = []
-    for number, topic, chapters, outcomes in SESSIONS:
-        if number not in want:
-            continue
-        missing = [c for c in chapters if c not in found]
-        if missing:
-            fail("nbs", f"{str(nbs)!r} lacks chapter(s) {missing} of session {number}")
-        nb = nbformat.from_dict({"nbformat": 4, "nbformat_minor": 5,
-                                 "cells": _session_cells((number, topic, chapters, outcomes), found),
-                                 "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3",
-                                                             "language": "python"},
-                                              "language_info": {"name": "python"}}})
-        exporter = SlidesExporter(**({} if reveal_prefix is None else {"reveal_url_prefix": reveal_prefix}))
-        html, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": f"Session {number}: {topic}"}})
-        dest.mkdir(parents=True, exist_ok=True)
-        out = dest / f"session-{number:02d}.slides.html"
-        out.write_text(html, encoding="utf-8")
-        decks.append(out)
+    with tempfile.TemporaryDirectory() as scratch:
+        exporter = _deck_exporter(Path(scratch), "reveal.js" if reveal is not None else reveal_prefix.rstrip("/"), mathjax)
+        for session in (s for s in SESSIONS if s[0] in want):
+            nb = nbformat.from_dict({"nbformat": 4, "nbformat_minor": 5, "cells": _session_cells(session, found, execute, timeout),
+                                     "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                                                 "language": "python"}, "language_info": {"name": "python"}}})
+            html, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": f"Session {session[0]}: {session[1]}"}})
+            dest.mkdir(parents=True, exist_ok=True)
+            decks.append(dest / f"session-{session[0]:02d}.slides.html")
+            decks[-1].write_text(html, encoding="utf-8")
+    ignore = shutil.ignore_patterns("localization", "*.md", "unpacked", "test", "docs", "*.map", "*.esm.js")
+    if reveal is not None:
+        shutil.copytree(reveal, dest / "reveal.js", ignore=ignore, dirs_exist_ok=True)
+    shutil.copytree(mathjax, dest / "mathjax", ignore=ignore, dirs_exist_ok=True)
     return decks
 
 # %% ../nbs/95_course.ipynb #8fece4e7
-def run_course(args,   # the parsed `retrieval-lit course` options: student, teacher, slides, seal, nbs, answers, reveal_prefix
+def run_course(args,   # the parsed `retrieval-lit course` options (chapter 80's `_add_course`)
                out,    # where to say what was written
                ) -> None:
-    "The `retrieval-lit course` command: one of --student, --teacher, --slides, --seal."
-    answers = args.answers or str(Path(args.nbs) / "answers")
-    if args.student:
-        written = write_student_copies(args.student, args.nbs)
-        print(f"wrote {len(written)} student notebooks (solutions removed) to {args.student}", file=out)
-    elif args.teacher:
-        table = write_teacher_copy(args.teacher, args.nbs, answers)
-        print(f"wrote the teacher's copy (notebooks with solutions, plain answer keys) to {args.teacher}; "
-              f"the keys: {table}", file=out)
-    elif args.slides:
-        decks = write_slides(args.slides, args.nbs, reveal_prefix=args.reveal_prefix)
-        print(f"wrote {len(decks)} reveal.js decks (one per session) to {args.slides}", file=out)
+    "The `retrieval-lit course` command: one of --student, --teacher, --slides, --seal, --nbgrader."
+    (option, folder), = [(o, getattr(args, o, None)) for o in ("student", "teacher", "slides", "seal", "nbgrader")
+                         if getattr(args, o, None) is not None]               # (argparse asks for exactly one)
+    for name, value in ((option, folder), ("nbs", args.nbs), ("answers", args.answers)):
+        if value is not None and not value.strip():
+            fail(f"--{name}", "must name a folder, got an empty string")
+    answers = args.answers if args.answers is not None else str(Path(args.nbs) / "answers")
+    sessions = getattr(args, "sessions", None)
+    if option == "student":
+        written = write_student_copies(folder, args.nbs)
+        print(f"wrote {len(written)} student notebooks (solutions removed) to {folder}", file=out)
+    elif option == "teacher":
+        table = write_teacher_copy(folder, args.nbs, answers)
+        print(f"wrote the teacher's copy (notebooks with solutions, plain answer keys) to {folder}; the keys: {table}",
+              file=out)
+    elif option == "slides":
+        decks = write_slides(folder, args.nbs, sessions=sessions, reveal_prefix=args.reveal_prefix,
+                             execute=not getattr(args, "no_execute", False))
+        print(f"wrote {len(decks)} reveal.js decks (one per session) to {folder}", file=out)
+    elif option == "nbgrader":
+        made = write_nbgrader_course(folder, args.nbs, sessions=sessions)
+        print(f"wrote an nbgrader course ({len(made)} assignments in source/) to {folder}", file=out)
     else:
-        written = seal_answer_keys(answers, args.seal)
-        print(f"sealed {len(written)} answer keys from {answers} into {args.seal}", file=out)
+        written = seal_answer_keys(answers, folder, replace=getattr(args, "replace", False))
+        print(f"sealed {len(written)} answer keys from {answers} into {folder}", file=out)
+
+# %% ../nbs/95_course.ipynb #94d83278
+POINTS = 4                                              # an exercise's marks, as the marking schemes count them
+VERDICT_POINTS = {"right": 4, "close": 2, "wrong": 0}   # what check's verdict earns: full marks, half, none
+
+# %% ../nbs/95_course.ipynb #51f7bfe6
+def _solution_blocks(cells: list,  # a chapter's cells
+                     chapter: str,  # its number, "95"
+                     ) -> dict:
+    """{N: the code of the worked solution of exercise chapter.N}: the code cells under its `### Solution CC.N` heading,
+    their directives dropped, `#| eval: false` and `#| slow` cells and nbdev's export call left out."""
+    out, current = {}, None
+    start = next((i for i, c in enumerate(cells) if _is_solutions(c)), len(cells))
+    for cell in cells[start:]:
+        m = re.match(rf"###\s+Solution\s+{chapter}\.(\d+)", _source(cell).lstrip()) if cell.get("cell_type") == "markdown" else None
+        if m:
+            current = out.setdefault(int(m.group(1)), [])
+        elif current is not None and cell.get("cell_type") == "code" and not _only_exports(cell):
+            d, code = _split_directives(_source(cell))
+            if d.get("eval") != "false" and "slow" not in d and code.strip():
+                current.append(code.rstrip())
+    return {n: "\n\n".join(parts) for n, parts in out.items()}
+
+# %% ../nbs/95_course.ipynb #b07c83d6
+def _checked_answer(code: str,         # a worked solution's code
+                    exercise_id: str,  # "CC.N"
+                    ) -> str | None:
+    "The expression the solution passes to `check(exercise_id, ...)` (as source text), or None where it checks nothing."
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return None
+    for node in ast.walk(tree):
+        name = getattr(node, "func", None)
+        name = getattr(name, "id", getattr(name, "attr", None)) if name is not None else None
+        if (isinstance(node, ast.Call) and name == "check" and len(node.args) >= 2
+                and isinstance(node.args[0], ast.Constant) and node.args[0].value == exercise_id):
+            return ast.get_source_segment(code, node.args[1])
+    return None
+
+# %% ../nbs/95_course.ipynb #fe9ebf91
+def _nbgrader_cells(chapter: str,     # the chapter's number, "95"
+                    n: int,           # the exercise's number
+                    stub: str,        # its stub's code (the question's data and the names to fill), or ""
+                    solution: str,    # its worked solution's code (`_solution_blocks`), or ""
+                    keyed: bool,      # whether the package holds its sealed key
+                    ) -> list:
+    """The cells of exercise chapter.n in an nbgrader assignment: a heading, a solution cell (the stub, then the worked
+    solution between nbgrader's BEGIN/END SOLUTION marks, ending with `answer_CC_N`), and for a keyed exercise an
+    autograded, locked test cell worth `POINTS` that calls the sealed check: right earns all, close half, wrong none."""
+    ex, var = f"{chapter}.{n}", f"answer_{chapter}_{n}"
+    expr = _checked_answer(solution, ex) if keyed else None
+    body = solution + (f"\n{var} = {expr}" if expr is not None and expr != var else "")
+    meta = lambda grade, solution, gid, **more: {"nbgrader": {"grade": grade, "solution": solution, "grade_id": gid,
+                                                              "locked": not solution, "schema_version": 3,
+                                                              "task": False, **more}}
+    text = ((stub.rstrip() + "\n") if stub.strip() else f"# Exercise {ex}\n") + (
+        f"# your work; {'end by setting ' + var if expr is not None else 'the exercise asks for it'}\n"
+        f"### BEGIN SOLUTION\n{body.strip() or 'pass'}\n### END SOLUTION")
+    cells = [{"cell_type": "markdown", "id": f"exercise-{chapter}-{n}", "metadata": {}, "source": f"### Exercise {ex}"},
+             {"cell_type": "code", "id": f"ex-{chapter}-{n}", "metadata": meta(False, True, f"ex-{chapter}-{n}"), "source": text,
+              "outputs": [], "execution_count": None}]
+    if expr is not None:
+        test = (f"# autograded: exercise {ex}, {POINTS} points (right {VERDICT_POINTS['right']}, close "
+                f"{VERDICT_POINTS['close']}, wrong {VERDICT_POINTS['wrong']})\nfrom retrieval_lit.course import check\n"
+                f"{VERDICT_POINTS}[check({ex!r}, {var}, quiet=True)]")
+        cells.append({"cell_type": "code", "id": f"check-{chapter}-{n}", "metadata": meta(True, False, f"check-{chapter}-{n}", points=POINTS),
+                      "source": test, "outputs": [], "execution_count": None})
+    return cells
+
+# %% ../nbs/95_course.ipynb #cec1dfdd
+def nbgrader_notebook(nb: dict,               # a chapter as json.load reads it (not modified)
+                      name: str = "notebook",  # its name, for messages
+                      ) -> dict:
+    """A chapter as an nbgrader assignment notebook: the student copy's cells up to its exercise list (stub cells
+    taken out), then each exercise as `_nbgrader_cells` (its stub and worked solution in a solution cell; a keyed
+    one with an autograded test cell); nothing else of the solutions."""
+    cells = _check_notebook(nb, name)
+    student_notebook(nb, name)                                 # the stub rule holds, or this is refused here
+    chapter = Path(name).name[:2]
+    start = next((i for i, c in enumerate(cells) if _is_solutions(c)), len(cells))
+    count = next((len(re.findall(r"^\d+\. ", _source(c).split("## Exercises", 1)[1], re.M)) for c in cells[:start]
+                  if c.get("cell_type") == "markdown" and re.search(r"^## Exercises\s*$", _source(c), re.M)), 0)
+    stubs, kept = {}, []
+    for cell in cells[:start]:
+        d, code = _split_directives(_source(cell)) if cell.get("cell_type") == "code" else ({}, "")
+        if d.get("student") == "stub":
+            m = re.search(rf"Exercise {chapter}\.(\d+)", code)
+            free = sorted(set(range(1, count + 1)) - set(stubs))
+            stubs[int(m.group(1)) if m else free[0] if free else 0] = code
+        else:
+            kept.append(copy.deepcopy(cell))
+    solutions, key = _solution_blocks(cells, chapter), _answer_key(chapter)
+    for n in range(1, count + 1):
+        kept += _nbgrader_cells(chapter, n, stubs.get(n, ""), solutions.get(n, ""), f"{chapter}.{n}" in key)
+    out = {k: copy.deepcopy(v) for k, v in nb.items() if k != "cells"}
+    out["cells"] = kept
+    return out
+
+# %% ../nbs/95_course.ipynb #928335ba
+_NBGRADER_CONFIG = """# nbgrader's configuration of the retrieval_lit course (written by `retrieval-lit course --nbgrader`)
+c = get_config()  # noqa: F821 (nbgrader defines it)
+c.CourseDirectory.course_id = "retrieval-lit"
+c.Execute.timeout = 600          # seconds a cell may take: a chapter's cells run before its exercises
+c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\\nraise NotImplementedError()"}
+"""
+
+# %% ../nbs/95_course.ipynb #f6ed424c
+def write_nbgrader_course(dest,            # a new or empty folder: the nbgrader course's root
+                          nbs="nbs",       # the book's notebook folder
+                          sessions=None,   # session numbers to write; None: all
+                          ) -> list:
+    """An nbgrader course (nbgrader's layout): `dest`/source/session-NN/ holding `nbgrader_notebook` of each chapter
+    of the session, and `dest`/nbgrader_config.py. `nbgrader generate_assignment session-NN` makes the release (the
+    solutions cut out), `nbgrader autograde session-NN` marks submissions by the sealed keys. Returns the assignment
+    folders."""
+    nbs, dest = Path(nbs), Path(dest)
+    if not nbs.is_dir() or not any(nbs.glob("*.ipynb")):
+        fail("nbs", f"must be a folder of notebooks, got {str(nbs)!r}")
+    known = [s[0] for s in SESSIONS]
+    want = known if sessions is None else [sessions] if isinstance(sessions, int) else list(sessions)
+    if not want or not all(isinstance(s, int) and not isinstance(s, bool) and s in known for s in want):
+        fail("sessions", f"must be session numbers among {known}, got {sessions!r}")
+    _check_dest(dest, nbs, "the nbgrader course")
+    found = {p.name[:2]: p for p in nbs.glob("[0-9][0-9]_*.ipynb")}
+    made = {}
+    for number, _, chapters, _ in SESSIONS:
+        if number in want:
+            missing = [c for c in chapters if c not in found]
+            if missing:
+                fail("nbs", f"{str(nbs)!r} lacks chapter(s) {missing} of session {number}")
+            made[f"session-{number:02d}"] = [(found[c].name, nbgrader_notebook(_read_notebook(found[c]), found[c].name))
+                                             for c in chapters]              # every notebook checked first
+    for assignment, notebooks in made.items():
+        (dest / "source" / assignment).mkdir(parents=True, exist_ok=True)
+        for file_name, nb in notebooks:
+            (dest / "source" / assignment / file_name).write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n",
+                                                                  encoding="utf-8")
+    (dest / "nbgrader_config.py").write_text(_NBGRADER_CONFIG, encoding="utf-8")
+    return [dest / "source" / a for a in made]

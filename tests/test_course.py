@@ -26,9 +26,10 @@ FIG2_WIDTH = 1 - sum(i / (5 + i) for i in range(1, 6)) / 5
 def test_check_says_right_close_and_wrong(capsys):
     assert course.check("95.1", FIG2_WIDTH) == "right"
     assert "95.1: right" in capsys.readouterr().out
-    assert course.check("95.1", round(FIG2_WIDTH, 4)) == "close"                     # rounded: not within 1e-9
+    assert course.check("95.1", round(FIG2_WIDTH, 4)) == "right"                     # the four decimals the book prints
+    assert course.check("95.1", round(FIG2_WIDTH, 3)) == "close"                     # fewer: not within 1e-4
     out = capsys.readouterr().out
-    assert "95.1: close" in out and "1e-09" in out and "0.01" in out              # the tolerances are named
+    assert "95.1: close" in out and "0.0001" in out and "0.01" in out             # the tolerances are named
     assert course.check("95.1", 0.5) == "wrong"
     assert "95.1: wrong" in capsys.readouterr().out
     assert course.check("95.1", np.float64(FIG2_WIDTH), quiet=True) == "right"    # numpy scalars, one-item lists
