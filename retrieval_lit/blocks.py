@@ -36,9 +36,61 @@ def row_blocks(n_rows: int,                      # rows to cover (queries, usual
     step = block_rows(row_len, max_block_bytes, bytes_per_cell)
     return ((a, min(a + step, n_rows)) for a in range(0, n_rows, step))
 
+# %% ../nbs/59_blocks.ipynb #c0c10003
+class CompileClock:
+    "Seconds numba spends compiling while the clock is open (outermost `numba:compile` events); `seconds` reads it."
+
+    def __init__(self):
+        self._listener = None
+        self._before = 0.0     # seconds of earlier openings of this clock
+
+    @property
+    def seconds(self) -> float:
+        "The compile seconds measured so far (also while the clock is open)."
+        done = self._listener is not None and self._listener.done
+        return self._before + (self._listener.duration if done else 0.0)
+
+    def __enter__(self):
+        from numba.core import event
+        self._listener = event.TimingListener()
+        event.register("numba:compile", self._listener)
+        return self
+
+    def __exit__(self, *exc):
+        from numba.core import event
+        event.unregister("numba:compile", self._listener)
+        self._before, self._listener = self.seconds, None
+        return False
+
+
+# %% ../nbs/59_blocks.ipynb #c0c10006
+def timed(call,   # a function of no arguments, e.g. lambda: evaluate(...)
+          ) -> tuple:
+    "(call's result, seconds running, seconds compiling): a stopwatch that tells the first call's compiling apart."
+    with CompileClock() as clock:
+        t0 = time.perf_counter()
+        result = call()
+        wall = time.perf_counter() - t0
+    return result, wall - clock.seconds, clock.seconds
+
+
+# %% ../nbs/59_blocks.ipynb #c0c10009
+def seconds_text(running: float,     # seconds spent running
+                 compiling: float,   # seconds spent compiling (0 once the kernels are compiled or cached)
+                 ) -> str:
+    """'0.35 s', or '0.35 s (+ 9.20 s compiling kernels, first run only)'.
+
+    >>> seconds_text(0.351, 0.0), seconds_text(0.351, 9.2)
+    ('0.35 s', '0.35 s (+ 9.20 s compiling kernels, first run only)')
+    """
+    said = f"{running:.2f} s"
+    return said + (f" (+ {compiling:.2f} s compiling kernels, first run only)" if compiling >= 0.05 else "")
+
+
 # %% ../nbs/59_blocks.ipynb #8d4bd296
 class Progress:
-    "A one-line progress bar on stderr: done/total queries, elapsed time, time left. Inert when not `enabled`."
+    """A one-line progress bar on stderr: done/total queries, the seconds running (a first run's compiling apart) and
+    the time left. Inert when not `enabled`."""
 
     def __init__(self,
                  total: int,                    # queries to be done in all: the bar's 100%
@@ -48,6 +100,7 @@ class Progress:
         self.total, self.enabled, self.label = total, enabled, label
         self.start = time.perf_counter()
         self.done = 0
+        self.clock = CompileClock().__enter__() if enabled else None   # closed when the last query is done
 
     def update(self,
                n: int,   # queries just finished
@@ -57,13 +110,17 @@ class Progress:
             return
         self.done += n
         frac = self.done / max(self.total, 1)
-        el = time.perf_counter() - self.start
-        left = el / frac - el if frac > 0 else float("nan")
-        sys.stderr.write(f"\r{self.label} [{'#' * int(30 * frac):<30}] {self.done}/{self.total} queries  {el:6.1f}s"
-                         f"  ~{left:5.1f}s left")
+        compiling = self.clock.seconds
+        running = time.perf_counter() - self.start - compiling
+        left = running / frac - running if frac > 0 else float("nan")
+        said = f"  (+{compiling:.1f}s compiling kernels)" if compiling >= 0.05 else ""
+        sys.stderr.write(f"\r{self.label} [{'#' * int(30 * frac):<30}] {self.done}/{self.total} queries"
+                         f"  {running:6.1f}s  ~{left:5.1f}s left{said}")
         if self.done >= self.total:
             sys.stderr.write("\n")
+            self.clock.__exit__(None, None, None)
         sys.stderr.flush()
+
 
 # %% ../nbs/59_blocks.ipynb #eda744a9
 def progress_wanted(progress,         # True | False (as given) | None: decide automatically

@@ -30,5 +30,6 @@ def test_the_quick_check_runs_every_consumer_of_a_module():
     spec.loader.exec_module(consumers)
     found = consumers.consumers(["retrieval_lit/relevance.py"])
     assert {"tests/test_sparse_relevance.py", "tests/test_engine.py"} <= set(found)
-    assert consumers.consumers(["retrieval_lit/loaders.py"]) == ["tests/test_hostile_pickles.py", "tests/test_loaders.py"]
+    assert consumers.consumers(["retrieval_lit/loaders.py"]) == [*consumers.HOUSE, "tests/test_hostile_pickles.py",
+                                                                 "tests/test_loaders.py"]
     assert "tests/test_hostile_client.py" in consumers.consumers(["retrieval_lit/course.py"])   # through cli's lazy import
