@@ -842,15 +842,12 @@ class Comparison:
         return _frame(self)
 
     def to_markdown(self, *, caption=None, label=None, decimals=4, p_values=None, intervals=None) -> str:
-        """The table a paper pastes, in Markdown: best mean in bold, significance marks (§: a verdict that holds under
-        some tie orders only), their legend; options as `to_latex`'s, the caption a pandoc 'Table:' line."""
+        "The paper's table in Markdown (marks, § for a tie verdict of 'some', legend); the options of `to_latex`."
         return _markdown(self, table_options(caption, label, decimals, p_values, intervals, self.baseline is None))
 
     def to_latex(self, *, caption=None, label=None, decimals=4, p_values=None, intervals=None) -> str:
-        """The same table as a LaTeX tabular (booktabs rules): a `table` float with `caption` (LaTeX source) and
-        `label`, else the bare tabular with the legend as a comment; `decimals` of means, differences and intervals;
-        `p_values` / `intervals`: each compared cell's adjusted p-value / bootstrap interval (None: as columns of the
-        all-pairs table only)."""
+        """The same table in LaTeX (booktabs): `caption` (LaTeX source: a table float), `label`, `decimals` (1-10),
+        `p_values` / `intervals`: each compared cell's adjusted p-value / bootstrap interval (None: all-pairs only)."""
         return _latex(self, table_options(caption, label, decimals, p_values, intervals, self.baseline is None))
 
     def _repr_html_(self) -> str:
