@@ -220,7 +220,8 @@ PICKLE_GLOBALS = {
     ("numpy", "dtype"): lambda: _StandIn(_plain_dtype, "numpy.dtype"),
     **{(f"numpy.{core}.multiarray", "_reconstruct"): (lambda: _StandIn(_reconstruct, "numpy._reconstruct"))
        for core in ("core", "_core")},
-    **{(f"numpy.{core}.multiarray", "scalar"): (lambda: _StandIn(_scalar, "numpy.scalar")) for core in ("core", "_core")},
+    **{(f"numpy.{core}.multiarray", "scalar"): (lambda: _StandIn(_scalar, "numpy.scalar"))
+       for core in ("core", "_core")},
     **{(f"numpy.{core}.numeric", "_frombuffer"): (lambda: _StandIn(_frombuffer, "numpy._frombuffer"))
        for core in ("core", "_core")},
     ("_codecs", "encode"): lambda: _StandIn(_latin1_encode, "_codecs.encode"),

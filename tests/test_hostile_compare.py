@@ -314,7 +314,8 @@ def _tied_case():
     scores_a = np.tile([6.0, 4, 5, 3, 2, 1], (10, 1))
     scores_b = np.tile([5.0, 3, 6, 4, 2, 1], (10, 1))
     scores_b[7:] = 1.0
-    ra, rb = (evaluate(scores=s, relevance=relevance, metrics=["map", "p@2"], bounds=True) for s in (scores_a, scores_b))
+    ra, rb = (evaluate(scores=s, relevance=relevance, metrics=["map", "p@2"], bounds=True)
+              for s in (scores_a, scores_b))
     return compare({"B": rb, "A": ra}, test="sign")
 
 

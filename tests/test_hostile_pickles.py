@@ -525,7 +525,7 @@ DATA_TYPES = (dict, list, tuple, set, frozenset, str, bytes, bytearray, int, flo
 
 
 def data_only(x) -> bool:
-    "Whether x is data: dicts, lists, tuples, sets, strings, bytes, numbers, numpy arrays and numbers, all the way down."
+    "Whether x is data: dicts, lists, tuples, sets, strings, bytes, numbers, numpy arrays and numbers, at every depth."
     if isinstance(x, dict):
         return all(data_only(k) and data_only(v) for k, v in x.items())
     if isinstance(x, (list, tuple, set, frozenset)):
