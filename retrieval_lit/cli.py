@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from .blocks import seconds_text, timed
-from .compare import CORRECTIONS, TESTS, compare
+from .compare import CORRECTIONS, TESTS, compare, table_options
 from .evaluation import Report, evaluate
 from .hamming import PackedCodes, pack_codes
 from .metrics import convention_fields, known_metrics
@@ -342,6 +342,16 @@ def _add_comparison_options(p,                  # the subcommand's parser
     fmt = g.add_mutually_exclusive_group()
     fmt.add_argument("--latex", action="store_true", help="print the table as LaTeX (booktabs)")
     fmt.add_argument("--markdown", action="store_true", help="print the table as Markdown")
+    t = p.add_argument_group("the --latex / --markdown table")
+    t.add_argument("--caption", metavar="TEXT",
+                   help="the table's caption (LaTeX: a table float; Markdown: a 'Table:' line)")
+    t.add_argument("--label", metavar="NAME", help="its label, with --caption (LaTeX \\label; Markdown {#NAME})")
+    t.add_argument("--decimals", type=int, metavar="N", help="decimals of means, differences and intervals, 1 to 10 "
+                   "(default: 4; p-values keep 4)")
+    t.add_argument("--p-values", action="store_const", const=True, default=None,
+                   help="each compared value's adjusted p-value (a column of the all-pairs table already)")
+    t.add_argument("--intervals", action="store_const", const=True, default=None,
+                   help="each compared value's bootstrap interval (a column of the all-pairs table already)")
 
 
 def _add_compare(sub):
@@ -522,12 +532,37 @@ def run_trec_eval(args,                  # the parsed `trec-eval` options (an ar
     print("\n".join(report.lines(per_query=args.per_query)), file=out)
     return report
 
+# %% ../nbs/80_cli.ipynb #653599a9
+TABLE_OPTIONS = {"caption": "--caption", "label": "--label", "decimals": "--decimals", "p_values": "--p-values",
+                 "intervals": "--intervals"}   # Comparison.to_latex / to_markdown's keyword -> the option
+
+
+def _table_args(args,   # the parsed options of `compare` or `trec-eval --compare`
+                ) -> dict:
+    """The --latex / --markdown table's keywords for `Comparison.to_latex` / `to_markdown`, checked by chapter 53's
+    `table_options` with each error naming its option; {} for the text table, which refuses them."""
+    given = {k: getattr(args, k, None) for k in TABLE_OPTIONS if getattr(args, k, None) is not None}
+    if not (getattr(args, "latex", False) or getattr(args, "markdown", False)):
+        if given:
+            fail(TABLE_OPTIONS[next(iter(given))], "shapes the --latex and --markdown tables: add one of them (the "
+                                                   "text table has no caption and shows every column)")
+        return {}
+    try:
+        table_options(given.get("caption"), given.get("label"), given.get("decimals", 4), given.get("p_values"),
+                      given.get("intervals"), getattr(args, "baseline", None) == "all")
+    except RetrievalInputError as e:
+        name, rest = str(e)[1:].split("` ", 1)
+        fail(TABLE_OPTIONS.get(name, name), rest.replace("`caption`", "--caption"))
+    return given
+
 # %% ../nbs/80_cli.ipynb #c046cef0
 COMPARE_MEASURES = ("map", "P_10", "ndcg_cut_10")   # what trec-eval --compare compares without -m
 
 
 def _print_comparison(c, args, out):
-    print(c.to_latex() if args.latex else c.to_markdown() if args.markdown else c.table(), file=out)
+    "The comparison as the options ask: LaTeX or Markdown with the table's options (`_table_args`), else text."
+    kw = _table_args(args)
+    print(c.to_latex(**kw) if args.latex else c.to_markdown(**kw) if args.markdown else c.table(), file=out)
 
 # %% ../nbs/80_cli.ipynb #c046cc01
 def _check_resamples(args):
@@ -558,6 +593,7 @@ def run_trec_compare(args,               # the parsed `trec-eval` options with s
     if len(args.run) < 2:
         fail("--compare", "needs at least two runs, after the qrels")
     _check_resamples(args)
+    _table_args(args)                                  # the table's options, before any file is read
     qrels, systems = read_qrels(args.qrels), {}
     measures = args.measures or list(COMPARE_MEASURES)
     _refuse_summary_only(measures)
@@ -622,6 +658,7 @@ def run_compare(args,                    # the parsed `compare` options (an argp
     if args.names is not None and len(args.names) != len(args.reports):
         fail("--names", f"must give one name per report: {len(args.reports)} reports, {len(args.names)} names")
     _check_resamples(args)
+    _table_args(args)                                  # the table's options, before any file is read
     systems = {}
     for i, path in enumerate(args.reports):
         name = args.names[i] if args.names else Path(path).stem

@@ -5,9 +5,12 @@
 # %% ../nbs/53_compare.ipynb #71482a57
 from __future__ import annotations
 
+import html
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -726,6 +729,75 @@ def _significance_mark(comp: Comparison,  # the comparison
         return ""
     return "†" if r["direction"] > 0 else "‡" if r["direction"] < 0 else ""
 
+# %% ../nbs/53_compare.ipynb #04196b44
+def _tie_mark(r,   # a row of a comparison (a dict), or None
+              ) -> str:
+    "§ where the row's claim 'better' holds under some tie orders but not all (its `under_ties` is 'some'); else ''."
+    return "§" if r is not None and r.get("under_ties") == "some" else ""
+
+# %% ../nbs/53_compare.ipynb #a2e661db
+class TableOptions(NamedTuple):
+    "How `to_latex` and `to_markdown` write a comparison's table (`table_options` checks and fills it)."
+    caption: str | None = None    # one line (LaTeX source as given); None: a bare tabular / no caption line
+    label: str | None = None      # LaTeX \label, or Markdown's {#label} (pandoc-crossref); only with a caption
+    decimals: int = 4             # decimals of means, differences and intervals (p-values keep four)
+    p_values: bool = False        # each compared cell's adjusted p-value
+    intervals: bool = False       # each compared cell's bootstrap interval of the difference
+
+# %% ../nbs/53_compare.ipynb #adb23c21
+def table_options(caption,      # one line of text, or None
+                  label,        # letters, digits and : . _ - (e.g. "tab:results"), or None; needs a caption
+                  decimals,     # 1 to 10
+                  p_values,     # True | False | None (None: shown in the all-pairs table only)
+                  intervals,    # True | False | None (None: shown in the all-pairs table only)
+                  pairs: bool,  # the table lists every pair (no baseline), where p-values and intervals are columns
+                  ) -> TableOptions:
+    "The options of a paper's table, checked: each bad one refused, naming it and what to pass."
+    if caption is not None:
+        if not isinstance(caption, str):
+            fail("caption", f"must be a string (one line of text), got {type(caption).__name__}")
+        if not caption.strip() or "\n" in caption or "\r" in caption:
+            fail("caption", "must be one non-empty line of text" + (f", got {len(caption.splitlines())} lines"
+                                                                     if caption.strip() else ", got a blank one"))
+    if label is not None:
+        if not isinstance(label, str) or not re.fullmatch(r"[A-Za-z0-9:._-]+", label):
+            fail("label", f"must be letters, digits and : . _ - (e.g. 'tab:results'), got {shown(label)[:60]}")
+        if caption is None:
+            fail("label", "needs a `caption`: a table is numbered through its caption, and the label refers to it")
+    decimals = check_int(decimals, "decimals", 1, 10)
+    p = check_bool(p_values, "p_values", allow_none=True)
+    i = check_bool(intervals, "intervals", allow_none=True)
+    return TableOptions(caption, label, decimals, pairs if p is None else p, pairs if i is None else i)
+
+# %% ../nbs/53_compare.ipynb #ac4f6836
+_LATEX_SPECIAL = {"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "$": r"\$", "&": r"\&", "#": r"\#", "%": r"\%",
+                  "_": r"\_", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "<": r"\textless{}",
+                  ">": r"\textgreater{}"}
+
+
+def _latex_text(text: str) -> str:
+    "Plain text as LaTeX typesets it: each special character escaped; the marks †, ‡, § as LaTeX's symbols."
+    out = "".join(_LATEX_SPECIAL.get(ch, ch) for ch in str(text))
+    return out.replace("†", r"$\dagger$").replace("‡", r"$\ddagger$").replace("§", r"\S{}")
+
+# %% ../nbs/53_compare.ipynb #4a83d14f
+class _Markup(NamedTuple):
+    "How one markup writes a table's pieces."
+    bold: object      # text -> the text in bold
+    sup: object       # the marks' symbols, joined -> them as a superscript
+    symbol: dict      # "†", "‡", "§" -> the symbol in this markup
+    note: object      # escaped text -> a small note after a value (a p-value, an interval)
+    escape: object    # plain text -> text safe in this markup
+
+
+_MARKS = ("†", "‡", "§")
+_MARKDOWN = _Markup(lambda t: f"**{t}**", lambda s: s, {s: s for s in _MARKS}, lambda t: f" {t}",
+                    lambda t: str(t).replace("|", r"\|"))
+_LATEX = _Markup(lambda t: rf"\textbf{{{t}}}", lambda s: rf"$^{{{s}}}$",
+                 {"†": r"\dagger", "‡": r"\ddagger", "§": r"\S"}, lambda t: rf" {{\scriptsize {t}}}", _latex_text)
+_HTML = _Markup(lambda t: f"<b>{t}</b>", lambda s: s, {s: s for s in _MARKS}, lambda t: f" <small>{t}</small>",
+                lambda t: html.escape(str(t)))
+
 # %% ../nbs/53_compare.ipynb #3d36d644
 def _comparison_repr(comp: Comparison) -> str:
     "A comparison in one line: its systems, metrics and baseline, the test, the correction and alpha."
@@ -769,13 +841,14 @@ class Comparison:
         "A pandas DataFrame, one row per metric and compared pair (index: metric, system, baseline)."
         return _frame(self)
 
-    def to_markdown(self) -> str:
-        "The table a paper pastes, in Markdown: best mean in bold, significance marks, and their legend."
-        return _markdown(self)
+    def to_markdown(self, *, caption=None, label=None, decimals=4, p_values=None, intervals=None) -> str:
+        "The paper's table in Markdown (marks, § for a tie verdict of 'some', legend); the options of `to_latex`."
+        return _markdown(self, table_options(caption, label, decimals, p_values, intervals, self.baseline is None))
 
-    def to_latex(self) -> str:
-        "The same table as a LaTeX tabular (booktabs rules), the legend as a comment line below it."
-        return _latex(self)
+    def to_latex(self, *, caption=None, label=None, decimals=4, p_values=None, intervals=None) -> str:
+        """The same table in LaTeX (booktabs): `caption` (LaTeX source: a table float), `label`, `decimals` (1-10),
+        `p_values` / `intervals`: each compared cell's adjusted p-value / bootstrap interval (None: all-pairs only)."""
+        return _latex(self, table_options(caption, label, decimals, p_values, intervals, self.baseline is None))
 
     def _repr_html_(self) -> str:
         "The paper's table in Jupyter."
@@ -800,13 +873,18 @@ def _find_row(comp: Comparison,           # the comparison
 
 # %% ../nbs/53_compare.ipynb #82c40dd9
 def _legend(comp: Comparison) -> str:
-    "What the marks mean."
+    """What the marks mean; § (a claim that holds under some tie orders but not all) only where a row carries it.
+    Where p-values or intervals are shown, `_table_legend` says what they are."""
     fix = {"holm": "Holm-corrected", "bonferroni": "Bonferroni-corrected", "none": "uncorrected"}[comp.correction]
     who = f"the baseline {comp.baseline}" if comp.baseline else "the second system"
     name = "paired t" if comp.test == "t" else comp.test
     way = {"sign": "more wins / more losses", "wilcoxon": "R+ above / below R-"}.get(comp.test, "the mean difference")
-    return (f"† / ‡: significantly better / worse than {who} ({name} test, {fix} over each metric's "
-            f"comparisons, alpha = {comp.alpha:g}; the direction: {way}); bold: the best mean")
+    text = (f"† / ‡: significantly better / worse than {who} ({name} test, {fix} over each metric's "
+            f"comparisons, alpha = {comp.alpha:g}; the direction: {way})")
+    if any(_tie_mark(r) for r in comp.rows):
+        text += (f"; §: better than {who} at alpha = {comp.alpha:g} under some tie orders but not under all (the two "
+                 "extreme tie orders disagree; uncorrected): the order of tied items decides it")
+    return text + "; bold: the best mean"
 
 # %% ../nbs/53_compare.ipynb #969c60bf
 def _text_table(comp: Comparison) -> str:
@@ -819,7 +897,7 @@ def _text_table(comp: Comparison) -> str:
     for r in comp.rows:
         cells = [r["metric"], r["system"], r["baseline"], _fmt(r["mean"]), f"{r['delta']:+.4f}",
                  f"[{r['ci_low']:+.4f}, {r['ci_high']:+.4f}]", f"{r['effect_size']:+.2f}", _fmt_p(r["p_value"]),
-                 _fmt_p(r["p_adjusted"]) + comp._mark(r), f"{r['wins']}/{r['ties']}/{r['losses']}"]
+                 _fmt_p(r["p_adjusted"]) + comp._mark(r) + _tie_mark(r), f"{r['wins']}/{r['ties']}/{r['losses']}"]
         if ties:
             cells += ([f"[{r['delta_min']:+.4f}, {r['delta_max']:+.4f}]", r["under_ties"]]
                       if "under_ties" in r else ["", ""])
@@ -838,80 +916,114 @@ def _frame(comp: Comparison):
         fail("to_frame", "needs pandas, which is not installed: pip install pandas")
     return pd.DataFrame(comp.rows).set_index(["metric", "system", "baseline"])
 
+# %% ../nbs/53_compare.ipynb #ef6a823a
+def _cell_notes(comp: Comparison,        # the comparison
+                r,                       # the compared cell's row
+                markup: _Markup,         # the output's markup
+                options: TableOptions,   # decimals, p_values, intervals
+                ) -> str:
+    "The marks of a compared value as one superscript, and its p-value and interval where `options` asks for them."
+    symbols = comp._mark(r) + _tie_mark(r)
+    out = markup.sup("".join(markup.symbol[s] for s in symbols)) if symbols else ""
+    if options.p_values:
+        out += markup.note(markup.escape(f"(p = {_fmt_p(r['p_adjusted'])})"))
+    if options.intervals:
+        d = options.decimals
+        out += markup.note(markup.escape(f"[{r['ci_low']:+.{d}f}, {r['ci_high']:+.{d}f}]"))
+    return out
+
 # %% ../nbs/53_compare.ipynb #2230f43c
-def _grid(comp: Comparison,  # the comparison (against one baseline)
-          bold,                # text -> the text in bold, in the output's markup
-          mark,                # symbol -> the symbol as a superscript mark
-          dagger,              # {"†": ..., "‡": ...}: the marks in the output's markup
+def _grid(comp: Comparison,        # the comparison (against one baseline)
+          markup: _Markup,         # the output's markup
+          options: TableOptions,   # decimals, p_values, intervals
           ) -> tuple:
     "The paper's table as cells: header and rows (one per system, one column per metric)."
-    header = ["system"] + [m + (" (lower is better)" if m in comp.lower_is_better else "") for m in comp.metrics]
+    header = [markup.escape(h) for h in
+              ["system"] + [m + (" (lower is better)" if m in comp.lower_is_better else "") for m in comp.metrics]]
     rows = []
     for s in comp.systems:
-        cells = [s]
+        cells = [markup.escape(s)]
         for m in comp.metrics:
             means = comp.means[m]
-            pick = min if m in comp.lower_is_better else max
-            best = pick(means.values())
-            text = _fmt(means[s])
+            best = (min if m in comp.lower_is_better else max)(means.values())
+            text = _fmt(means[s], options.decimals)
             if means[s] == best:
-                text = bold(text)
+                text = markup.bold(text)
             if comp.baseline and s != comp.baseline:
-                sym = comp._mark(comp.row(s, m))
-                text += mark(dagger[sym]) if sym else ""
+                text += _cell_notes(comp, comp.row(s, m), markup, options)
             cells.append(text)
         rows.append(cells)
     return header, rows
 
 # %% ../nbs/53_compare.ipynb #653bb298
-def _pairs(comp: Comparison) -> tuple:
+def _pairs(comp: Comparison,        # the comparison (every pair)
+           markup: _Markup,         # the output's markup
+           options: TableOptions,   # decimals; p_values and intervals: their columns
+           ) -> tuple:
     "The all-pairs table as cells: header and one row per compared pair."
-    header = ["metric", "system", "vs", "delta", f"{comp.confidence:.0%} CI", "p adj"]
-    rows = [[r["metric"], r["system"], r["baseline"], f"{r['delta']:+.4f}" + comp._mark(r),
-             f"[{r['ci_low']:+.4f}, {r['ci_high']:+.4f}]", _fmt_p(r["p_adjusted"])] for r in comp.rows]
-    return header, rows
+    d = options.decimals
+    header = (["metric", "system", "vs", "delta"] + [f"{comp.confidence:.0%} CI"] * options.intervals
+              + ["p adj"] * options.p_values)
+    rows = []
+    for r in comp.rows:
+        symbols = comp._mark(r) + _tie_mark(r)
+        cells = [markup.escape(r[k]) for k in ("metric", "system", "baseline")]
+        cells.append(f"{r['delta']:+.{d}f}" + (markup.sup("".join(markup.symbol[s] for s in symbols)) if symbols
+                                               else ""))
+        cells += [f"[{r['ci_low']:+.{d}f}, {r['ci_high']:+.{d}f}]"] * options.intervals
+        cells += [markup.escape(_fmt_p(r["p_adjusted"]))] * options.p_values
+        rows.append(cells)
+    return [markup.escape(h) for h in header], rows
+
+# %% ../nbs/53_compare.ipynb #811d8dd6
+def _table_legend(comp: Comparison,        # the comparison
+                  options: TableOptions,   # p_values and intervals: what the cells or columns show
+                  ) -> str:
+    "The legend of a paper's table: the marks (`_legend`), and what its p-values and intervals are where shown."
+    extra = []
+    if options.p_values:
+        extra.append({"holm": "p: the Holm-adjusted p-value", "bonferroni": "p: the Bonferroni-adjusted p-value",
+                      "none": "p: the p-value (uncorrected)"}[comp.correction])
+    if options.intervals:
+        extra.append(f"[ ]: the {comp.confidence:.0%} paired bootstrap interval of the difference")
+    return comp.legend() + ("" if not extra else "; " + "; ".join(extra))
 
 # %% ../nbs/53_compare.ipynb #2dacaac5
-def _markdown(comp: Comparison) -> str:
+def _markdown(comp: Comparison,               # the comparison
+              options: TableOptions = TableOptions(),   # caption, label, decimals, p_values, intervals
+              ) -> str:
     "The table a paper pastes, in Markdown: best mean in bold, significance marks, and their legend."
-    if comp.baseline:
-        header, rows = _grid(comp, lambda t: f"**{t}**", lambda s: s, {"†": "†", "‡": "‡"})
-    else:
-        header, rows = _pairs(comp)
-    out = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|"]
+    header, rows = (_grid if comp.baseline else _pairs)(comp, _MARKDOWN, options)
+    out = []
+    if options.caption is not None:
+        out += ["Table: " + options.caption + (f" {{#{options.label}}}" if options.label else ""), ""]
+    out += ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|"]
     out += ["| " + " | ".join(r) + " |" for r in rows]
-    return "\n".join(out + ["", comp.legend()])
+    return "\n".join(out + ["", _table_legend(comp, options)])
 
 # %% ../nbs/53_compare.ipynb #6e2b3964
-def _latex(comp: Comparison) -> str:
-    "The same table as a LaTeX tabular (booktabs rules), the legend as a comment line below it."
-    esc = lambda t: str(t).replace("_", r"\_").replace("%", r"\%").replace("&", r"\&").replace("#", r"\#")
-    if comp.baseline:
-        header, rows = _grid(comp, lambda t: rf"\textbf{{{t}}}", lambda s: rf"$^{{{s}}}$",
-                             {"†": r"\dagger", "‡": r"\ddagger"})
-        rows = [[esc(r[0])] + r[1:] for r in rows]
-    else:
-        header, rows = _pairs(comp)
-        rows = [[esc(c) for c in r] for r in rows]
-        rows = [[c.replace("†", r"$^{\dagger}$").replace("‡", r"$^{\ddagger}$") for c in r] for r in rows]
-    lines = [r"\begin{tabular}{l" + "r" * (len(header) - 1) + "}", r"\toprule",
-             " & ".join(esc(h) for h in header) + r" \\", r"\midrule"]
-    lines += [" & ".join(r) + r" \\" for r in rows]
-    legend = comp.legend().replace("†", r"$\dagger$").replace("‡", r"$\ddagger$")
-    return "\n".join(lines + [r"\bottomrule", r"\end{tabular}", "% " + legend])
+def _latex(comp: Comparison,               # the comparison
+           options: TableOptions = TableOptions(),   # caption, label, decimals, p_values, intervals
+           ) -> str:
+    """The same table as a LaTeX tabular (booktabs rules): with a caption, in a `table` float with the legend under
+    the tabular; without, the bare tabular and the legend as a comment line below it."""
+    header, rows = (_grid if comp.baseline else _pairs)(comp, _LATEX, options)
+    tab = [r"\begin{tabular}{l" + "r" * (len(header) - 1) + "}", r"\toprule", " & ".join(header) + r" \\",
+           r"\midrule"] + [" & ".join(r) + r" \\" for r in rows] + [r"\bottomrule", r"\end{tabular}"]
+    legend = _latex_text(_table_legend(comp, options))
+    if options.caption is None:
+        return "\n".join(tab + ["% " + legend])
+    head = [r"\begin{table}[t]", r"\centering", rf"\caption{{{options.caption}}}"]
+    head += [rf"\label{{{options.label}}}"] if options.label else []
+    return "\n".join(head + tab + [r"\par\smallskip", rf"{{\footnotesize {legend}\par}}", r"\end{table}"])
 
 # %% ../nbs/53_compare.ipynb #7a2414ba
 def _html(comp: Comparison) -> str:
     "The paper's table in Jupyter."
-    import html
     from retrieval_lit.display import html_table
-    if comp.baseline:
-        header, rows = _grid(comp, lambda t: f"<b>{t}</b>", lambda s: s, {"†": "†", "‡": "‡"})
-        rows = [[html.escape(r[0])] + r[1:] for r in rows]
-    else:
-        header, rows = _pairs(comp)
-        rows = [[html.escape(c) for c in r] for r in rows]
-    return html_table([html.escape(h) for h in header], rows) + f"<p><small>{html.escape(comp.legend())}</small></p>"
+    header, rows = (_grid if comp.baseline else _pairs)(comp, _HTML, table_options(None, None, 4, None, None,
+                                                                                    comp.baseline is None))
+    return html_table(header, rows) + f"<p><small>{html.escape(comp.legend())}</small></p>"
 
 # %% ../nbs/53_compare.ipynb #f9ebf906
 CORRECTIONS = ("holm", "bonferroni", "none")

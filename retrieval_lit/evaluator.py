@@ -5,7 +5,9 @@
 # %% ../nbs/55_evaluator.ipynb #6a632f60
 from __future__ import annotations
 
+import math
 import sys
+import warnings
 
 import numpy as np
 
@@ -13,8 +15,8 @@ from .evaluation import Report, evaluate
 from .hamming import PackedCodes, pack_codes
 from .metrics import Conventions, metric_names, parse_metric
 from .score_ranking import SIMILARITIES
-from .torch_engine import HALF, is_tensor
-from .validate import check_choice, check_codes, check_labels, check_numbers, fail, to_numpy
+from .torch_engine import is_tensor
+from .validate import check_choice, check_codes, check_labels, check_numbers, check_tensor, fail, to_numpy
 
 # %% auto #0
 __all__ = ['Evaluator']
@@ -84,6 +86,21 @@ def _batch_kind(a: np.ndarray,      # the batch's values, checked numbers (items
     values = np.unique(a)
     return "codes" if np.isin(values, (0, 1)).all() or np.isin(values, (-1, 1)).all() else "embeddings"
 
+# %% ../nbs/55_evaluator.ipynb #6419be1d
+NEAR_BINARY_SHARE, NEAR_BINARY_DISTANCE = 0.75, 0.25   # the share of entries within the distance of +-1 that warns
+
+
+def unbinarised_share(values,   # a batch of embeddings: a numpy array or a torch tensor (read where it is)
+                      ) -> float:
+    """The share of entries within NEAR_BINARY_DISTANCE of +1 or -1, as `kind="auto"` judges a batch that looks like
+    codes not yet binarised; 0.0 when an entry lies outside [-1, 1] (the range of tanh), when every entry is exactly
+    +1 or -1 (codes), or when there is none."""
+    n = math.prod(values.shape)
+    magnitude = abs(values)
+    if n == 0 or int((magnitude > 1).sum()) or int((magnitude == 1).sum()) == n:
+        return 0.0
+    return int((magnitude >= 1 - NEAR_BINARY_DISTANCE).sum()) / n
+
 # %% ../nbs/55_evaluator.ipynb #59a90a00
 def _device_batch(queries,            # the batch as given
                   batch: int,         # its number, from 1 (for the messages)
@@ -92,7 +109,10 @@ def _device_batch(queries,            # the batch as given
                   ):
     """A torch tensor of embeddings, kept on its device (a detached copy) with its bookkeeping; None for anything
     else (codes, even as tensors, are packed on the host)."""
-    if not is_tensor(queries) or kind == "codes":
+    if not is_tensor(queries):
+        return None
+    check_tensor(queries, "queries")                      # sparse, nested, quantized, meta: refused before any op
+    if kind == "codes":
         return None
     torch, t = sys.modules["torch"], queries.detach()
     if kind is None and t.numel() and (t.dtype == torch.bool or bool(((t == 0) | (t == 1)).all())
@@ -100,7 +120,7 @@ def _device_batch(queries,            # the batch as given
         return None
     if t.ndim != 2 or 0 in t.shape:
         fail("queries", f"batch {batch} must be a non-empty 2-D tensor (items x dimensions), got shape {tuple(t.shape)}")
-    if str(t.dtype).split(".")[-1] in HALF or not t.is_floating_point():
+    if t.dtype not in (torch.float32, torch.float64):
         fail("queries", f"batch {batch} is a {t.dtype} tensor: give embeddings as float32 or float64")
     if not bool(torch.isfinite(t).all()):
         fail("queries", f"batch {batch} must be finite (no NaN or infinity)")
@@ -111,6 +131,28 @@ def _device_batch(queries,            # the batch as given
     return "embeddings", t.clone(), None, t.shape[1], t.dtype
 
 # %% ../nbs/55_evaluator.ipynb #45cd9fe5
+def _host_batch(queries,     # the batch as given: not a tensor of embeddings (`_device_batch` gave None)
+                batch: int,  # its number, from 1 (for the messages)
+                fixed_kind,  # the kind already fixed (by `kind=` or an earlier batch); None: this batch decides
+                kept: list,  # the batches kept so far
+                ) -> tuple:
+    "(kind, packed words or a copy of the embeddings, alphabet, width, dtype) of a batch read on the host."
+    if kept and is_tensor(kept[0]):
+        fail("queries", f"batch {batch} is not a tensor, but earlier batches are tensors on "
+                        f"{kept[0].device}: keep every batch on one device")
+    x = to_numpy(queries, "queries")
+    if isinstance(x, PackedCodes):
+        if fixed_kind == "embeddings":
+            fail("queries", f"batch {batch} is PackedCodes, but earlier batches are embeddings")
+        return "codes", pack_codes(x, "queries"), None, x.nbits, None
+    a = check_numbers(x, "queries", 2, "items x bits or items x dimensions", nonempty=True)
+    kind = _batch_kind(a, fixed_kind)
+    if kind == "embeddings":
+        return kind, np.array(a, copy=True), None, a.shape[1], a.dtype
+    alphabet = "{-1,+1}" if (a < 0).any() else ("{0,1}" if (a == 0).any() or a.dtype == bool else None)
+    return kind, pack_codes(check_codes(a, "queries"), "queries"), alphabet, a.shape[1], a.dtype
+
+# %% ../nbs/55_evaluator.ipynb #3e5f3371
 def _check_queries(queries,           # the batch as given
                    batch: int,        # its number, from 1 (for the messages)
                    fixed_kind,        # the kind already fixed (by `kind=` or an earlier batch); None: this batch decides
@@ -119,28 +161,10 @@ def _check_queries(queries,           # the batch as given
                    fixed_alphabet,    # "{0,1}" or "{-1,+1}" once a batch showed one; None before
                    fixed_dtype,       # the earlier batches' dtype of embeddings; None before the first
                    ):
-    "The batch's queries as what is kept (packed words or a copy of the embeddings), and its bookkeeping."
-    on_device = _device_batch(queries, batch, fixed_kind, kept)
-    if on_device is not None:
-        return on_device
-    if kept and is_tensor(kept[0]):
-        fail("queries", f"batch {batch} is not a tensor, but earlier batches are tensors on "
-                        f"{kept[0].device}: keep every batch on one device")
-    x = to_numpy(queries, "queries")
-    if isinstance(x, PackedCodes):
-        if fixed_kind == "embeddings":
-            fail("queries", f"batch {batch} is PackedCodes, but earlier batches are embeddings")
-        kind, packed, alphabet, width, dtype = "codes", pack_codes(x, "queries"), None, x.nbits, None
-    else:
-        a = check_numbers(x, "queries", 2, "items x bits or items x dimensions", nonempty=True)
-        kind = _batch_kind(a, fixed_kind)
-        width, dtype = a.shape[1], a.dtype
-        if kind == "codes":
-            bits = check_codes(a, "queries")
-            alphabet = "{-1,+1}" if (a < 0).any() else ("{0,1}" if (a == 0).any() or a.dtype == bool else None)
-            packed = pack_codes(bits, "queries")
-        else:
-            alphabet, packed = None, np.array(a, copy=True)
+    """The batch's queries as what is kept (packed words or a copy of the embeddings), and its bookkeeping, checked
+    against what the earlier batches fixed: width, alphabet, dtype."""
+    got = _device_batch(queries, batch, fixed_kind, kept)
+    kind, packed, alphabet, width, dtype = got if got is not None else _host_batch(queries, batch, fixed_kind, kept)
     what = "bits" if kind == "codes" else "dimensions"
     if fixed_width is not None and width != fixed_width:
         fail("queries", f"batch {batch} has {width} {what} per item, but earlier batches have {fixed_width}: "
@@ -169,18 +193,36 @@ def _check_labels(labels,              # the batch's labels as given
                        "batch's labels one kind and dtype")
     return lab, kind
 
+# %% ../nbs/55_evaluator.ipynb #84e2a86e
+def _warn_unbinarised(ev,      # the evaluator (`kind="auto"`, deciding on this batch); warned at most once
+                      kept,    # the batch's embeddings as kept (a numpy array or a tensor)
+                      batch: int,  # its number, from 1 (for the message)
+                      ):
+    "Warn once per evaluator when `kind='auto'` reads a batch that looks like codes not yet binarised as embeddings."
+    share = unbinarised_share(kept)
+    if getattr(ev, "_warned_unbinarised", False) or share < NEAR_BINARY_SHARE:
+        return
+    ev._warned_unbinarised = True
+    warnings.warn(f"`kind` is 'auto', and batch {batch} looks like codes not yet binarised: every entry lies in "
+                  f"[-1, 1] and {share:.0%} lie within {NEAR_BINARY_DISTANCE} of +1 or -1, not all exactly (tanh "
+                  "outputs before sign?). It is evaluated as embeddings (cosine similarity by default). To evaluate "
+                  "Hamming codes, pass torch.sign(outputs) (or np.sign) with kind='codes'; to evaluate embeddings and "
+                  "silence this warning, pass kind='embeddings'.", UserWarning, stacklevel=4)
+
 # %% ../nbs/55_evaluator.ipynb #2dfa0577
 def _keep_batch(ev,       # the evaluator: its batches and what they fixed
                 queries,  # a batch: B x K codes, PackedCodes, or B x D embeddings; numpy, list, tensor
                 labels,   # its B class ids, or B x C multi-hot rows
                 ):
-    "Check one batch against the earlier ones and keep it (codes packed, embeddings and labels copied)."
+    """Check one batch against the earlier ones and keep it (codes packed, embeddings and labels copied); under
+    `kind="auto"`, warn once if the batch that fixes the kind reads as embeddings but looks like unbinarised codes."""
     batch = len(ev._queries) + 1
     kind, kept, alphabet, width, dtype = _check_queries(queries, batch, ev._kind, ev._queries, ev._width,
                                                         ev._alphabet, ev._dtype)
     lab, label_kind = _check_labels(labels, len(kept), batch, ev._label_kind)
     if ev._kind is None and kind == "embeddings":
         _refuse_hamming_only(ev._hamming_only)
+        _warn_unbinarised(ev, kept, batch)
     ev._kind, ev._width, ev._label_kind = kind, width, label_kind
     ev._alphabet = ev._alphabet or alphabet
     ev._dtype = ev._dtype if ev._dtype is not None else dtype

@@ -65,7 +65,11 @@ class _NdarrayToken:
     __slots__ = ()
 
     def __repr__(self):
-        return "ndarray"
+        return "numpy.ndarray"
+
+    def __setstate__(self, state):
+        raise _RefusedData(f"sets the state of numpy.ndarray itself (a BUILD on the global, with {_short(state)}): "
+                           "a ground truth's pickle builds arrays through _reconstruct, never the class")
 
 
 _NDARRAY = _NdarrayToken()
@@ -193,22 +197,36 @@ def _empty_bytes(*args):
     return b""
 
 # %% ../nbs/54_loaders.ipynb #87f4ca20
-def _fresh(fn):
-    "A new function that calls fn: a file's BUILD instruction, which sets attributes, changes this copy, never fn."
-    def call(*args):
-        return fn(*args)
-    return call
+class _StandIn:
+    "What a pickle gets for an allowed global: a callable of this module's function, whose state no BUILD can set."
+    __slots__ = ("fn", "name")
+
+    def __init__(self, fn, name: str):
+        self.fn, self.name = fn, name
+
+    def __call__(self, *args):
+        return self.fn(*args)
+
+    def __repr__(self):
+        return self.name
+
+    def __setstate__(self, state):
+        raise _RefusedData(f"sets the state of {self.name} itself (a BUILD on the global, with {_short(state)}): a "
+                           "ground truth's pickle only calls numpy's helpers, and the data holds what they make")
 
 # %% ../nbs/54_loaders.ipynb #d2e9db16
 PICKLE_GLOBALS = {
     ("numpy", "ndarray"): lambda: _NDARRAY,
-    ("numpy", "dtype"): lambda: _fresh(_plain_dtype),
-    **{(f"numpy.{core}.multiarray", "_reconstruct"): (lambda: _fresh(_reconstruct)) for core in ("core", "_core")},
-    **{(f"numpy.{core}.multiarray", "scalar"): (lambda: _fresh(_scalar)) for core in ("core", "_core")},
-    **{(f"numpy.{core}.numeric", "_frombuffer"): (lambda: _fresh(_frombuffer)) for core in ("core", "_core")},
-    ("_codecs", "encode"): lambda: _fresh(_latin1_encode),
-    ("builtins", "bytes"): lambda: _fresh(_empty_bytes),
-    ("__builtin__", "bytes"): lambda: _fresh(_empty_bytes),
+    ("numpy", "dtype"): lambda: _StandIn(_plain_dtype, "numpy.dtype"),
+    **{(f"numpy.{core}.multiarray", "_reconstruct"): (lambda: _StandIn(_reconstruct, "numpy._reconstruct"))
+       for core in ("core", "_core")},
+    **{(f"numpy.{core}.multiarray", "scalar"): (lambda: _StandIn(_scalar, "numpy.scalar"))
+       for core in ("core", "_core")},
+    **{(f"numpy.{core}.numeric", "_frombuffer"): (lambda: _StandIn(_frombuffer, "numpy._frombuffer"))
+       for core in ("core", "_core")},
+    ("_codecs", "encode"): lambda: _StandIn(_latin1_encode, "_codecs.encode"),
+    ("builtins", "bytes"): lambda: _StandIn(_empty_bytes, "builtins.bytes"),
+    ("__builtin__", "bytes"): lambda: _StandIn(_empty_bytes, "builtins.bytes"),
 }   # (module, name) -> a factory of what the unpickler gets; every other global a pickle names is refused
 
 # %% ../nbs/54_loaders.ipynb #e42edd12
@@ -227,13 +245,24 @@ class _DataOnlyUnpickler(pickle.Unpickler):
     def persistent_load(self, pid):
         raise pickle.UnpicklingError("a persistent id (an object stored outside the file)")
 
+# %% ../nbs/54_loaders.ipynb #20f6bbbf
+def _refuse_non_data(x):
+    "Refuse something a file left in its data that is not data: a global itself, numpy.ndarray's token, a bare dtype."
+    what = {_StandIn: "the global itself, not a value made by calling it",
+            _NdarrayToken: "the global itself, not an array",
+            _DtypeToken: "a numpy dtype on its own, outside an array"}.get(type(x), f"an object of type "
+                                                                               f"{type(x).__name__}")
+    raise _RefusedData(f"holds {_short(x)} ({what}), which is not data: a ground truth holds dicts, lists, strings, "
+                       "numbers and numpy arrays")
+
 # %% ../nbs/54_loaders.ipynb #bbcbd4ed
 _MAX_DEPTH = 32   # lists, tuples and dicts inside one another; a ground truth nests four deep
 _ATOMS = frozenset({int, float, str, bytes, bytearray, bool, type(None)})   # what the walk need not visit
 
 
 def _finish(data):
-    "The data a file built, each numpy value and dtype in its place; a container inside itself is refused."
+    """The data a file built, each numpy value in its place; a container inside itself, and anything that is not data
+    (`_refuse_non_data`), are refused."""
     done, open_ = {}, set()
 
     def walk(x, depth):
@@ -243,10 +272,10 @@ def _finish(data):
                 raise _RefusedNumpy("the file makes an array with _reconstruct and never sets its state (its shape, "
                                     "dtype and bytes)")
             return x.value
-        if t is _DtypeToken:
-            return x.dtype
-        if t not in (list, tuple, dict, set, frozenset):
+        if t in _ATOMS:
             return x
+        if t not in (list, tuple, dict, set, frozenset):
+            _refuse_non_data(x)
         if id(x) in done:
             return done[id(x)][1]
         if id(x) in open_:
@@ -262,15 +291,16 @@ def _finish(data):
             out = x
         elif t is dict:
             for k in list(x):
-                if walk(k, depth + 1) is not k:
+                if type(k) in (_NumpyValue, _DtypeToken):
                     raise _RefusedData(f"uses a numpy array or dtype as a dict key ({_short(k)})")
+                walk(k, depth + 1)                         # a key that is not data is refused
                 x[k] = walk(x[k], depth + 1)
             out = x
         else:                                              # tuple, set, frozenset: rebuilt only if an item changed
             items = [walk(v, depth + 1) for v in x]
             out = x if all(a is b for a, b in zip(items, x)) else t(items) if t is tuple else None
             if out is None:
-                raise _RefusedData(f"holds a numpy array or dtype in a {t.__name__} ({_short(x)})")
+                raise _RefusedData(f"holds a numpy array in a {t.__name__} ({_short(x)})")
         open_.discard(id(x))
         done[id(x)] = (x, out)                             # x is kept alive, so that its id names it alone
         return out

@@ -19,7 +19,8 @@ from retrieval_lit.precision import _ratio
 from retrieval_lit.ranking import IndexSums, RankSummary
 from retrieval_lit.relevance import make_ignore, make_relevance
 from retrieval_lit.score_ranking import MAX_EXACT_INT_SCORE, PRECISIONS, SIMILARITIES, check_scores
-from retrieval_lit.validate import check_bool, check_choice, check_int, check_numbers, fail, to_numpy
+from retrieval_lit.validate import (check_bool, check_choice, check_int, check_numbers, check_tensor, fail,
+                                   to_numpy)
 
 
 def _torch():
@@ -71,16 +72,26 @@ def wants_device(device, *arrays) -> bool:
     "Whether `evaluate` takes the torch path: a `device` is named, or a ranking input is a tensor."
     return device is not None or any(is_tensor(a) for a in arrays)
 
+# %% ../nbs/62_torch_engine.ipynb #025492a4
+def same_device(a,   # a torch.device
+                b,   # another torch.device
+                ) -> bool:
+    """Whether two torch devices are one, as torch reads them: the same type and, where both name an index, the same
+    index; every index of the CPU is the one CPU."""
+    if a.type != b.type:
+        return False
+    return a.type == "cpu" or a.index is None or b.index is None or a.index == b.index
+
 # %% ../nbs/62_torch_engine.ipynb #ed4846a3
-HALF = ("float16", "bfloat16")   # torch dtypes refused for ranking inputs: too coarse to rank exactly
-
-
 def resolve_device(device,            # None (the tensors' device), or a torch device or its name ("cpu", "cuda:0")
                    tensors: dict,     # {argument name: tensor} of every tensor given, in argument order
                    ):
-    """The one torch.device every tensor is on: `device`, or the tensors' own. A device that is not one, CUDA without
-    a GPU, and tensors on two devices are refused, naming the argument."""
+    """The one torch.device every tensor is on: `device`, or the tensors' own (`same_device` compares them). A
+    tensor whose values cannot be read (`check_tensor`), a device that is not one, CUDA without a GPU, and tensors on
+    two devices are refused, naming the argument."""
     torch = _torch()
+    for name, t in tensors.items():
+        check_tensor(t, name)
     if device is None:
         dev = next(iter(tensors.values())).device
         first = next(iter(tensors))
@@ -94,6 +105,8 @@ def resolve_device(device,            # None (the tensors' device), or a torch d
         first = "device"
     if dev.type not in ("cpu", "cuda"):
         fail(first, f"is {dev}; the torch path runs on 'cpu' or 'cuda' devices")
+    if dev.type == "cpu":
+        dev = torch.device("cpu")                                # every CPU index is the one CPU, as torch reads it
     if dev.type == "cuda":
         if not torch.cuda.is_available():
             fail(first, f"asks for {dev}, but this torch ({torch.__version__}) sees no CUDA GPU")
@@ -102,20 +115,27 @@ def resolve_device(device,            # None (the tensors' device), or a torch d
         if dev.index >= torch.cuda.device_count():
             fail(first, f"asks for {dev}, but there are {torch.cuda.device_count()} CUDA devices")
     for name, t in tensors.items():
-        if t.device != dev:
+        if not same_device(t.device, dev):
             fail(name, f"is on {t.device} but {first} is on {dev}: give every tensor on one device "
                        "(move it with .to(device)), or numpy arrays, which are moved")
     return dev
 
+# %% ../nbs/62_torch_engine.ipynb #6b18ac13
+RANKED_DTYPES = ("float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
 
-def _check_float_tensor(t, name: str):
-    "A ranking tensor: not half precision, real, 2-D, non-empty."
-    torch = _torch()
-    if str(t.dtype).split(".")[-1] in HALF:
-        fail(name, f"is a {t.dtype} tensor: half precision cannot give the exact float64 / float32 ranking evaluate "
-                   "compares (its scores form other ties); convert it with .float() or .double()")
-    if t.is_complex() or t.dtype == torch.bool:
-        fail(name, f"must hold real numbers, got a {t.dtype} tensor")
+
+def check_ranking_tensor(t,           # scores or embeddings, a torch tensor
+                         name: str,   # the argument's name, for the message
+                         ):
+    """A tensor to rank, detached: readable (`check_tensor`), of a dtype in RANKED_DTYPES (float types under 32 bits
+    refused with their own reason), 2-D and non-empty."""
+    check_tensor(t, name)
+    if t.is_floating_point() and t.element_size() < 4:
+        fail(name, f"is a {t.dtype} tensor: a float type under 32 bits cannot give the exact float64 / float32 "
+                   "ranking evaluate compares (its scores form other ties); convert it with .float() or .double()")
+    if str(t.dtype).split(".")[-1] not in RANKED_DTYPES:
+        fail(name, f"must hold real numbers, got a {t.dtype} tensor: give float32, float64 or integers "
+                   "(.double(), .long())")
     if t.ndim != 2:
         fail(name, f"must be a 2-D tensor (rows x columns), got shape {tuple(t.shape)}")
     if t.shape[0] == 0 or t.shape[1] == 0:
@@ -128,15 +148,18 @@ def device_scores(scores,        # Q x N scores: a tensor (on `dev`) or anything
                   precision: str,  # "float64" | "float32"
                   ):
     """The score matrix on `dev` in the float type `check_scores` gives on the CPU: float32 and float64 kept as
-    given (float64 precision), integers as float64, everything rounded to float32 under precision="float32"."""
+    given (float64 precision), integers as float64 (within +-2**53), everything rounded to float32 under
+    precision="float32"."""
     torch = _torch()
     if not is_tensor(scores):
         return torch.from_numpy(np.ascontiguousarray(check_scores(scores, "scores", precision=precision))).to(dev)
-    s = _check_float_tensor(scores, "scores")
+    s = check_ranking_tensor(scores, "scores")
     if not s.is_floating_point():
-        if s.numel() and int(s.abs().max()) > MAX_EXACT_INT_SCORE:
+        wide = s.to(torch.int64)                       # uint16 / uint32 exactly; uint64 beyond 2**63 wraps negative
+        if (s.dtype == torch.uint64 and bool((wide < 0).any())) or int(wide.max()) > MAX_EXACT_INT_SCORE \
+                or int(wide.min()) < -MAX_EXACT_INT_SCORE:
             fail("scores", "holds integers beyond 2**53, which float64 cannot compare exactly; rescale them")
-        s = s.to(torch.float64)
+        s = wide.to(torch.float64)
     if not bool(torch.isfinite(s).all()):
         fail("scores", "must be finite (no NaN or infinity)")
     if precision == "float32" and s.dtype != torch.float32:
@@ -157,7 +180,7 @@ def device_embeddings(x,            # n x D embeddings: a tensor (on `dev`) or a
     `prepare_embeddings` step by step (norms in float64, the quotient rounded once to the precision)."""
     torch = _torch()
     if is_tensor(x):
-        t = _check_float_tensor(x, name)
+        t = check_ranking_tensor(x, name)
         if not bool(torch.isfinite(t).all()):
             fail(name, "must be finite (no NaN or infinity)")
     else:

@@ -33,16 +33,60 @@ def shown(value,   # any value to quote in a message; numpy scalars become plain
     """
     return repr(value.item() if isinstance(value, np.generic) else value)
 
+# %% ../nbs/00_validate.ipynb #36cd2811
+def check_tensor(x,           # a torch.Tensor (recognised by what it answers: torch is not imported), returned as is
+                 name: str,   # the argument's name, for the message
+                 ):
+    """A tensor whose values can be read: refused, naming the argument and what to pass, when it is nested (ragged),
+    of a sparse layout, quantized, or on the meta device (a shape without values)."""
+    if getattr(x, "is_nested", False) is True:
+        fail(name, "is a nested (ragged) tensor: give a dense tensor (rows of one length), e.g. "
+                   "torch.nested.to_padded_tensor, or one call per row length")
+    layout = str(getattr(x, "layout", "torch.strided")).split(".")[-1].lstrip("_")
+    if layout != "strided":
+        fail(name, f"is a tensor of {layout} layout ({x.dtype}): give its values as a dense tensor (.to_dense()) "
+                   "or a numpy array")
+    if getattr(x, "is_quantized", False) is True:
+        fail(name, f"is a quantized tensor ({x.dtype}): give the values it stands for (.dequantize())")
+    if getattr(getattr(x, "device", None), "type", None) == "meta":
+        fail(name, f"is a tensor on the meta device (shape {tuple(x.shape)}, {x.dtype}), which holds no values: "
+                   "give a tensor with its values")
+    return x
+
+# %% ../nbs/00_validate.ipynb #64b5a522
+TORCH_NUMPY_DTYPES = ("bool", "uint8", "int8", "int16", "int32", "int64", "uint16", "uint32", "uint64", "float16",
+                      "float32", "float64", "complex64", "complex128")   # torch dtypes numpy holds as they are
+
+
+def tensor_to_numpy(x,           # a torch.Tensor on any device, with or without grad
+                    name: str,   # the argument's name, for the message
+                    ) -> np.ndarray:
+    """A tensor's values as a numpy array in host memory (`check_tensor` first): detached, moved once; bfloat16 and
+    float8 widened to float32 (exactly); a dtype numpy has no counterpart for refused."""
+    check_tensor(x, name)
+    t = x.detach()
+    kind = str(getattr(t, "dtype", "")).split(".")[-1]
+    if kind and kind not in TORCH_NUMPY_DTYPES:
+        if not (t.is_floating_point() and t.element_size() <= 2):
+            fail(name, f"is a {t.dtype} tensor, a dtype numpy has no counterpart for: convert it (.float(), "
+                       ".long() or .bool())")
+        t = t.float()                                   # bfloat16 / float8 -> float32: every value exact
+    t = t.cpu()
+    for resolve in ("resolve_conj", "resolve_neg"):     # views whose conjugate or sign is pending: numpy() refuses
+        t = getattr(t, resolve, lambda: t)()
+    return t.numpy()
+
 # %% ../nbs/00_validate.ipynb #042c1ab2
 def to_numpy(x,            # torch / CuPy / pandas / __dlpack__ objects are converted; anything else returned as is
              name: str,    # the argument's name, for the message when __dlpack__ fails
              ):
     """The arrays researchers hold, as numpy, moved to host memory once: PyTorch tensors (on any device, with or
-    without grad: detached), CuPy arrays, pandas Series/DataFrames, anything with `__array__` or `__dlpack__`,
-    lists. No library is imported for this: an object is recognised by its module and its methods."""
+    without grad: detached; read by `tensor_to_numpy`), CuPy arrays, pandas Series/DataFrames, anything with
+    `__array__` or `__dlpack__`, lists. No library is imported for this: an object is recognised by its module and
+    its methods."""
     module = type(x).__module__.split(".")[0]
     if module == "torch" and hasattr(x, "detach"):
-        return x.detach().cpu().numpy()
+        return tensor_to_numpy(x, name)
     if module == "cupy" and hasattr(x, "get"):
         return x.get()
     if module == "pandas" and hasattr(x, "to_numpy"):

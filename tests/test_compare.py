@@ -299,3 +299,39 @@ def test_ranx_compare_agrees_where_ranx_imports():
     assert close(c.row("b")["p_value"], theirs["t"], rel=1e-12)
     r = compare(ours, n_resamples=20_000).row("b")                    # both Monte Carlo: within 4 standard errors
     assert abs(r["p_value"] - theirs["randomization"]) <= 4 * math.sqrt(2) * max(r["mc_error"], 1 / 20_001)
+
+
+def test_ranx_tukey_hsd_is_unpaired():
+    """ranx's third test, Tukey's HSD, is scipy's tukey_hsd on the per-query values as independent samples (issue 44):
+    equal to it to 1e-12, and blind to which query is which: one system's values moved to other queries leave its
+    p-value as it was, while the paired t-test's changes."""
+    ranx = pytest.importorskip("ranx")
+    stats = pytest.importorskip("scipy.stats")
+    rng = np.random.default_rng(44)
+    qrels = {f"t{i}": {f"d{j}": int(j == 0 or rng.uniform() < 0.3) for j in range(20)} for i in range(25)}
+    runs = {name: {t: {f"d{j}": float(rng.normal() + (shift * qrels[t][f"d{j}"])) for j in range(20)} for t in qrels}
+            for name, shift in (("a", 0.0), ("b", 0.6), ("c", 1.2))}
+    ours = {n: evaluate_run(qrels, runs[n], ["map"]) for n in "abc"}
+    rep = ranx.compare(ranx.Qrels(qrels), [ranx.Run(runs[n], name=n) for n in "abc"], ["map"], stat_test="tukey")
+    per_query = [np.array([ours[n].per_query["map"][i] for i in range(25)]) for n in "abc"]
+    expected = stats.tukey_hsd(*per_query).pvalue
+    for i, x in enumerate("abc"):
+        for j, y in enumerate("abc"):
+            if x != y:
+                got = float(rep.comparisons[frozenset({x, y})]["map"]["p_value"])
+                assert got == pytest.approx(expected[i, j], rel=1e-12, abs=1e-15), (x, y, got, expected[i, j])
+    same = {t: qrels["t0"] for t in qrels}                    # one judgement list for every topic: a run moved to
+    qrels, topics = same, list(same)                          # another topic keeps its value, so moving b's runs
+    ours = {n: evaluate_run(qrels, runs[n], ["map"]) for n in "ab"}  # permutes its per-query values
+    moved = {new: runs["b"][old] for old, new in zip(topics, topics[1:] + topics[:1])}
+    both = ranx.compare(ranx.Qrels(qrels), [ranx.Run(runs["a"], name="a"), ranx.Run(moved, name="b")], ["map"],
+                        stat_test="tukey")
+    unpaired = ranx.compare(ranx.Qrels(qrels), [ranx.Run(runs["a"], name="a"), ranx.Run(runs["b"], name="b")],
+                            ["map"], stat_test="tukey")
+    p_moved, p_kept = (float(r.comparisons[frozenset({"a", "b"})]["map"]["p_value"]) for r in (both, unpaired))
+    assert p_moved == pytest.approx(p_kept, rel=1e-12)        # Tukey's HSD does not see which query is which
+    moved_ours = evaluate_run(qrels, moved, ["map"])
+    assert sorted(moved_ours.per_query["map"]) == sorted(ours["b"].per_query["map"])
+    t_kept = compare({"a": ours["a"], "b": ours["b"]}, test="t").row("b")["p_value"]
+    t_moved = compare({"a": ours["a"], "b": moved_ours}, test="t").row("b")["p_value"]
+    assert abs(t_kept - t_moved) > 1e-3                       # the paired test does

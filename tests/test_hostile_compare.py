@@ -304,3 +304,124 @@ def test_monte_carlo_error_matches_simulation():
     assert abs(ps.mean() - exact) <= 4 * new / math.sqrt(400)
     r = randomization_test(a, b, n_resamples=B, seed=0, exact_up_to=0)
     assert r.mc_error == math.sqrt(r.p_value * (2 - r.p_value) / B)
+
+
+# --- G (issue 46): the paper's tables keep the tie verdict, and take a caption, a label, decimals, p-values, intervals
+
+def _tied_case():
+    "Chapter 53's constructed case: A beats B on every query's exact mean, but B's three all-tied queries flip it."
+    relevance = np.tile([1, 1, 0, 0, 0, 0], (10, 1))
+    scores_a = np.tile([6.0, 4, 5, 3, 2, 1], (10, 1))
+    scores_b = np.tile([5.0, 3, 6, 4, 2, 1], (10, 1))
+    scores_b[7:] = 1.0
+    ra, rb = (evaluate(scores=s, relevance=relevance, metrics=["map", "p@2"], bounds=True)
+              for s in (scores_a, scores_b))
+    return compare({"B": rb, "A": ra}, test="sign")
+
+
+def test_the_tie_verdict_reaches_latex_and_markdown():
+    c = _tied_case()
+    r = c.row("A", "map")
+    assert r["under_ties"] == "some" and r["p_adjusted"] <= c.alpha
+    assert "0.0020†§" in c.table()
+    assert "| A | **0.8333**†§ | **0.5000** |" in c.to_markdown()
+    tex = c.to_latex()
+    assert r"A & \textbf{0.8333}$^{\dagger\S}$ & \textbf{0.5000} \\" in tex
+    for legend in (c.to_markdown().splitlines()[-1], c.legend()):
+        assert "§: better than the baseline B at alpha = 0.05 under some tie orders but not under all" in legend
+    assert r"\S{}: better than the baseline B at alpha = 0.05 under some tie orders but not under all" in tex
+    assert "<b>0.8333</b>†§" in c._repr_html_()
+    pairs = compare({"B": c.values["map"]["B"], "A": c.values["map"]["A"]}, test="sign", baseline="all")
+    assert "§" not in pairs.to_markdown()                 # per-query arrays: no tie ranges, no verdict, no §
+
+
+def test_a_tie_mark_alone_and_no_mark():
+    "A row not significant on the exact means but significant at one extreme tie order: § alone; 'every': none."
+    c = _tied_case()
+    row = dict(c.row("A", "map"), p_adjusted=0.3, p_value=0.3)
+    alone = replace(c, rows=[row if r["metric"] == "map" else r for r in c.rows])
+    assert "| A | **0.8333**§ | **0.5000** |" in alone.to_markdown()
+    assert r"\textbf{0.8333}$^{\S}$ &" in alone.to_latex()
+    every = replace(c, rows=[dict(r, under_ties="every") for r in c.rows])
+    assert "§" not in every.to_markdown() and r"\S" not in every.to_latex()
+
+
+def test_table_options_in_both_markups():
+    c = _tied_case()
+    tex = c.to_latex(caption="Mean AP and P@2 of $A$ against $B$.", label="tab:ties", decimals=2, p_values=True,
+                     intervals=True)
+    lines = tex.splitlines()
+    assert lines[:4] == [r"\begin{table}[t]", r"\centering", r"\caption{Mean AP and P@2 of $A$ against $B$.}",
+                         r"\label{tab:ties}"]
+    assert lines[-1] == r"\end{table}" and lines[-3] == r"\par\smallskip"
+    r = c.row("A", "map")
+    assert (rf"A & \textbf{{0.83}}$^{{\dagger\S}}$ {{\scriptsize (p = 0.0020)}} "
+            rf"{{\scriptsize [{r['ci_low']:+.2f}, {r['ci_high']:+.2f}]}}") in tex
+    assert r"p: the Holm-adjusted p-value; [ ]: the 95\% paired bootstrap interval of the difference\par}" in tex
+    md = c.to_markdown(caption="Mean AP.", label="tbl:ties", decimals=3, intervals=True).splitlines()
+    assert md[:3] == ["Table: Mean AP. {#tbl:ties}", "", "| system | map | p@2 |"]
+    assert md[5].startswith(f"| A | **0.833**†§ [{r['ci_low']:+.3f}, {r['ci_high']:+.3f}] |")
+    assert c.to_latex(decimals=4) == c.to_latex() and c.to_markdown(p_values=False) == c.to_markdown()
+    every = compare({"x": [0.1, 0.5, 0.2, 0.9], "y": [0.2, 0.4, 0.4, 0.5], "z_1": [0.3, 0.1, 0.2, 0.2]},
+                    baseline="all", test="t")
+    head = every.to_markdown().splitlines()[0]
+    assert head == "| metric | system | vs | delta | 95% CI | p adj |"          # all pairs: both columns by default
+    assert every.to_markdown(p_values=False, intervals=False).splitlines()[0] == "| metric | system | vs | delta |"
+    assert r"value & x & z\_1 & " in every.to_latex(decimals=2, p_values=False, intervals=False)
+
+
+@pytest.mark.parametrize("kwargs, name, says", [
+    (dict(caption=3), "caption", "must be a string (one line of text), got int"),
+    (dict(caption=""), "caption", "must be one non-empty line of text, got a blank one"),
+    (dict(caption="one\ntwo"), "caption", "got 2 lines"),
+    (dict(label="tab:x"), "label", "needs a `caption`"),
+    (dict(caption="c", label="tab x"), "label", "must be letters, digits and : . _ -"),
+    (dict(caption="c", label=["tab:x"]), "label", "must be letters, digits and : . _ -"),
+    (dict(decimals=0), "decimals", "must be at least 1, got 0"),
+    (dict(decimals=99), "decimals", "must be at most 10, got 99"),
+    (dict(decimals="3"), "decimals", "must be a whole number"),
+    (dict(decimals=True), "decimals", "must be a whole number"),
+    (dict(p_values="no"), "p_values", "must be True or False or None"),
+    (dict(intervals=0), "intervals", "must be True or False or None"),
+])
+@pytest.mark.parametrize("method", ["to_latex", "to_markdown"])
+def test_bad_table_options_are_refused_naming_them(method, kwargs, name, says):
+    c = _tied_case()
+    with pytest.raises(RetrievalInputError) as e:
+        getattr(c, method)(**kwargs)
+    assert str(e.value).startswith(f"`{name}` ") and says in str(e.value), str(e.value)
+
+
+def test_names_are_escaped_in_each_markup():
+    c = compare({"base_1": [0.1, 0.2, 0.3, 0.4], "a|b 50%&#": [0.2, 0.3, 0.4, 0.6]}, test="t")
+    assert r"| a\|b 50%&# |" in c.to_markdown()
+    tex = c.to_latex(caption="c")
+    assert r"a|b 50\%\&\# & " in tex and r"base\_1 & " in tex and "baseline base\\_1" in tex
+
+
+def test_the_command_line_passes_the_table_options(tmp_path, capsys):
+    from retrieval_lit.trec import evaluate_run, write_qrels, write_run
+    rng = np.random.default_rng(46)
+    qrels = {f"t{i}": {f"d{j}": int(j % 3 == 0) for j in range(8)} for i in range(12)}
+    runs = [{t: {f"d{j}": float(rng.integers(0, 4)) for j in range(8)} for t in qrels} for _ in range(2)]
+    write_qrels(qrels, tmp_path / "qrels.txt")
+    for i, run in enumerate(runs):
+        write_run(run, tmp_path / f"run{i}.txt", tag=f"r{i}")
+    base = ["trec-eval", str(tmp_path / "qrels.txt"), str(tmp_path / "run0.txt"), str(tmp_path / "run1.txt"),
+            "--compare", "-m", "map", "--test", "sign", "--ties", "expected", "--bounds"]
+    ev = [evaluate_run(qrels, run, ["map"], ties="expected", bounds=True) for run in runs]
+    c = compare({"r0": ev[0], "r1": ev[1]}, test="sign")
+    for fmt, method in (("--latex", c.to_latex), ("--markdown", c.to_markdown)):
+        buf = io.StringIO()
+        assert main(base + [fmt, "--caption", "MAP of two runs.", "--label", "tab:runs", "--decimals", "3",
+                            "--p-values", "--intervals"], out=buf) == 0
+        assert buf.getvalue().strip() == method(caption="MAP of two runs.", label="tab:runs", decimals=3,
+                                                p_values=True, intervals=True)
+    for extra, says in [(["--caption", "x"], "`--caption` shapes the --latex and --markdown tables"),
+                        (["--latex", "--decimals", "0"], "`--decimals` must be at least 1, got 0"),
+                        (["--markdown", "--label", "tab:x"], "`--label` needs a --caption"),
+                        (["--latex", "--caption", "a", "--label", "a b"], "`--label` must be letters")]:
+        buf = io.StringIO()
+        assert main(base + extra, out=buf) == 2 and buf.getvalue() == ""
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and says in err[0], err

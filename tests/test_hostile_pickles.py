@@ -209,7 +209,7 @@ OTHER_PAYLOADS = {
     # numpy.ndarray
     "ndarray: called for 2**40 items": (whole(call(NDARRAY, tup(num(2**40)))), "is not a readable pickle (TypeError"),
     "ndarray: a state set on it": (whole(build(NDARRAY, tup(num(1), tup(num(1)), I8, FALSE, POINTERS))),
-                                   "is not a readable pickle"),
+                                   "sets the state of numpy.ndarray itself"),
     # _codecs.encode, bytes: the other globals, as an array's contents
     "_codecs.encode: to base64": (whole(call(ENCODE, text("abc"), text("base64"))), "allowed only as str -> latin1"),
     "_codecs.encode: of bytes": (whole(call(ENCODE, raw(b"abc"), text("latin1"))), "allowed only as str -> latin1"),
@@ -229,6 +229,30 @@ OTHER_PAYLOADS = {
     "gnd: bbx through _frombuffer, O8": (gnd_file(bbx=call(helper("_frombuffer", "_core"), POINTERS, O8_FLAGS_0,
                                                            tup(num(1)), text("C"))), DTYPE_REFUSED),
 }
+
+
+# issue 46: a BUILD on a global itself, and a global (or a dtype) left in the data, which is not data
+GLOBALS_BUILT = {"numpy.dtype": DTYPE, "_codecs.encode": ENCODE, "builtins.bytes": glob("builtins", "bytes"),
+                 "numpy._reconstruct": helper("_reconstruct", "_core"), "numpy.scalar": helper("scalar", "core"),
+                 "numpy._frombuffer": helper("_frombuffer", "_core")}
+for _name, _g in GLOBALS_BUILT.items():
+    OTHER_PAYLOADS[f"46: BUILD on {_name} with a dict"] = (whole(build(_g, mapping(a=num(1)))),
+                                                           f"sets the state of {_name} itself")
+    OTHER_PAYLOADS[f"46: BUILD on {_name} with (dict, slots)"] = (
+        whole(build(_g, tup(mapping(), mapping(fn=text("x"))))), f"sets the state of {_name} itself")
+    OTHER_PAYLOADS[f"46: {_name} alone"] = (whole(_g), f"holds {_name} (the global itself")
+    OTHER_PAYLOADS[f"46: {_name} in a list"] = (whole(listing(num(1), _g)), f"holds {_name} (the global itself")
+    OTHER_PAYLOADS[f"46: {_name} as a dict key"] = (whole(b"}(" + _g + num(1) + b"u"),
+                                                    f"holds {_name} (the global itself")
+OTHER_PAYLOADS.update({
+    "46: the issue's file, gnd bbx a numpy.dtype built with a dict": (
+        gnd_file(bbx=build(DTYPE, mapping(a=num(1)))), "sets the state of numpy.dtype itself"),
+    "46: gnd easy is numpy.dtype": (gnd_file(easy=DTYPE), "holds numpy.dtype (the global itself"),
+    "46: gnd easy is numpy.ndarray": (gnd_file(easy=NDARRAY), "holds numpy.ndarray (the global itself, not an array)"),
+    "46: a dtype alone": (whole(I8), "(a numpy dtype on its own, outside an array)"),
+    "46: a dtype in a tuple": (whole(tup(num(1), I8)), "(a numpy dtype on its own, outside an array)"),
+    "46: ndarray alone": (whole(NDARRAY), "holds numpy.ndarray (the global itself, not an array)"),
+})
 
 
 def legit_gnd() -> dict:
@@ -494,3 +518,33 @@ def test_cycles_depth_and_shared_lists(tmp_path):
     path.write_bytes(pickle.dumps({np.dtype("i8"): 1}, protocol=2))
     with pytest.raises(BenchmarkFileError, match="uses a numpy array or dtype as a dict key"):
         load_pickle(path)
+
+
+DATA_TYPES = (dict, list, tuple, set, frozenset, str, bytes, bytearray, int, float, bool, type(None), np.ndarray,
+              np.generic)
+
+
+def data_only(x) -> bool:
+    "Whether x is data: dicts, lists, tuples, sets, strings, bytes, numbers, numpy arrays and numbers, at every depth."
+    if isinstance(x, dict):
+        return all(data_only(k) and data_only(v) for k, v in x.items())
+    if isinstance(x, (list, tuple, set, frozenset)):
+        return all(data_only(v) for v in x)
+    return type(x) in DATA_TYPES or isinstance(x, (np.ndarray, np.generic))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(parts=st.lists(st.sampled_from([DTYPE, NDARRAY, ENCODE, glob("builtins", "bytes"), I8, num(1), text("a"),
+                                       NONE, mapping(), listing(), tup(), b"b", b"R", b"0", b"t", b"(", b"]",
+                                       b"}", b"s", b"e", b"u", b"a", b"\x85", b"\x86", b"\x81", b"2"]),
+                      min_size=1, max_size=8))
+def test_whatever_loads_is_data_only(tmp_path_factory, parts):
+    "Random instruction sequences over the admitted globals: a BenchmarkFileError, or data only (issue 46)."
+    path = tmp_path_factory.mktemp("mixed") / "x.pkl"
+    path.write_bytes(whole(b"".join(parts)))
+    try:
+        value = load_pickle(path)
+    except BenchmarkFileError as e:
+        assert str(e).startswith(f"{path}: ")
+        return
+    assert data_only(value), repr(value)[:200]
