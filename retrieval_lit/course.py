@@ -534,10 +534,12 @@ def _names(code: str) -> tuple:
     return top, read - defined
 
 # %% ../nbs/95_course.ipynb #f1d41e65
-def _stub(names) -> str:
-    what = f"it should define {', '.join(sorted(names))}" if names else "see the exercise above"
-    return ("# Exercise: write this cell (the teacher's copy has a worked version).\n"
-            f'print("Exercise: fill in this cell ({what})")')
+def _stub(code: str,   # the stub cell's code, its directives dropped: the question's data and the names to fill
+          ) -> str:
+    "A stub cell as the student copy shows it: its own code, under one line that says what to do."
+    said = "# Exercise: fill in the names set to None (the teacher's copy has a worked version).\n"
+    return said + (code.strip() + "\n" if code.strip() else 'print("Exercise: write this cell (see the exercise above)")\n')
+
 
 # %% ../nbs/95_course.ipynb #3280ca79
 def _check_notebook(nb,     # a notebook as json.load read it, checked as it is (not modified)
@@ -563,8 +565,8 @@ def student_notebook(nb: dict,               # a notebook as read by json.load (
                      name: str = "notebook",  # its name, for error messages
                      ) -> dict:
     """A student's copy of notebook `nb`: everything from the `## Solutions` cell to the end removed (except a trailing
-    `#| hide` cell that only exports), and each `#| student: stub` code cell replaced by a stub that prints
-    'Exercise: fill in this cell (...)' and defines nothing."""
+    `#| hide` cell that only exports), and each `#| student: stub` code cell kept as it is (the question's data and
+    the names to fill, `None`), its directive dropped, under one line that says what to do."""
     cells = _check_notebook(nb, name)
     start = next((i for i, c in enumerate(cells) if _is_solutions(c)), len(cells))
     kept = cells[:start] + ([cells[-1]] if start < len(cells) - 1 and _only_exports(cells[-1]) else [])
@@ -577,7 +579,7 @@ def student_notebook(nb: dict,               # a notebook as read by json.load (
             needs = sorted(n for n in read if n in stubbed)
             if needs:
                 fail("nb", f"{name}: cell {i} uses {', '.join(needs)}, which the `#| student: stub` cell "
-                           f"{stubbed[needs[0]]} defines: a stub defines nothing, so only solutions may use its names "
+                           f"{stubbed[needs[0]]} defines: a stub's names are the student's to fill, so only solutions may use them "
                            "(mark only cells of the Exercises part)")
             for n in top:
                 stubbed.pop(n, None)
@@ -587,7 +589,7 @@ def student_notebook(nb: dict,               # a notebook as read by json.load (
                                "`#| student: stub`")
                 if "export" in d or "exports" in d or "exporti" in d:
                     fail("nb", f"{name}: cell {i} is exported and marked `#| student: stub`: the package needs its code")
-                cell["source"], cell["outputs"], cell["execution_count"] = _stub(top), [], None
+                cell["source"], cell["outputs"], cell["execution_count"] = _stub(code), [], None
                 stubbed.update({n: i for n in top})
         out.append(cell)
     student = {k: copy.deepcopy(v) for k, v in nb.items() if k != "cells"}

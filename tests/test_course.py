@@ -170,7 +170,7 @@ def handout(tmp_path_factory):
     cut = next((i for i, c in enumerate(nb["cells"]) if "".join(c["source"]).startswith("## Solutions")),
                len(nb["cells"]))                       # the chapter's own solutions, if it has them, stay after
     nb["cells"][cut:cut] = [
-        _cell("code", f"#| student: stub\n# exercise 06.2: a ranked list to try\nmy_list = [1, 0, 1]  # {SECRET} 1")]
+        _cell("code", "#| student: stub\n# exercise 06.2: a ranked list to try\nsizes_06_9 = [2, 1]\nmy_list = None")]
     if cut == len(nb["cells"]) - 1:
         nb["cells"].append(_cell("markdown", "## Solutions"))
     nb["cells"] += [
@@ -205,9 +205,11 @@ def test_student_copies_hold_no_solution_text(handout):
             assert not [c for c in solutions[cut + 1:] if c.strip() and not c.startswith("#| hide") and c in everything]
     cells = _sources(student / "06_testing.ipynb")
     assert cells[-1].startswith("#| hide") and "nbdev_export" in cells[-1]       # the closing export cell is kept
-    stub = cells[-2]
-    assert stub.startswith("# Exercise: write this cell") and 'print("Exercise: fill in this cell (it should define my_list)")' in stub
-    assert sum(c.startswith("# Exercise: write this cell") for c in _sources(student / "95_course.ipynb")) == 3
+    stub = cells[-2]                                  # the stub kept as written: the question's data, names to fill
+    assert stub.startswith("# Exercise: fill in the names set to None") and "my_list = None" in stub
+    assert "student: stub" not in stub and "sizes_06_9 = [2, 1]" in stub
+    teacher_stubs = sum(c.startswith("#| student: stub") for c in _sources(teacher / "95_course.ipynb"))
+    assert sum(c.startswith("# Exercise: fill in the names") for c in _sources(student / "95_course.ipynb")) == teacher_stubs
     unchanged = _sources(teacher / "03_ranking.ipynb")
     if not any(c.startswith("## Solutions") for c in unchanged):
         assert _sources(student / "03_ranking.ipynb") == unchanged                 # nothing to remove: the same cells
@@ -221,14 +223,13 @@ def test_a_student_copy_runs_top_to_bottom(handout, chapter):
     _, student = handout
     ok, _ = test_nb(student / f"{chapter}.ipynb", skip_flags=["slow"], do_print=False)
     assert ok, f"the student copy of {chapter} failed (see the captured output)"
-    if chapter == "06_testing":                       # the stub ran and said so (run once more to read its output)
+    if chapter == "06_testing":                       # the stub ran: its data is there, its names wait for the student
         from execnb.shell import CaptureShell
         nb = read_nb(student / f"{chapter}.ipynb")
         nb.cells = [c for c in nb.cells if "nbdev_export" not in c.source]
-        CaptureShell(student / f"{chapter}.ipynb").run_all(nb, exc_stop=True)
-        printed = "".join(o.get("text", "") if isinstance(o.get("text", ""), str) else "".join(o["text"])
-                          for c in nb.cells for o in c.get("outputs", []))
-        assert "Exercise: fill in this cell (it should define my_list)" in printed
+        shell = CaptureShell(student / f"{chapter}.ipynb")
+        shell.run_all(nb, exc_stop=True)
+        assert shell.user_ns["my_list"] is None and shell.user_ns["sizes_06_9"] == [2, 1]
 
 
 def test_student_copies_refuse_a_stub_whose_names_a_kept_cell_needs(tmp_path):

@@ -245,7 +245,7 @@ def test_stubs_hold_the_question_not_the_answer(path, cells, ex, sol):
 def test_the_student_copy_is_accepted(path, cells, ex, sol):
     "No cell before `## Solutions` uses a name a stub defines (the course tool would refuse the copy, naming them)."
     copy = student_notebook(json.loads(path.read_text()), path.name)
-    assert sum(_source(c).startswith("# Exercise: write this cell") for c in copy["cells"]) == \
+    assert sum(_source(c).startswith("# Exercise: fill in the names") for c in copy["cells"]) == \
         sum(_is_stub(c) for c in cells)
 
 
