@@ -207,7 +207,8 @@ def test_build_writes_pages_with_navigation_and_no_network(site):
 def test_the_sidebar_shows_the_parts_with_the_current_one_open(site):
     out, _ = site
     demo = (out / "01_demo.html").read_text()
-    parts = re.findall(r'<details class="rl-part"( open(?:="")?)?><summary>([^<]+)</summary>\s*<ol>(.*?)</ol></details>', demo, re.S)
+    parts = re.findall(r'<details class="rl-part"( open(?:="")?)?><summary>([^<]+)</summary>\s*<ol>(.*?)</ol>'
+                       r'</details>', demo, re.S)
     assert [(p[1], bool(p[0])) for p in parts] == [("Part one", True), ("Part two", False)]
     assert 'href="01_demo.html"' in parts[0][2] and 'href="02_other.html"' in parts[1][2]
     index = (out / "index.html").read_text()      # a page outside the parts opens them all
@@ -219,8 +220,8 @@ def test_docstring_examples_figures_and_prose_links(site):
     out, _ = site
     demo = (out / "01_demo.html").read_text()
     assert "<blockquote>\n<blockquote>" not in demo
-    block = re.search(r'<div class="highlight"><pre>(?:(?!</pre>).)*add</span><span class="p">\(</span><span class="mi">40'
-                      r'(?:(?!</pre>).)*</pre>', demo, re.S).group(0)
+    block = re.search(r'<div class="highlight"><pre>(?:(?!</pre>).)*add</span><span class="p">\(</span>'
+                      r'<span class="mi">40(?:(?!</pre>).)*</pre>', demo, re.S).group(0)
     text = re.sub(r"<[^>]+>", "", block)
     assert "&gt;&gt;&gt; add(40)\n42\n&gt;&gt;&gt; add(1, b=1)\n2" in text
     alts = re.findall(r'<img[^>]*\balt="([^"]*)"', demo)
@@ -397,7 +398,8 @@ def test_fence_doctests_keeps_prompts_and_outputs_on_their_lines():
     md = ("### f\n\n```python\ndef f(x)->int:\n```\n\n*Doc.*\nmore.\n>>> lo = f(4)   # note\n>>> lo\n4\n\n"
           "Then:\n\n    >>> for i in range(2):\n    ...     print(i)\n    0\n    1")
     assert bd.fence_doctests(md) == (
-        "### f\n\n```python\ndef f(x)->int:\n```\n\n*Doc.*\nmore.\n\n```pycon\n>>> lo = f(4)   # note\n>>> lo\n4\n```\n\n\n"
+        "### f\n\n```python\ndef f(x)->int:\n```\n\n*Doc.*\nmore.\n\n"
+        "```pycon\n>>> lo = f(4)   # note\n>>> lo\n4\n```\n\n\n"
         "Then:\n\n\n```pycon\n>>> for i in range(2):\n...     print(i)\n0\n1\n```")
     assert bd.fence_doctests("```\n>>> inside a fence\n```") == "```\n>>> inside a fence\n```"
 
@@ -416,7 +418,8 @@ def test_cross_links_in_prose_only():
     assert '<a class="rl-xref" href="03_ranking.html">chapter 03</a> shows' in out
     assert ('chapters <a class="rl-xref" href="09_s.html">09</a>, 11 and 12' in out)   # no link to itself or to no page
     assert '<a class="rl-xref" href="03_ranking.html"><code>03_ranking</code></a>' in out
-    assert '<a class="rl-xref" href="03_ranking.html#cell-id=ab12"><code>ranking.hypergeometric_weights</code></a>' in out
+    assert ('<a class="rl-xref" href="03_ranking.html#cell-id=ab12"><code>ranking.hypergeometric_weights</code></a>'
+            in out)
     assert '<a class="rl-xref" href="03_ranking.html#cell-id=ab12"><code>hypergeometric_weights()</code></a>' in out
     assert "<code>row_sums</code>" in out
     assert out.count("rl-xref") == 5                 # not in the heading, the link, the code block, nor an output
@@ -436,7 +439,8 @@ def test_notation_rows_link_to_where_the_formula_is_derived():
 
 
 def test_headings_also_answer_to_pandocs_ids():
-    page = '<h2 id="Ties,-metrics-and-evaluation">Ties, metrics and evaluation<a class="anchor-link" href="#">¶</a></h2>'
+    page = ('<h2 id="Ties,-metrics-and-evaluation">Ties, metrics and evaluation'
+            '<a class="anchor-link" href="#">¶</a></h2>')
     out = bd.add_pandoc_ids(page)
     assert '<span class="rl-alias" id="ties-metrics-and-evaluation"></span>' in out
     assert bd.add_pandoc_ids('<h2 id="x">x<a class="anchor-link" href="#">¶</a></h2>').count("id=") == 1
@@ -452,8 +456,10 @@ def test_api_entries_are_the_public_names_with_their_cells():
     assert set(trec.__all__) == {n for m, n in entries if m == "trec"} and "integer_ticks" not in display.__all__
     e = entries[("trec", "evaluate_run")]
     cells = {c.id: c.source for c in nbformat.read(ROOT / "nbs" / "52_trec.ipynb", as_version=4).cells}
-    assert "def evaluate_run(" in cells[e.cell] and e.kind == "function" and e.summary.startswith("trec_eval's measures")
-    assert entries[("ranking", "TIE_MODES")].summary.startswith("= (") and entries[("ranking", "TIE_MODES")].kind == "value"
+    assert "def evaluate_run(" in cells[e.cell] and e.kind == "function"
+    assert e.summary.startswith("trec_eval's measures")
+    modes = entries[("ranking", "TIE_MODES")]
+    assert modes.summary.startswith("= (") and modes.kind == "value"
 
 
 def test_the_api_page_lists_each_name_linked_to_its_chapter(tmp_path):
@@ -468,7 +474,7 @@ def test_the_api_page_lists_each_name_linked_to_its_chapter(tmp_path):
     page = bd.write_api_page(tmp_path, api, entries, built + [api], site, chapters).read_text()
     assert cd.api_problems(tmp_path) == []
     assert re.search(r'<a href="50_evaluation.html#cell-id=\w+"><code>evaluate</code></a>', page)
-    assert page.count("<tr>") - page.count("<th>name</th>") == len(entries)    # one row a name
+    assert page.count("<tr>") - len(re.findall(r"<th[^>]*>name</th>", page)) == len(entries)    # one row a name
     assert "<h2" in page and '<h3 id="retrieval_lit.trec">' in page and "The classic metrics" in page
     (tmp_path / "api.html").write_text(page.replace("52_trec.html#", "53_compare.html#"))
     assert cd.api_problems(tmp_path) == ["the API index links `evaluate_run` to 53_compare.html#cell-id="
@@ -477,7 +483,7 @@ def test_the_api_page_lists_each_name_linked_to_its_chapter(tmp_path):
 
 
 def test_a_student_copy_reuses_only_cells_that_ran():
-    "The student build skips a chapter only when its cells before the stubs ran in the recorded build, and stubs follow."
+    "The student build skips a chapter only when its cells before the stubs ran in the recorded build; stubs follow."
     from retrieval_lit.course import student_notebook
     teacher = v4.new_notebook(cells=[
         v4.new_markdown_cell("# C"), v4.new_code_cell("x = 1"), v4.new_markdown_cell("## Exercises\n\n1. Do."),
@@ -538,7 +544,8 @@ def test_the_check_catches_broken_pages(site, tmp_path):
                       '<div class="jp-OutputArea-output"><pre>RetrievalInputError(\'`p` bad\')</pre></div>'
                       '<blockquote><blockquote><blockquote><p>add(40)\n42</p></blockquote></blockquote></blockquote>'
                       '<img alt="No description has been provided for this image" src="data:image/png;base64,'
-                      'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==">'
+                      'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg'
+                      '==">'
                       '<p>&gt;&gt;&gt; add(1)</p><a href="02_other.html#nowhere">x</a><a href="03_gone.html">y</a>'
                       '</main>', 1)
     bad = bad.replace('<div id="rl-search"></div>', '', 1)

@@ -4,6 +4,7 @@
     python tools/build_docs.py                 # every notebook in nbs/ -> site/
     python tools/build_docs.py /tmp/site --only 70_demo 14_ap_playground
     python tools/build_docs.py --no-execute    # render the outputs saved in the notebooks
+    python -m http.server -d site              # then open http://127.0.0.1:8000/ (the search box needs http)
 
 Each chapter notebook is executed (a real Jupyter kernel, through nbclient) with the
 nbdev directives honoured the way `nbdev_docs` honours them: `#| hide` and
@@ -28,6 +29,20 @@ folder given by `--mathjax` / `$RETRIEVAL_LIT_MATHJAX`), and interactive widgets
 drawn in the static state they had when the notebook finished (no widget JavaScript).
 Open `<out>/index.html` in a browser; `python tools/check_docs.py <out>` checks the
 pages in headless Chromium.
+
+What a reader finds things with: the sidebar groups the chapters by the book's parts (the sections of
+`nbs/sidebar.yml`, nbdev's/Quarto's format), the current part open; every page has a search box over an offline
+Pagefind index of the whole site (`pagefind[bin]`, a dev dependency; the build writes `<out>/pagefind`; the box
+works where the site is served, e.g. `python -m http.server -d <out>`, not from file://), whose results open at
+the section heading; `api.html` lists every public name (each module's `__all__`) with its one-line summary and a
+link to the cell that defines it; "chapter 03" in prose, a code span naming a chapter's notebook or an exported
+definition, and each symbol of the notation chapter's tables link to where they are defined; docstring examples
+are code blocks; each figure's alt text is its title, read from the figure in the kernel as it is saved.
+
+The log gives each chapter's run time and its kernel's CPU time (on a shared machine the smaller of the two bounds
+what an idle one takes), and names the chapters over `--budget` seconds (60). `--record FILE` keeps which cells
+ran; a build of the student copy with `--reuse FILE` does not run again a chapter whose cells before its exercise
+stubs ran there (its stubs only print: `ran_in_record`), and `--no-pages` runs chapters as a test only.
 
 Where Quarto is installed, `nbdev_docs` builds the nbdev/Quarto site instead (settings
 in `nbs/_quarto.yml`, `nbs/nbdev.yml`, `nbs/sidebar.yml`).
@@ -339,7 +354,7 @@ class SiteLinks:
     the page and cell that defines it (only names defined on a built page)."""
     chapters: dict = field(default_factory=dict)   # "03" -> "03_ranking.html"
     stems: dict = field(default_factory=dict)      # "03_ranking" -> "03_ranking.html"
-    names: dict = field(default_factory=dict)      # "hypergeometric_weights" and "ranking.hypergeometric_weights" -> href
+    names: dict = field(default_factory=dict)      # "hypergeometric_weights", "ranking.hypergeometric_weights" -> href
 
 
 def site_links(pages: list[Chapter], entries: list[ApiEntry]) -> SiteLinks:
@@ -379,9 +394,10 @@ def _link_chapters(text: str, links: SiteLinks, here: str) -> str:
             return m.group(0)
         if not m.group(4):
             return _link(links.chapters[m.group(3)], m.group(0))
-        return m.group(1) + m.group(2) + _TWO_DIGITS.sub(
-            lambda d: _link(links.chapters[d.group(0)], d.group(0)) if links.chapters.get(d.group(0)) not in (None, here)
-            else d.group(0), m.group(3) + m.group(4))
+        def number(d):
+            target = links.chapters.get(d.group(0))
+            return _link(target, d.group(0)) if target not in (None, here) else d.group(0)
+        return m.group(1) + m.group(2) + _TWO_DIGITS.sub(number, m.group(3) + m.group(4))
     return _CHAPTER_REF.sub(one, text)
 
 
@@ -651,7 +667,7 @@ def _rl_install_figure_check():
         return ("a figure without a title: " + ", ".join(shown)) if shown else ""
 
     def remember_alt(fig, target, kwargs):
-        "Key the saved PNG's bytes (an in-memory file, as the inline backend and png_html save) to the figure's alt text."
+        "Key the saved PNG's bytes (an in-memory file: the inline backend's, png_html's) to the figure's alt text."
         import hashlib
         if not hasattr(target, "getvalue") or str(kwargs.get("format", "png")).lower() != "png":
             return
@@ -1077,7 +1093,8 @@ def add_page_toc(page: str) -> str:
     if sum(level == 2 for level, _, _ in heads) < TOC_MIN_SECTIONS:
         return page
     items = "".join(f'<li class="rl-toc-h{level}"><a href="#{hid}">{html.escape(text)}</a></li>' for level, hid, text in heads)
-    toc = f'<nav class="rl-toc" aria-label="On this page" data-pagefind-ignore="all"><div class="rl-toc-title">On this page</div><ol>{items}</ol></nav>'
+    toc = (f'<nav class="rl-toc" aria-label="On this page" data-pagefind-ignore="all">'
+           f'<div class="rl-toc-title">On this page</div><ol>{items}</ol></nav>')
     at = page.find(f'<h2 id="{heads[0][1]}"') if heads[0][0] == 2 else page.find("<h2 id=")
     return page if at < 0 else page[:at] + toc + page[at:]
 
@@ -1088,6 +1105,7 @@ class SiteOptions:
     mathjax: tuple = ("", {})          # (url, font options)
     search: bool = False               # a Pagefind search box on every page (the build writes the index)
     links: "SiteLinks | None" = None
+    pages: bool = True                 # write the pages (False: run the chapters as a test only)
 
 
 _ANY_HEADING = re.compile(r'(<h[1-6] id="([^"]+)"[^>]*>)(.*?)(?=<a class="anchor-link")', re.S)
@@ -1192,12 +1210,12 @@ def build(out: str | os.PathLike = "site", nbs: str | os.PathLike | None = None,
           execute: bool = True, slow: bool = False, timeout: int = 600, mathjax: str | None = None,
           allow_errors: bool = False, api_cards: bool = True, log=print, jobs: int = 1, search: bool = True,
           budget: float = 60, record: str | os.PathLike | None = None,
-          reuse: str | os.PathLike | None = None) -> list[Path]:
+          reuse: str | os.PathLike | None = None, pages: bool = True) -> list[Path]:
     """Build the site into `out`; return the written pages (index.html first). Logs each chapter's execution time
     and, at the end, the chapters that ran longer than `budget` seconds. `search`: index the pages with Pagefind
     (a dev dependency) and put a search box on every page. `record`: write which chapters ran (a `BuildRecord`);
     `reuse`: a record of an earlier build of the same package, whose chapters a student copy need not run again
-    (`ran_in_record`)."""
+    (`ran_in_record`). `pages=False` runs the chapters as a test and writes nothing (no pages, no index)."""
     nbs = Path(nbs) if nbs else ROOT / "nbs"
     out = Path(out)
     if not nbs.is_dir():
@@ -1205,12 +1223,15 @@ def build(out: str | os.PathLike = "site", nbs: str | os.PathLike | None = None,
     chapters = list_chapters(nbs, only)
     if not chapters:
         raise DocsBuildError(f"`nbs`: no notebooks in {nbs}")
+    search = search and pages
     if search:
         pagefind_command()                # fail early, before hours of executing, when Pagefind is missing
-    mj = find_mathjax(mathjax)
-    out.mkdir(parents=True, exist_ok=True)
-    copy_mathjax(mj.folder, out / "_static" / "mathjax")
-    mathjax = (f"_static/mathjax/MathJax.js?config={mj.config}", mj.options())
+    mathjax, explicit = ("", {}), mathjax
+    if pages:
+        mj = find_mathjax(explicit)
+        out.mkdir(parents=True, exist_ok=True)
+        copy_mathjax(mj.folder, out / "_static" / "mathjax")
+        mathjax = (f"_static/mathjax/MathJax.js?config={mj.config}", mj.options())
     contents = None
     nav_chapters = list(chapters)
     if not any(c.path.stem == "index" for c in chapters):
@@ -1224,13 +1245,13 @@ def build(out: str | os.PathLike = "site", nbs: str | os.PathLike | None = None,
                       "api.html", prev=nav_chapters[-1])
         nav_chapters[-1].next = api
         nav_chapters.append(api)
-    site = SiteOptions(mathjax, search, site_links(nav_chapters, entries))
+    site = SiteOptions(mathjax, search, site_links(nav_chapters, entries), pages)
     rec = BuildRecord(package_hash())
     reused = BuildRecord.read(reuse) if reuse else None
     if reused is not None and reused.package != rec.package:
         log("  (the record to reuse is of another package source: every chapter runs)")
         reused = None
-    pages, times = [], {}
+    written, times = [], {}
     args = [(ch, nav_chapters, out, site, execute, slow, timeout, allow_errors, api_cards,
              (reused.chapters.get(ch.path.stem) if reused else None)) for ch in chapters]
     if jobs > 1 and len(chapters) > 1:
@@ -1240,7 +1261,7 @@ def build(out: str | os.PathLike = "site", nbs: str | os.PathLike | None = None,
             try:
                 for ch, f in zip(chapters, futures):       # in chapter order; the first failure stops the build
                     page, line, seconds, hashes = f.result()
-                    pages.append(page)
+                    written.append(page)
                     times[ch.path.name] = seconds
                     rec.chapters[ch.path.stem] = hashes
                     log(line)
@@ -1250,15 +1271,16 @@ def build(out: str | os.PathLike = "site", nbs: str | os.PathLike | None = None,
     else:
         for ch, a in zip(chapters, args):
             page, line, seconds, hashes = _build_page(*a)
-            pages.append(page)
+            written.append(page)
             times[ch.path.name] = seconds
             rec.chapters[ch.path.stem] = hashes
             log(line)
-    if contents is not None:
-        pages.insert(0, write_contents_page(out, contents, chapters, nav_chapters, site))
-    if api is not None:
-        pages.append(write_api_page(out, api, entries, nav_chapters, site, list_chapters(nbs) if only else chapters))
-    notation = [p for p in pages if p.stem.endswith("_notation")]
+    if contents is not None and site.pages:
+        written.insert(0, write_contents_page(out, contents, chapters, nav_chapters, site))
+    if api is not None and site.pages:
+        written.append(write_api_page(out, api, entries, nav_chapters, site, list_chapters(nbs) if only else chapters))
+    written = [p for p in written if p is not None]
+    notation = [p for p in written if p.stem.endswith("_notation")]
     for page in notation:
         page.write_text(link_notation_rows(page.read_text(encoding="utf-8"), lambda href: _page_headings(out, href)),
                         encoding="utf-8")
@@ -1273,7 +1295,7 @@ def build(out: str | os.PathLike = "site", nbs: str | os.PathLike | None = None,
                f"; none over the {budget:g} s budget"))
     if search:
         log("  " + write_search_index(out))
-    return pages
+    return written
 
 
 def _page_headings(out: Path, href: str) -> list[tuple[str, str]]:
@@ -1314,16 +1336,18 @@ def _build_page(ch: Chapter, nav_chapters, out: Path, site: SiteOptions, execute
             raise DocsBuildError(f"{ch.path.name}: what a reader sees is broken:\n  " + "\n  ".join(problems))
         untitled = apply_alt_texts(nb)
         cpu = nb.metadata.pop("rl_cpu_seconds", None)
-    nb = finish_for_docs(nb)
-    collapse_solutions(nb)
-    nw = staticize_widgets(nb)
-    page = out / ch.out_name
-    page.write_text(render_chapter(nb, ch, nav_chapters, site), encoding="utf-8")
+    nw, page = 0, None
+    if site.pages:
+        nb = finish_for_docs(nb)
+        collapse_solutions(nb)
+        nw = staticize_widgets(nb)
+        page = out / ch.out_name
+        page.write_text(render_chapter(nb, ch, nav_chapters, site), encoding="utf-8")
     total = time.time() - t0
     how = (f"run {seconds:6.1f}s" + (f" (cpu {cpu:6.1f}s)" if cpu is not None else "")
            + f"  page {total - seconds:5.1f}s" if seconds is not None else
            "not run: the site build ran these cells (stubs only print)" if reuse else f"page {total:5.1f}s (not run)")
-    line = (f"  {ch.path.name:30s} -> {page.name:30s} {how}"
+    line = (f"  {ch.path.name:30s} -> {page.name if page else '(no page)':30s} {how}"
             + (f"  ({nw} widget view{'s' if nw != 1 else ''})" if nw else "")
             + (f"  ({untitled} figure{'s' if untitled != 1 else ''} without a title: alt text 'figure')"
                if untitled else ""))
@@ -1423,9 +1447,9 @@ def api_index_markdown(entries: list[ApiEntry], chapters: list[Chapter], links: 
             parts[part] = {}
             order.append(part)
         parts[part].setdefault((e.stem, e.module), []).append(e)
-    cells = ["# API index\n\n> Every public name of `retrieval_lit` (each module's `__all__`) with its one-line summary, "
-             "by part and module; each name links to the cell of the chapter that defines it. The machinery that "
-             "modules share (`#| exporti`) is importable but not listed.\n\n"
+    cells = ["# API index\n\n> Every public name of `retrieval_lit` (each module's `__all__`) with its one-line "
+             "summary, by part and module; each name links to the cell of the chapter that defines it. The machinery "
+             "that modules share (`#| exporti`) is importable but not listed.\n\n"
              f"{len(entries)} names in {len({e.module for e in entries})} modules."]
     for part in order:
         md = [f"## {part}"]
@@ -1433,7 +1457,8 @@ def api_index_markdown(entries: list[ApiEntry], chapters: list[Chapter], links: 
             ch = by_stem.get(stem)
             title = f"{stem[:2]}: {ch.title}" if ch else stem
             where = f"[{title}]({links.stems[stem]})" if stem in links.stems else title
-            md += ["", f"### retrieval_lit.{module}", "", f"Chapter {where}", "", "| name | what it is |", "|---|---|"]
+            md += ["", f"### retrieval_lit.{module}", "", f"Chapter {where}", "",
+                   "| name | what it is |", "|:---|:---|"]
             for e in items:
                 href = links.names.get(f"{e.module}.{e.name}")
                 name = f"[`{e.name}`]({href})" if href else f"`{e.name}`"
@@ -1470,6 +1495,7 @@ def main(argv=None) -> int:
     p.add_argument("--budget", type=float, default=60,
                    help="seconds a chapter may take to execute; the log names those over it (default 60)")
     p.add_argument("--record", default=None, metavar="FILE", help="write which chapters ran, for --reuse")
+    p.add_argument("--no-pages", action="store_true", help="run the chapters as a test: write no pages")
     p.add_argument("--reuse", default=None, metavar="FILE",
                    help="a --record of a build of the same package: a student copy's chapter whose cells that build "
                         "ran (its stubs only print) is rendered without running again")
@@ -1478,12 +1504,15 @@ def main(argv=None) -> int:
     try:
         pages = build(a.out, a.nbs, a.only, execute=not a.no_execute, slow=a.slow, timeout=a.timeout,
                       mathjax=a.mathjax, allow_errors=a.allow_errors, jobs=max(1, a.jobs), search=not a.no_search,
-                      budget=a.budget, record=a.record, reuse=a.reuse)
+                      budget=a.budget, record=a.record, reuse=a.reuse, pages=not a.no_pages)
     except DocsBuildError as exc:
         print(f"build_docs: {exc}", file=sys.stderr)
         return 1
-    print(f"wrote {len(pages)} pages to {Path(a.out).resolve()} in {time.time() - t0:.0f}s; open "
-          f"{(Path(a.out) / 'index.html').resolve()}")
+    if a.no_pages:
+        print(f"ran the chapters of {a.nbs or 'nbs/'} in {time.time() - t0:.0f}s (no pages written)")
+    else:
+        print(f"wrote {len(pages)} pages to {Path(a.out).resolve()} in {time.time() - t0:.0f}s; open "
+              f"{(Path(a.out) / 'index.html').resolve()}")
     return 0
 
 

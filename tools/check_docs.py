@@ -166,17 +166,20 @@ return {
   search_box: !!document.querySelector('#rl-search'),
   deep_quotes: q('blockquote blockquote blockquote').length,
   loose_prompts: (function () {   // docstring examples (>>>) outside a code block
-      var n = 0, walk = document.createTreeWalker(document.querySelector('main') || document.body, NodeFilter.SHOW_TEXT);
+      var n = 0, root = document.querySelector('main') || document.body;
+      var walk = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
       while (walk.nextNode()) {
         var t = walk.currentNode;
         if (t.nodeValue.indexOf('>>>') < 0) continue;
         var e = t.parentElement, inCode = false;
-        while (e) { if (e.tagName === 'PRE' || e.tagName === 'CODE' || e.tagName === 'SCRIPT') { inCode = true; break; } e = e.parentElement; }
+        while (e) {
+          if (e.tagName === 'PRE' || e.tagName === 'CODE' || e.tagName === 'SCRIPT') { inCode = true; break; }
+          e = e.parentElement; }
         if (!inCode) n++; }
       return n; })(),
   default_alt: q('img').filter(function (i) {
-      return (i.getAttribute('alt') || '').trim() === '' || i.getAttribute('alt') === 'No description has been provided for this image'; })
-    .length,
+      var alt = (i.getAttribute('alt') || '').trim();
+      return alt === '' || alt === 'No description has been provided for this image'; }).length,
   resources: performance.getEntriesByType('resource').map(function (r) { return r.name; })
 };
 """
@@ -253,7 +256,7 @@ def check_page(drv, url: str, name: str, site_pages: set, base: str, screenshot:
     if search and not info["search_box"]:
         rep.problems.append("no search box")
     if info["deep_quotes"]:
-        rep.problems.append(f"{info['deep_quotes']} blockquotes nested three deep (a docstring example read as quotes?)")
+        rep.problems.append(f"{info['deep_quotes']} blockquotes nested three deep (a docstring example as quotes?)")
     if info["loose_prompts"]:
         rep.problems.append(f"{info['loose_prompts']} docstring examples (>>>) outside a code block")
     if info["default_alt"]:
@@ -463,7 +466,8 @@ def search_results(drv, base: str, query: str, wait: float = 30) -> list[str]:
         time.sleep(0.1)
     drv.find_element(By.CSS_SELECTOR, "#rl-search input").send_keys(query)
     script = """return Array.prototype.slice.call(document.querySelectorAll('#rl-search li.pagefind-ui__result'))
-        .map(function (li) { var a = li.querySelector('a.pagefind-ui__result-link'); return a ? a.getAttribute('href') : ''; });"""
+        .map(function (li) {
+          var a = li.querySelector('a.pagefind-ui__result-link'); return a ? a.getAttribute('href') : ''; });"""
     found, last, t0 = [], None, time.time()
     while time.time() - t0 < wait:                  # until the list is there and stops changing
         found = drv.execute_script(script)
