@@ -650,7 +650,7 @@ def _rl_install_figure_check():
                     titles.append(clean(t.get_text()))
             x, y = clean(ax.get_xlabel()), clean(ax.get_ylabel())
             if x or y:
-                labels.append(f"{y or 'values'} against {x or 'position'}" if ax.axison else (y or x))
+                labels.append(f"{y} against {x}" if x and y else y or x)
         titles = list(dict.fromkeys(titles))
         if sup:
             return sup + (": " + "; ".join(titles) if len(titles) > 1 else "")
@@ -658,13 +658,14 @@ def _rl_install_figure_check():
             return ("; ".join(titles) if len(titles) > 1 else titles[0])
         if labels:
             return "a figure: " + "; ".join(dict.fromkeys(labels))
-        shown = []
-        for ax in fig.axes:            # no words on it: say what it draws
+        counts = {}                    # no words on it: say what it draws
+        for ax in fig.axes:
             for n, what in ((len(ax.patches), "bar"), (len(ax.lines), "line"), (len(ax.collections), "point set"),
                             (len(ax.images), "image")):
-                if n:
-                    shown.append(f"{n} {what}{'s' if n > 1 else ''}")
-        return ("a figure without a title: " + ", ".join(shown)) if shown else ""
+                counts[what] = counts.get(what, 0) + n
+        shown = [f"{n} {what}{'s' if n > 1 else ''}" for what, n in counts.items() if n]
+        panels = f" in {len(fig.axes)} panels" if len(fig.axes) > 1 else ""
+        return ("a figure without a title: " + ", ".join(shown) + panels) if shown else ""
 
     def remember_alt(fig, target, kwargs):
         "Key the saved PNG's bytes (an in-memory file: the inline backend's, png_html's) to the figure's alt text."
