@@ -9,7 +9,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .display import new_axes
+from .display import integer_ticks, new_axes
 from .metrics import Conventions, Metric, apply_empty_policy, parse_cutoff, register_metric
 from .ranking import (group_starts, list_summary, ordered_top, over_relevant, RankSummary, resolve_cutoff, row_sums,
                                    TIE_MODES)
@@ -310,6 +310,7 @@ def plot_precision_by_radius(curves: dict,    # label -> PRCurve made by `pr_cur
     for label, c in curves.items():
         ax.plot(c.x, c.mean_precision, marker="o", markersize=3, label=label)
     ax.set_xlabel("Hamming radius r")
+    integer_ticks(ax.xaxis)            # a radius is a whole number (chapter 07)
     ax.set_ylabel("mean precision within radius r")
     ax.set_ylim(0, 1.02)
     ax.grid(alpha=0.3)

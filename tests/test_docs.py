@@ -4,7 +4,9 @@ headless Chromium (tools/check_docs.py), and the nbdev/Quarto settings.
 The build test executes two small notebooks made here (math, a figure, a widget, nbdev
 directives), so it needs a Jupyter kernel but no network; the browser test skips,
 saying why, when Debian's chromium/chromium-driver or selenium are not installed."""
+import copy
 import importlib.util
+import json
 import re
 import sys
 from pathlib import Path
@@ -136,15 +138,31 @@ DEMO = [
                          "Fonts: $\\mathbb{R}$, $\\mathcal{A}$."),
     v4.new_code_cell("#| hide\nimport numpy as np"),
     v4.new_code_cell("#| export\ndef add(a: int, # first\n        b: int = 2, # second\n       ) -> int: # the sum\n"
-                     "    \"Add two integers.\"\n    return a + b"),
+                     "    \"\"\"Add two integers.\n\n    >>> add(40)\n    42\n    >>> add(1, b=1)\n    2\n    \"\"\"\n"
+                     "    return a + b"),
     v4.new_code_cell("add(40)"),
     v4.new_code_cell("#| eval: false\nraise SystemExit('never run')"),
     v4.new_code_cell("import matplotlib.pyplot as plt\nfig, ax = plt.subplots(figsize=(3, 2))\n"
-                     "ax.plot([0, 1], [1, 0])\nplt.show()"),
+                     "ax.plot([0, 1], [1, 0])\nax.set_title('a falling line')\nplt.show()"),
+    v4.new_code_cell("fig, ax = plt.subplots(figsize=(3, 2))\nax.bar([1, 2], [2, 1])\nplt.show()"),
+    v4.new_markdown_cell("As chapter 02 shows, and as `add` does: see `02_other`."),
     v4.new_code_cell("import ipywidgets as W\ns = W.IntSlider(value=1, min=0, max=8, description='radius')\n"
                      "W.VBox([s, W.HTML('<b>LGAP = 0.5424</b>')])"),
     v4.new_code_cell("s.value = 5"),
 ]
+
+
+SIDEBAR = """website:
+  sidebar:
+    contents:
+      - index.ipynb
+      - section: "Part one"
+        contents:
+          - 01_demo.ipynb
+      - section: "Part two"
+        contents:
+          - 02_other.ipynb
+"""
 
 
 @pytest.fixture(scope="module")
@@ -153,6 +171,7 @@ def site(tmp_path_factory):
     nbformat.write(v4.new_notebook(cells=DEMO), nbs / "01_demo.ipynb")
     nbformat.write(v4.new_notebook(cells=[v4.new_markdown_cell("# The other\n\n$x^2$"), v4.new_code_cell("print('hi')")]),
                    nbs / "02_other.ipynb")
+    (nbs / "sidebar.yml").write_text(SIDEBAR)
     out = tmp_path_factory.mktemp("site")
     pages = bd.build(out, nbs, log=lambda *a: None)
     return out, pages
@@ -183,6 +202,40 @@ def test_build_writes_pages_with_navigation_and_no_network(site):
         assert "_static/mathjax/MathJax.js?config=" in text
     index = (out / "index.html").read_text()
     assert "A demo chapter" in index and "Math, a figure and a widget." in index
+
+
+def test_the_sidebar_shows_the_parts_with_the_current_one_open(site):
+    out, _ = site
+    demo = (out / "01_demo.html").read_text()
+    parts = re.findall(r'<details class="rl-part"( open(?:="")?)?><summary>([^<]+)</summary>\s*<ol>(.*?)</ol>'
+                       r'</details>', demo, re.S)
+    assert [(p[1], bool(p[0])) for p in parts] == [("Part one", True), ("Part two", False)]
+    assert 'href="01_demo.html"' in parts[0][2] and 'href="02_other.html"' in parts[1][2]
+    index = (out / "index.html").read_text()      # a page outside the parts opens them all
+    assert index.count('<details class="rl-part" open="">') == 2
+
+
+def test_docstring_examples_figures_and_prose_links(site):
+    "The docstring's examples are a code block with the prompts; each figure's alt text is its title; prose links."
+    out, _ = site
+    demo = (out / "01_demo.html").read_text()
+    assert "<blockquote>\n<blockquote>" not in demo
+    block = re.search(r'<div class="highlight"><pre>(?:(?!</pre>).)*add</span><span class="p">\(</span>'
+                      r'<span class="mi">40(?:(?!</pre>).)*</pre>', demo, re.S).group(0)
+    text = re.sub(r"<[^>]+>", "", block)
+    assert "&gt;&gt;&gt; add(40)\n42\n&gt;&gt;&gt; add(1, b=1)\n2" in text
+    alts = re.findall(r'<img[^>]*\balt="([^"]*)"', demo)
+    assert alts == ["a falling line", "a figure without a title: 2 bars"], alts
+    assert '<a class="rl-xref" href="02_other.html">chapter 02</a>' in demo
+    assert '<a class="rl-xref" href="02_other.html"><code>02_other</code></a>' in demo
+
+
+def test_the_build_writes_a_search_index_and_a_box_on_every_page(site):
+    out, _ = site
+    assert (out / "pagefind" / "pagefind-ui.js").is_file() and any((out / "pagefind").glob("*.pf_meta"))
+    for page in out.glob("*.html"):
+        text = page.read_text()
+        assert '<div id="rl-search"></div>' in text and "data-pagefind-body" in text, page.name
 
 
 def test_build_reports_a_failing_notebook_by_name(tmp_path):
@@ -341,6 +394,118 @@ def test_build_fails_a_page_a_reader_would_see_broken(tmp_path):
     assert "cell 8" not in msg and "cell 1" not in msg
 
 
+def test_fence_doctests_keeps_prompts_and_outputs_on_their_lines():
+    md = ("### f\n\n```python\ndef f(x)->int:\n```\n\n*Doc.*\nmore.\n>>> lo = f(4)   # note\n>>> lo\n4\n\n"
+          "Then:\n\n    >>> for i in range(2):\n    ...     print(i)\n    0\n    1")
+    assert bd.fence_doctests(md) == (
+        "### f\n\n```python\ndef f(x)->int:\n```\n\n*Doc.*\nmore.\n\n"
+        "```pycon\n>>> lo = f(4)   # note\n>>> lo\n4\n```\n\n\n"
+        "Then:\n\n\n```pycon\n>>> for i in range(2):\n...     print(i)\n0\n1\n```")
+    assert bd.fence_doctests("```\n>>> inside a fence\n```") == "```\n>>> inside a fence\n```"
+
+
+def test_cross_links_in_prose_only():
+    links = bd.SiteLinks(chapters={"03": "03_ranking.html", "09": "09_s.html", "11": "11_ap.html"},
+                         stems={"03_ranking": "03_ranking.html"},
+                         names={"hypergeometric_weights": "03_ranking.html#cell-id=ab12",
+                                "ranking.hypergeometric_weights": "03_ranking.html#cell-id=ab12"})
+    md = '<div class="jp-RenderedHTMLCommon jp-RenderedMarkdown jp-MarkdownOutput">{}</div>'
+    page = (md.format("<p>As chapter 03 shows, and chapters 09, 11 and 12; see <code>03_ranking</code>, "
+                      "<code>ranking.hypergeometric_weights</code>, <code>hypergeometric_weights()</code> and "
+                      "<code>row_sums</code>.</p><h2>chapter 03</h2><a href='x'>chapter 03</a><pre>chapter 03</pre>")
+            + '<div class="jp-OutputArea-output"><pre>chapter 03</pre><p>chapter 03</p></div>')
+    out = bd.add_cross_links(page, links, "11_ap.html")
+    assert '<a class="rl-xref" href="03_ranking.html">chapter 03</a> shows' in out
+    assert ('chapters <a class="rl-xref" href="09_s.html">09</a>, 11 and 12' in out)   # no link to itself or to no page
+    assert '<a class="rl-xref" href="03_ranking.html"><code>03_ranking</code></a>' in out
+    assert ('<a class="rl-xref" href="03_ranking.html#cell-id=ab12"><code>ranking.hypergeometric_weights</code></a>'
+            in out)
+    assert '<a class="rl-xref" href="03_ranking.html#cell-id=ab12"><code>hypergeometric_weights()</code></a>' in out
+    assert "<code>row_sums</code>" in out
+    assert out.count("rl-xref") == 5                 # not in the heading, the link, the code block, nor an output
+    here = bd.add_cross_links(md.format("<p><code>hypergeometric_weights</code></p>"), links, "03_ranking.html")
+    assert '<a class="rl-xref" href="#cell-id=ab12">' in here    # a definition on the same page: a link within it
+
+
+def test_notation_rows_link_to_where_the_formula_is_derived():
+    table = ("<table><tbody><tr><th>symbol</th></tr>"
+             '<tr><td>$Y$</td><td>a <strong>hypergeometric</strong> variable (<a class="rl-xref" href="11_ap.html">'
+             "chapter 11</a>)</td></tr><tr><td>$m$</td><td>a rank</td></tr></tbody></table>")
+    out = bd.link_notation_rows(table, lambda href: [("The-question", "The question"),
+                                                     ("Hypergeometric-law", "The hypergeometric law")])
+    assert '<td><a class="rl-xref" href="11_ap.html#Hypergeometric-law">$Y$</a></td>' in out
+    assert '<a class="rl-xref" href="11_ap.html#Hypergeometric-law"><strong>hypergeometric</strong></a>' in out
+    assert "<td>$m$</td>" in out
+
+
+def test_headings_also_answer_to_pandocs_ids():
+    page = ('<h2 id="Ties,-metrics-and-evaluation">Ties, metrics and evaluation'
+            '<a class="anchor-link" href="#">¶</a></h2>')
+    out = bd.add_pandoc_ids(page)
+    assert '<span class="rl-alias" id="ties-metrics-and-evaluation"></span>' in out
+    assert bd.add_pandoc_ids('<h2 id="x">x<a class="anchor-link" href="#">¶</a></h2>').count("id=") == 1
+
+
+def test_api_entries_are_the_public_names_with_their_cells():
+    entries = {(e.module, e.name): e for e in bd.api_entries()}
+    assert entries[("evaluation", "evaluate")].stem == "50_evaluation"
+    assert entries[("trec", "evaluate_run")].stem == "52_trec" and entries[("compare", "compare")].stem == "53_compare"
+    import retrieval_lit.display as display
+    import retrieval_lit.trec as trec
+    assert set(display.__all__) == {n for m, n in entries if m == "display"}     # exactly __all__: no exporti names
+    assert set(trec.__all__) == {n for m, n in entries if m == "trec"} and "integer_ticks" not in display.__all__
+    e = entries[("trec", "evaluate_run")]
+    cells = {c.id: c.source for c in nbformat.read(ROOT / "nbs" / "52_trec.ipynb", as_version=4).cells}
+    assert "def evaluate_run(" in cells[e.cell] and e.kind == "function"
+    assert e.summary.startswith("trec_eval's measures")
+    modes = entries[("ranking", "TIE_MODES")]
+    assert modes.summary.startswith("= (") and modes.kind == "value"
+
+
+def test_the_api_page_lists_each_name_linked_to_its_chapter(tmp_path):
+    chapters = bd.list_chapters(ROOT / "nbs")
+    built = [c for c in chapters if c.path.stem in ("50_evaluation", "52_trec", "53_compare")]
+    for c in built:
+        (tmp_path / c.out_name).write_text("<html></html>")
+    entries = bd.api_entries()
+    api = bd.Chapter(Path("api.ipynb"), "API index", "", "api.html")
+    site = bd.SiteOptions(("_static/x.js", {"mathjax_html_css": "", "mathjax_svg": ""}), False,
+                          bd.site_links(built + [api], entries))
+    page = bd.write_api_page(tmp_path, api, entries, built + [api], site, chapters).read_text()
+    assert cd.api_problems(tmp_path) == []
+    assert re.search(r'<a href="50_evaluation.html#cell-id=\w+"><code>evaluate</code></a>', page)
+    assert page.count("<tr>") - len(re.findall(r"<th[^>]*>name</th>", page)) == len(entries)    # one row a name
+    assert "<h2" in page and '<h3 id="retrieval_lit.trec">' in page and "The classic metrics" in page
+    (tmp_path / "api.html").write_text(page.replace("52_trec.html#", "53_compare.html#"))
+    assert cd.api_problems(tmp_path) == ["the API index links `evaluate_run` to 53_compare.html#cell-id="
+                                         + entries[[e.name for e in entries].index("evaluate_run")].cell
+                                         + ", not to its chapter 52_trec.html"]
+
+
+def test_a_student_copy_reuses_only_cells_that_ran():
+    "The student build skips a chapter only when its cells before the stubs ran in the recorded build; stubs follow."
+    from retrieval_lit.course import student_notebook
+    teacher = v4.new_notebook(cells=[
+        v4.new_markdown_cell("# C"), v4.new_code_cell("x = 1"), v4.new_markdown_cell("## Exercises\n\n1. Do."),
+        v4.new_code_cell("#| student: stub\ny = x + 1"), v4.new_markdown_cell("## Solutions"),
+        v4.new_markdown_cell("### Solution 01.1"), v4.new_code_cell("assert y == 2")])
+    def copy_of(nb):
+        return nbformat.reads(json.dumps(student_notebook(json.loads(nbformat.writes(nb)), "01_c.ipynb")), as_version=4)
+    recorded = bd._cell_hashes(teacher)
+    student = copy_of(teacher)
+    assert bd.ran_in_record(student, recorded)
+    assert not bd.ran_in_record(student, recorded[:0])          # nothing recorded: it runs
+    changed = copy.deepcopy(student)
+    changed.cells[1].source = "x = 2"
+    assert not bd.ran_in_record(changed, recorded)              # a changed cell: it runs
+    late = copy.deepcopy(student)
+    late.cells.append(v4.new_code_cell("z = 3"))                  # a cell after the stubs: it runs
+    assert not bd.ran_in_record(late, recorded + [bd._cell_hashes(late)[-1]])
+    reads = copy.deepcopy(teacher)
+    reads.cells[1].source = "x = len(open('answers/01.json').read())"
+    assert not bd.ran_in_record(copy_of(reads), bd._cell_hashes(reads))
+
+
 def _browser_or_skip():
     try:
         cd.find_browser()
@@ -351,13 +516,22 @@ def _browser_or_skip():
 def test_pages_render_in_headless_chromium(site, tmp_path):
     _browser_or_skip()
     out, _ = site
-    reports = cd.check_site(out, screenshots=tmp_path / "shots")
+    reports = cd.check_site(out, screenshots=tmp_path / "shots", min_parts=2,
+                            searches=[("integers", "01_demo.html")])     # served on 127.0.0.1 for the search
     by_page = {r.page: r for r in reports}
     assert all(r.ok for r in reports), {r.page: r.problems for r in reports}
+    assert "(search box)" in by_page and by_page["01_demo.html"].parts == 2
     demo = by_page["01_demo.html"]
     assert demo.math == 4 and demo.images >= 1 and demo.widgets == 1
     assert by_page["02_other.html"].math == 1
     assert (tmp_path / "shots" / "01_demo.png").stat().st_size > 10_000
+    with cd.serve_folder(out) as base, cd.headless_chromium() as drv:      # the results open at a heading
+        found = cd.search_results(drv, base, "integers")
+        assert found and found[0].split("#")[0].endswith("01_demo.html") and "#" in found[0], found
+        assert cd.search_problems(drv, base, out, [("integers", "02_other.html")], top=5) == [
+            f"search for 'integers' does not list 02_other.html among the first 5 results: ['01_demo.html']"]
+    assert cd.check_site(out, min_parts=3, pages=["02_other.html"])[0].problems == [
+        "the sidebar shows 2 parts of the book, fewer than 3"]
 
 
 def test_the_check_catches_broken_pages(site, tmp_path):
@@ -367,7 +541,14 @@ def test_the_check_catches_broken_pages(site, tmp_path):
     bad = (out / "01_demo.html").read_text()
     bad = bad.replace("</main>", '<img src="missing.png"><p>$\\frac{1}{$</p>'
                       '<div class="jp-OutputArea-output"><pre>&lt;function f at 0x7f3a&gt;</pre></div>'
-                      '<div class="jp-OutputArea-output"><pre>RetrievalInputError(\'`p` bad\')</pre></div></main>', 1)
+                      '<div class="jp-OutputArea-output"><pre>RetrievalInputError(\'`p` bad\')</pre></div>'
+                      '<blockquote><blockquote><blockquote><p>add(40)\n42</p></blockquote></blockquote></blockquote>'
+                      '<img alt="No description has been provided for this image" src="data:image/png;base64,'
+                      'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg'
+                      '==">'
+                      '<p>&gt;&gt;&gt; add(1)</p><a href="02_other.html#nowhere">x</a><a href="03_gone.html">y</a>'
+                      '</main>', 1)
+    bad = bad.replace('<div id="rl-search"></div>', '', 1)
     bad = bad.replace("<head>", '<head><script src="https://cdn.example.invalid/x.js"></script>', 1)
     (out / "broken.html").write_text(bad)
     try:
@@ -380,6 +561,9 @@ def test_the_check_catches_broken_pages(site, tmp_path):
     assert "cdn.example.invalid" in text
     assert "TeX errors" in text or "formulas typeset" in text
     assert text.count("an output shows an object's repr or an error as a value") == 2
+    assert "1 blockquotes nested three deep" in text and "1 docstring examples (>>>) outside a code block" in text
+    assert "2 images without alt text" in text and "no search box" in text   # missing.png has none either
+    assert "link to a missing anchor: 02_other.html#nowhere" in text and "link to a missing page: 03_gone.html" in text
 
 
 # ----------------------------------------------------------------------------- nbdev/Quarto
@@ -398,10 +582,27 @@ def test_quarto_settings_are_what_nbdev_docs_expects():
     assert (nbs / "nbdev.yml").read_text() == _nbdev_yml.format(**vals), (  # what nbdev_docs would write
         "nbs/nbdev.yml is out of step with settings.ini: run "
         "python -c 'from nbdev.quarto import refresh_quarto_yml; refresh_quarto_yml()'")
+    assert cfg.custom_sidebar, "settings.ini: custom_sidebar = True, or nbdev_sidebar flattens nbs/sidebar.yml's parts"
     side = yaml.safe_load((nbs / "sidebar.yml").read_text())
-    listed = side["website"]["sidebar"]["contents"]
-    missing = [f for f in listed if isinstance(f, str) and not (nbs / f).is_file()]
-    assert not missing, f"nbs/sidebar.yml lists missing notebooks {missing}: run nbdev_sidebar"
+    listed, sections = [], []
+
+    def walk(items):
+        for item in items:
+            if isinstance(item, dict) and "section" in item:
+                sections.append((item["section"], [c for c in item["contents"] if isinstance(c, str)]))
+                walk(item["contents"])
+            else:
+                listed.append(item)
+    walk(side["website"]["sidebar"]["contents"])
+    missing = [f for f in listed if not (nbs / f).is_file()]
+    assert not missing, f"nbs/sidebar.yml lists missing notebooks {missing}"
+    notebooks = sorted(p.name for p in nbs.glob("*.ipynb") if not p.name.startswith(("_", ".")))
+    unlisted = sorted(set(notebooks) - set(listed))
+    assert not unlisted, f"add {unlisted} to a part (a section) of nbs/sidebar.yml"
+    assert len(listed) == len(set(listed)), "nbs/sidebar.yml lists a notebook twice"
+    assert len(sections) >= 6 and all(chapters for _, chapters in sections), sections
+    assert listed == ["index.ipynb"] + sorted(set(listed) - {"index.ipynb"}), "the parts follow the numbering"
+    assert [(p.title, p.stems) for p in bd.read_parts(nbs)][1:] == [(t, [c[:-6] for c in cs]) for t, cs in sections]
 
 
 def test_nbdev_docs_can_process_the_user_side_chapters(tmp_path):

@@ -22,6 +22,14 @@ For every page of the site it checks that:
 - no output is an object's default repr (`<function f at 0x...>`) or an error object shown as a value (the error
   shown twice, after `show_error` printed it). The build (tools/build_docs.py) fails these too, and figures with
   an empty panel or overlapping titles, which only the kernel can see.
+- the sidebar shows the book's parts, each with its chapters, the page's own part open (`--min-parts N`: at least N
+  parts; the whole book has nine); every page has a search box; no blockquote is nested three deep and every
+  docstring example (`>>>`) is in a code block; every image has an alt text (not nbconvert's default);
+- every link inside the site reaches a page and an anchor that exist (`--partial`: a site built with `--only` may
+  lack pages), and the API index (api.html) lists `evaluate`, `evaluate_run` and `compare`, each linked to its
+  chapter;
+- the search works: served from 127.0.0.1 (Pagefind's UI does not run from file://), searching "hypergeometric"
+  lists chapter 03 among the first five results and "trec_eval" chapter 52, each result opening at a heading.
 
 Needs Debian's `chromium` and `chromium-driver` (`apt-get install chromium
 chromium-driver`) and the `selenium` package. Exits 0 when every page passes,
@@ -152,6 +160,26 @@ return {
           || /^(?:[\\w.]+\\.)?[A-Z]\\w*(?:Error|Exception|Warning)\\((['"])[\\s\\S]*\\1\\)$/.test(t); })
     .map(function (t) { return t.slice(0, 80); }),
   pager: q('nav.rl-pager a').map(function (a) { return a.getAttribute('href'); }),
+  parts: q('nav.rl-sidebar details.rl-part').map(function (d) {
+      return {title: (d.querySelector('summary') || {}).textContent || '', open: d.open,
+              chapters: d.querySelectorAll('li a').length, current: !!d.querySelector('a.rl-current')}; }),
+  search_box: !!document.querySelector('#rl-search'),
+  deep_quotes: q('blockquote blockquote blockquote').length,
+  loose_prompts: (function () {   // docstring examples (>>>) outside a code block
+      var n = 0, root = document.querySelector('main') || document.body;
+      var walk = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+      while (walk.nextNode()) {
+        var t = walk.currentNode;
+        if (t.nodeValue.indexOf('>>>') < 0) continue;
+        var e = t.parentElement, inCode = false;
+        while (e) {
+          if (e.tagName === 'PRE' || e.tagName === 'CODE' || e.tagName === 'SCRIPT') { inCode = true; break; }
+          e = e.parentElement; }
+        if (!inCode) n++; }
+      return n; })(),
+  default_alt: q('img').filter(function (i) {
+      var alt = (i.getAttribute('alt') || '').trim();
+      return alt === '' || alt === 'No description has been provided for this image'; }).length,
   resources: performance.getEntriesByType('resource').map(function (r) { return r.name; })
 };
 """
@@ -164,6 +192,7 @@ class PageReport:
     math: int = 0
     images: int = 0
     widgets: int = 0
+    parts: int = 0
     console: list = field(default_factory=list)
 
     @property
@@ -171,7 +200,8 @@ class PageReport:
         return not self.problems
 
 
-def check_page(drv, url: str, name: str, site_pages: set, base: str, screenshot: Path | None = None) -> PageReport:
+def check_page(drv, url: str, name: str, site_pages: set, base: str, screenshot: Path | None = None,
+               search: bool = False) -> PageReport:
     "Load one page and return what is wrong with it."
     rep = PageReport(name)
     drv.get_log("browser")  # drop messages of the previous page
@@ -217,6 +247,20 @@ def check_page(drv, url: str, name: str, site_pages: set, base: str, screenshot:
         rep.problems.append(f"{info['overflowing']} code blocks or tables run off the page without scrolling")
     for text in info["stray_reprs"]:
         rep.problems.append(f"an output shows an object's repr or an error as a value: {text}")
+    for part in info["parts"]:
+        if not part["chapters"]:
+            rep.problems.append(f"sidebar part {part['title']!r} lists no chapter")
+        if part["current"] and not part["open"]:
+            rep.problems.append(f"sidebar part {part['title']!r} holds this page but is closed")
+    rep.parts = len(info["parts"])
+    if search and not info["search_box"]:
+        rep.problems.append("no search box")
+    if info["deep_quotes"]:
+        rep.problems.append(f"{info['deep_quotes']} blockquotes nested three deep (a docstring example as quotes?)")
+    if info["loose_prompts"]:
+        rep.problems.append(f"{info['loose_prompts']} docstring examples (>>>) outside a code block")
+    if info["default_alt"]:
+        rep.problems.append(f"{info['default_alt']} images without alt text (or with nbconvert's default)")
     if screenshot is not None:
         screenshot.parent.mkdir(parents=True, exist_ok=True)
         drv.save_screenshot(str(screenshot))
@@ -239,6 +283,7 @@ class _SolutionScan(html.parser.HTMLParser):
         self.outside = 0               # cells of the Solutions part outside any <details>
         self.loose_headings = []       # `Solution CC.N` headings outside any <details>
         self._details = 0
+        self._kinds = []               # for each open <details>: is it a solution's?
         self._summary = None
         self._heading = None
         self._list_state = None        # None, "waiting" (after the Exercises h2), "in" (inside its <ol>), "done"
@@ -248,10 +293,13 @@ class _SolutionScan(html.parser.HTMLParser):
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
         if tag == "details":
-            self._details += 1
-            if "open" in a:
-                self.open_solutions.append(None)
-        elif tag == "summary" and self._details:
+            solution = "rl-solution" in (a.get("class") or "").split()   # not the sidebar's parts
+            self._kinds.append(solution)
+            if solution:
+                self._details += 1
+                if "open" in a:
+                    self.open_solutions.append(None)
+        elif tag == "summary" and self._details and self._kinds and self._kinds[-1]:
             self._summary = ""
         elif tag in ("h2", "h3"):
             self._heading = (tag, a.get("id", ""), "")
@@ -269,7 +317,8 @@ class _SolutionScan(html.parser.HTMLParser):
 
     def handle_endtag(self, tag):
         if tag == "details":
-            self._details = max(0, self._details - 1)
+            if self._kinds and self._kinds.pop():
+                self._details = max(0, self._details - 1)
         elif tag == "summary" and self._summary is not None:
             m = _SOLUTION.fullmatch(self._summary.strip())
             if m:
@@ -341,24 +390,145 @@ def check_solutions(site: str | Path, pages: list[str] | None = None, require: b
             for name in todo]
 
 
+# ----------------------------------------------------------------------------- links, the API index, search
+# What a reader must find: a search for the word lists the page among the first results (the build's Pagefind index),
+# and the API index links each name to its chapter. Checked where the site holds the page.
+SEARCHES = (("hypergeometric", "03_ranking.html"), ("trec_eval", "52_trec.html"))
+API_NAMES = (("evaluate", "50_evaluation.html"), ("evaluate_run", "52_trec.html"), ("compare", "53_compare.html"))
+_HREF = re.compile(r'<a\b[^>]*?\bhref="([^"]*)"')
+_ID = re.compile(r'\bid="([^"]*)"')
+
+
+def _ids(page_text: str) -> set:
+    import html as html_mod
+    return {html_mod.unescape(i) for i in _ID.findall(page_text)}
+
+
+def link_problems(site: str | Path, name: str, ids: dict | None = None, partial: bool = False) -> list[str]:
+    """Links of page `name` that lead nowhere: to a page of the site that does not exist (unless `partial`: a site
+    built with `--only` lacks the other chapters), or to an anchor that the target page does not hold (the API
+    index's links to the defining cells, the cross-links, the contents). Links out of the site and to its assets
+    (`_static/`, `pagefind/`) are not followed. Needs no browser."""
+    import html as html_mod
+    from urllib.parse import unquote, urlsplit
+    site = Path(site)
+    ids = {} if ids is None else ids
+    text = (site / name).read_text(encoding="utf-8")
+    problems = []
+    for raw in dict.fromkeys(_HREF.findall(text)):
+        href = html_mod.unescape(raw)
+        parts = urlsplit(href)
+        if parts.scheme or parts.netloc or href.startswith(("_static/", "pagefind/", "data:", "mailto:")):
+            continue
+        target = parts.path or name
+        if not target.endswith(".html"):
+            continue
+        if not (site / target).is_file():
+            if not partial:
+                problems.append(f"link to a missing page: {href}")
+            continue
+        if parts.fragment:
+            if target not in ids:
+                ids[target] = _ids((site / target).read_text(encoding="utf-8"))
+            if parts.fragment not in ids[target] and unquote(parts.fragment) not in ids[target]:
+                problems.append(f"link to a missing anchor: {href}")
+    return problems
+
+
+def api_problems(site: str | Path, names=API_NAMES) -> list[str]:
+    """What the API index (api.html) lacks: each of `names` (name, its chapter's page) listed as a link into its
+    chapter's page (checked where the site holds that page)."""
+    import html as html_mod
+    site = Path(site)
+    text = (site / "api.html").read_text(encoding="utf-8")
+    problems = []
+    for name, page in names:
+        if not (site / page).is_file():
+            continue
+        hrefs = [html_mod.unescape(h) for h in re.findall(
+            r'<a\b[^>]*?href="([^"]*)"[^>]*>\s*<code>' + re.escape(name) + r'</code>\s*</a>', text)]
+        if not hrefs:
+            problems.append(f"the API index does not list `{name}` with a link")
+        elif not any(h.split("#")[0] == page for h in hrefs):
+            problems.append(f"the API index links `{name}` to {hrefs[0]}, not to its chapter {page}")
+    return problems
+
+
+def search_results(drv, base: str, query: str, wait: float = 30) -> list[str]:
+    "The pages (links) that the site's search box lists for `query`, best first; loaded from the http server `base`."
+    import time
+    from selenium.webdriver.common.by import By
+    drv.get(base + "index.html")
+    t0 = time.time()
+    while not drv.find_elements(By.CSS_SELECTOR, "#rl-search input"):
+        if time.time() - t0 > wait:
+            raise TimeoutError("the search box did not load")
+        time.sleep(0.1)
+    drv.find_element(By.CSS_SELECTOR, "#rl-search input").send_keys(query)
+    script = """return Array.prototype.slice.call(document.querySelectorAll('#rl-search li.pagefind-ui__result'))
+        .map(function (li) {
+          var a = li.querySelector('a.pagefind-ui__result-link'); return a ? a.getAttribute('href') : ''; });"""
+    found, last, t0 = [], None, time.time()
+    while time.time() - t0 < wait:                  # until the list is there and stops changing
+        found = drv.execute_script(script)
+        msg = drv.execute_script("var m = document.querySelector('#rl-search .pagefind-ui__message');"
+                                 "return m ? m.textContent : '';")
+        if (found or "No results" in (msg or "")) and found == last:
+            break
+        last = found
+        time.sleep(0.5)
+    return found
+
+
+def search_problems(drv, base: str, site: Path, searches=SEARCHES, top: int = 5) -> list[str]:
+    "Each (query, page) of `searches` whose page the site holds must be among the first `top` results, at a heading."
+    problems = []
+    for query, page in searches:
+        if not (site / page).is_file():
+            continue
+        try:
+            found = search_results(drv, base, query)
+        except Exception as exc:  # the UI did not load: say so, per query
+            problems.append(f"search for {query!r}: {exc}")
+            continue
+        pages = [h.split("#")[0].rsplit("/", 1)[-1] for h in found[:top]]
+        if page not in pages:
+            problems.append(f"search for {query!r} does not list {page} among the first {top} results: {pages}")
+        elif "#" not in found[pages.index(page)]:
+            problems.append(f"search for {query!r} links to {page} but not to a section heading")
+    return problems
+
+
 def check_site(site: str | Path, screenshots: str | Path | None = None, serve: bool = False,
                pages: list[str] | None = None, width: int = 1280, height: int = 900,
-               require_solutions: bool = False) -> list[PageReport]:
-    "Check every page of `site` (or the named `pages`); return one report per page."
+               require_solutions: bool = False, min_parts: int = 0, searches=SEARCHES,
+               top: int = 5, partial: bool = False) -> list[PageReport]:
+    """Check every page of `site` (or the named `pages`); return one report per page, and one for the search when
+    the site has a search index (`searches`: (query, page) pairs, served from 127.0.0.1: Pagefind's UI does not run
+    from file://). `min_parts`: every page's sidebar shows at least that many parts of the book."""
     site = Path(site).resolve()
     all_pages = sorted(p.name for p in site.glob("*.html"))
     if not all_pages:
         raise FileNotFoundError(f"`site`: no .html pages in {site}")
     todo = pages or all_pages
     shots = Path(screenshots) if screenshots else None
-    reports = []
-    ctx = serve_folder(site) if serve else contextlib.nullcontext(site.as_uri() + "/")
-    with ctx as base, headless_chromium(width, height) as drv:
+    search = (site / "pagefind" / "pagefind-ui.js").is_file()
+    reports, ids = [], {}
+    ctx = serve_folder(site) if (serve or (search and searches)) else contextlib.nullcontext(None)
+    with ctx as http_base, headless_chromium(width, height) as drv:
+        base = http_base if serve else site.as_uri() + "/"
         for name in todo:
             shot = shots / (Path(name).stem + ".png") if shots else None
-            rep = check_page(drv, base + name, name, set(all_pages), base, shot)
+            rep = check_page(drv, base + name, name, set(all_pages), base, shot, search=search)
             rep.problems += solution_problems((site / name).read_text(encoding="utf-8"), name, require_solutions)
+            rep.problems += link_problems(site, name, ids, partial)
+            if min_parts and rep.parts < min_parts:
+                rep.problems.append(f"the sidebar shows {rep.parts} parts of the book, fewer than {min_parts}")
+            if name == "api.html":
+                rep.problems += api_problems(site)
             reports.append(rep)
+        if search and searches and pages is None:
+            reports.append(PageReport("(search box)", search_problems(drv, http_base, site, searches, top)))
     return reports
 
 
@@ -408,6 +578,10 @@ def main(argv=None) -> int:
     p.add_argument("--json", action="store_true", help="print the reports as JSON")
     p.add_argument("--nbdev", action="store_true",
                    help="instead, check that nbdev_docs can process every notebook (all but the Quarto step)")
+    p.add_argument("--partial", action="store_true",
+                   help="the site was built with --only: links to chapters it lacks are not errors")
+    p.add_argument("--min-parts", type=int, default=0,
+                   help="every page's sidebar must show at least this many parts of the book (the full book: 6)")
     p.add_argument("--require-solutions", action="store_true",
                    help="every page with exercises must have a solution for each (default: only pages with a "
                         "Solutions section)")
@@ -419,7 +593,8 @@ def main(argv=None) -> int:
         print(f"nbdev docs processing: {len(errors)} notebook(s) fail")
         return 1 if errors else 0
     try:
-        reports = check_site(a.site, a.screenshots, a.serve, a.pages, require_solutions=a.require_solutions)
+        reports = check_site(a.site, a.screenshots, a.serve, a.pages, require_solutions=a.require_solutions,
+                             min_parts=a.min_parts, partial=a.partial)
     except BrowserMissing as exc:
         print(f"check_docs: {exc}", file=sys.stderr)
         bad = [r for r in check_solutions(a.site, a.pages, a.require_solutions) if not r.ok]   # needs no browser
