@@ -26,7 +26,7 @@ import numpy as np
 from .validate import as_numeric_array, check_bool, fail, shown
 
 # %% auto #0
-__all__ = ['SESSIONS', 'check', 'seal_answer_keys', 'write_teacher_copy', 'write_student_copies', 'write_slides',
+__all__ = ['SESSIONS', 'STUB_HEADER', 'check', 'seal_answer_keys', 'write_teacher_copy', 'write_student_copies', 'write_slides',
            'nbgrader_notebook', 'write_nbgrader_course']
 
 # %% ../nbs/95_course.ipynb #0f891b17
@@ -534,11 +534,13 @@ def _names(code: str) -> tuple:
     return top, read - defined
 
 # %% ../nbs/95_course.ipynb #f1d41e65
+STUB_HEADER = "# Exercise: fill in the names set to None (the teacher's copy has a worked version).\n"
+
+
 def _stub(code: str,   # the stub cell's code, its directives dropped: the question's data and the names to fill
           ) -> str:
-    "A stub cell as the student copy shows it: its own code, under one line that says what to do."
-    said = "# Exercise: fill in the names set to None (the teacher's copy has a worked version).\n"
-    return said + (code.strip() + "\n" if code.strip() else 'print("Exercise: write this cell (see the exercise above)")\n')
+    "A stub cell as the student copy shows it: its own code, under one line (STUB_HEADER) that says what to do."
+    return STUB_HEADER + (code.strip() + "\n" if code.strip() else 'print("Exercise: write this cell (see the exercise above)")\n')
 
 
 # %% ../nbs/95_course.ipynb #3280ca79

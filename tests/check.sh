@@ -48,7 +48,7 @@ bad = [p.name for p in pathlib.Path(sys.argv[1]).glob("*.ipynb")
        if any("".join(c["source"]).startswith(("## Solutions", "### Solution")) for c in json.loads(p.read_text())["cells"])]
 print("\n".join(bad)); sys.exit(1 if bad else 0)
 PY
-# a chapter whose cells before its exercise stubs are the cells step 4 ran, and whose stubs only print, ran there
+# a chapter whose cells, its exercise stubs included (each the book's cell under a comment), are the cells step 4 ran, ran there
 # already (build_docs.ran_in_record): --reuse runs only the others (changed cells, a cell after a stub, a cell that
 # reads the notebook folder); no pages are written
 python tools/build_docs.py "$tmp/student-site" --nbs "$tmp/book/nbs" --jobs 2 --reuse "$tmp/ran.json" --no-pages > "$tmp/student.log" 2>&1 || { grep -v "Kernel is running over TCP" "$tmp/student.log" | tail -50; echo "FAIL: a student copy did not run"; exit 1; }

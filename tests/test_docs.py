@@ -501,6 +501,9 @@ def test_a_student_copy_reuses_only_cells_that_ran():
     late = copy.deepcopy(student)
     late.cells.append(v4.new_code_cell("z = 3"))                  # a cell after the stubs: it runs
     assert not bd.ran_in_record(late, recorded + [bd._cell_hashes(late)[-1]])
+    stub = copy.deepcopy(student)
+    stub.cells[3].source = stub.cells[3].source.replace("x + 1", "x + 2")
+    assert not bd.ran_in_record(stub, recorded)                 # a stub that is not the book's cell: it runs
     reads = copy.deepcopy(teacher)
     reads.cells[1].source = "x = len(open('answers/01.json').read())"
     assert not bd.ran_in_record(copy_of(reads), bd._cell_hashes(reads))

@@ -42,7 +42,7 @@ are code blocks; each figure's alt text is its title, read from the figure in th
 The log gives each chapter's run time and its kernel's CPU time (on a shared machine the smaller of the two bounds
 what an idle one takes), and names the chapters over `--budget` seconds (60). `--record FILE` keeps which cells
 ran; a build of the student copy with `--reuse FILE` does not run again a chapter whose cells before its exercise
-stubs ran there (its stubs only print: `ran_in_record`), and `--no-pages` runs chapters as a test only.
+stubs ran there, stubs included (`ran_in_record`), and `--no-pages` runs chapters as a test only.
 
 Where Quarto is installed, `nbdev_docs` builds the nbdev/Quarto site instead (settings
 in `nbs/_quarto.yml`, `nbs/nbdev.yml`, `nbs/sidebar.yml`).
@@ -1183,28 +1183,36 @@ def package_hash(lib: Path | None = None) -> str:
     return h.hexdigest()
 
 
+def _runnable(src: str) -> str:
+    """A code cell's source as a kernel runs it: nbdev's directives (comments to Python) and a student copy's stub
+    header (`course.STUB_HEADER`, a comment) left out, so a stub and the book's cell it copies hash alike."""
+    from retrieval_lit.course import STUB_HEADER
+    src = src[len(STUB_HEADER):] if src.startswith(STUB_HEADER) else src
+    return "\n".join(line for line in src.splitlines() if not line.startswith("#|")).strip()
+
+
 def _cell_hashes(nb) -> list[str]:
     import hashlib
-    return [hashlib.sha1(c.source.encode()).hexdigest() for c in nb.cells if c.cell_type == "code"]
+    return [hashlib.sha1(_runnable(c.source).encode()).hexdigest() for c in nb.cells if c.cell_type == "code"]
 
 
-STUB_CELL = re.compile(r"# Exercise: write this cell \(the teacher's copy has a worked version\)\.\n"
-                       r"print\(\"Exercise: fill in this cell \([^\n]*\)\"\)\s*")
 _READS_FOLDER = re.compile(r"\.ipynb|answers")
 
 
 def ran_in_record(nb, recorded: list[str]) -> bool:
     """Whether running notebook `nb` (a student copy) is running cells that a recorded build already ran without
-    error: its code cells before the first exercise stub are the recorded run's first cells, every cell after that
-    is a stub (it only prints, `course.student_notebook`), and no cell reads what a student's folder holds
-    differently (the notebooks, `answers/`). A fresh kernel running it then runs what already ran, plus prints."""
+    error: its code cells are the recorded run's first cells (a stub is the book's cell it copies, under a comment:
+    `course.student_notebook`), every cell from the first stub on is a stub (the Exercises part, which the book ran
+    in the same order), and no cell reads what a student's folder holds differently (the notebooks, `answers/`). A
+    fresh kernel running it then runs what already ran."""
+    from retrieval_lit.course import STUB_HEADER
     code = [c.source for c in nb.cells if c.cell_type == "code"]
-    first = next((i for i, src in enumerate(code) if STUB_CELL.fullmatch(src)), len(code))
-    if not all(STUB_CELL.fullmatch(src) for src in code[first:]):
+    first = next((i for i, src in enumerate(code) if src.startswith(STUB_HEADER)), len(code))
+    if not all(src.startswith(STUB_HEADER) for src in code[first:]):
         return False
-    if any(_READS_FOLDER.search(src) for src in code[:first]):
+    if any(_READS_FOLDER.search(src) for src in code):
         return False
-    return _cell_hashes(nb)[:first] == list(recorded[:first]) and first <= len(recorded)
+    return len(code) <= len(recorded) and _cell_hashes(nb) == list(recorded[:len(code)])
 
 
 def build(out: str | os.PathLike = "site", nbs: str | os.PathLike | None = None, only=None,
@@ -1347,7 +1355,7 @@ def _build_page(ch: Chapter, nav_chapters, out: Path, site: SiteOptions, execute
     total = time.time() - t0
     how = (f"run {seconds:6.1f}s" + (f" (cpu {cpu:6.1f}s)" if cpu is not None else "")
            + f"  page {total - seconds:5.1f}s" if seconds is not None else
-           "not run: the site build ran these cells (stubs only print)" if reuse else f"page {total:5.1f}s (not run)")
+           "not run: the site build ran these cells (its stubs too)" if reuse else f"page {total:5.1f}s (not run)")
     line = (f"  {ch.path.name:30s} -> {page.name if page else '(no page)':30s} {how}"
             + (f"  ({nw} widget view{'s' if nw != 1 else ''})" if nw else "")
             + (f"  ({untitled} figure{'s' if untitled != 1 else ''} without a title: alt text 'figure')"
@@ -1499,7 +1507,7 @@ def main(argv=None) -> int:
     p.add_argument("--no-pages", action="store_true", help="run the chapters as a test: write no pages")
     p.add_argument("--reuse", default=None, metavar="FILE",
                    help="a --record of a build of the same package: a student copy's chapter whose cells that build "
-                        "ran (its stubs only print) is rendered without running again")
+                        "ran (its stubs too) is rendered without running again")
     a = p.parse_args(argv)
     t0 = time.time()
     try:
