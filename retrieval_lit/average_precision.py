@@ -39,14 +39,14 @@ def _ap_denominator(retrieved, total, k, denominator: str):
     return np.minimum(total, k)
 
 
-def ap_ordered(relevant: np.ndarray,          # (Q, k) bool: the top k items of each query (k = min(cutoff, N)), rank order
+def ap_ordered(relevant: np.ndarray,          # (Q, k) bool: the top k items of each query (k = min(cutoff, N))
                n_relevant: np.ndarray,        # (Q,) relevant items R of each whole gallery (read by "all" and "min")
                denominator: str,              # "retrieved" (relevant in the top k) | "all" (R) | "min" (min(R, k))
                interpolation: str = "step",   # "step" (precision at each hit) | "trapezoid" (Oxford/Paris)
                ) -> APParts:
     """AP@k of lists in a fixed order: `relevant` (Q, k) bool, the top k = min(cutoff, N) items of each query in
-    rank order; `n_relevant` (Q,) relevant items in each whole gallery (R). `interpolation="trapezoid"` averages, at each
-    relevant rank, the precision there and the precision just before it (1 at rank 1)."""
+    rank order; `n_relevant` (Q,) relevant items in each whole gallery (R). `interpolation="trapezoid"` averages, at
+    each relevant rank, the precision there and the precision just before it (1 at rank 1)."""
     relevant = np.asarray(relevant, dtype=bool)
     n_q, k = relevant.shape
     total = np.asarray(n_relevant, dtype=np.int64)
@@ -380,7 +380,8 @@ def average_precision(grades,                       # the ranked list's grades, 
     >>> average_precision([1, 0, 1, 0], tie_sizes=[1, 2, 1], ties="optimistic")
     1.0
     """
-    conventions = Conventions.make(ties=ties, ap_denominator=ap_denominator, empty=empty, ap_interpolation=ap_interpolation)
+    conventions = Conventions.make(ties=ties, ap_denominator=ap_denominator, empty=empty,
+                                   ap_interpolation=ap_interpolation)
     return float(ap_from_summary(list_summary(grades, tie_sizes), k, conventions)[0])
 
 # %% ../nbs/11_average_precision.ipynb #c23249c8

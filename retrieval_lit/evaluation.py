@@ -76,7 +76,8 @@ def _report_html(self,  # the Report
                  ) -> str:
     "The table, as HTML, in Jupyter."
     import html
-    head = ["metric", "mean"] + (["min over tie orders", "max", "relevant last", "relevant first"] if self.bounds else [])
+    ranges = ["min over tie orders", "max", "relevant last", "relevant first"]
+    head = ["metric", "mean"] + (ranges if self.bounds else [])
     rows = []
     for name, mean in self.means.items():
         cells = [name + (" (lower is better)" if name in self.lower_is_better else ""), f"{mean:.4f}"]
@@ -93,7 +94,7 @@ def _report_html(self,  # the Report
 def _report_table(self,  # the Report
                   ) -> str:
     "A plain-text table: metric, mean, and with bounds the [min, max] over tie orders and the two fixed orders."
-    head = ("metric", "mean", "[min, max] over tie orders", "relevant last / first") if self.bounds else ("metric", "mean")
+    head = ("metric", "mean") + (("[min, max] over tie orders", "relevant last / first") if self.bounds else ())
     rows, notes = [head], [""]
     for name, mean in self.means.items():
         row = [name, f"{mean:.4f}"]
@@ -373,7 +374,8 @@ def plan_summary(metrics: dict,               # the parsed metrics, {name: Metri
     ms = list(metrics.values())
     streamed = streams and conventions.ties == "index" and not bounds
     ordered = conventions.ties != "expected" or bounds
-    read = max((0 if streamed and m.index_sums else resolve_cutoff(m.cutoff, n_gallery) for m in ms), default=0) if ordered else 0
+    read = max((0 if streamed and m.index_sums else resolve_cutoff(m.cutoff, n_gallery) for m in ms),
+               default=0) if ordered else 0
     return SummaryPlan(index_sums=streamed and any(m.index_sums for m in ms),
                        top_columns=read if conventions.ties == "index" else 0, read=read,
                        code_max=any(m.code_max for m in ms),
@@ -391,8 +393,8 @@ def _numpy_summarize(query_codes, gallery_codes, relevance, top_columns=0, code_
     "The ranking chapter's reference (it has no progress bar, and no streamed index sums)."
     return summarize(query_codes, gallery_codes, relevance, top_columns=top_columns, code_max=code_max, ignore=ignore)
 
-def _numba_summarize(query_codes, gallery_codes, relevance, top_columns=0, code_max=False, progress=None, index_sums=False,
-                     ignore=None):
+def _numba_summarize(query_codes, gallery_codes, relevance, top_columns=0, code_max=False, progress=None,
+                     index_sums=False, ignore=None):
     "The compiled engine (chapter 60), imported on first use."
     from retrieval_lit.engine import summarize as engine_summarize
     return engine_summarize(query_codes, gallery_codes, relevance, top_columns, code_max, progress=progress,
@@ -430,29 +432,30 @@ def _ranking_source(query_codes, gallery_codes, scores, query_embeddings, galler
                     precision="float64") -> RankingSource:
     "Exactly one of: codes (both), a scores matrix, or embeddings (both); validated."
     check_choice(precision, "precision", PRECISIONS)
-    given = [name for name, a, b in (("query_codes/gallery_codes", query_codes, gallery_codes), ("scores", scores, None),
-                                     ("query_embeddings/gallery_embeddings", query_embeddings, gallery_embeddings))
-             if a is not None or b is not None]
+    sources = (("query_codes/gallery_codes", query_codes, gallery_codes), ("scores", scores, None),
+               ("query_embeddings/gallery_embeddings", query_embeddings, gallery_embeddings))
+    given = [name for name, a, b in sources if a is not None or b is not None]
     if len(given) != 1:
         fail("scores", "needs exactly one ranking source: query_codes with gallery_codes, a `scores` matrix, or "
                        f"query_embeddings with gallery_embeddings; got {' and '.join(given) if given else 'none'}")
     if scores is not None:
         s = check_scores(scores, "scores", precision=precision)
         return RankingSource("scores", s.shape[0], s.shape[1], precision=precision, rows=lambda a, b: s[a:b],
-                       items=("scores", "scores"))
+                             items=("scores", "scores"))
     if given[0].startswith("query_embeddings"):
         for name, x in (("query_embeddings", query_embeddings), ("gallery_embeddings", gallery_embeddings)):
             if x is None:
                 fail(name, "is required when the other embeddings are given")
         n_q, n_g, rows = similarity_rows(query_embeddings, gallery_embeddings, similarity, precision)
         return RankingSource("scores", n_q, n_g, precision=precision, rows=rows, similarity=similarity,
-                       embeddings=(query_embeddings, gallery_embeddings), items=("query_embeddings", "gallery_embeddings"))
+                             embeddings=(query_embeddings, gallery_embeddings),
+                             items=("query_embeddings", "gallery_embeddings"))
     for name, x in (("query_codes", query_codes), ("gallery_codes", gallery_codes)):
         if x is None:
             fail(name, "is required when the other codes are given")
     q, g = pack_codes(query_codes, "query_codes"), pack_codes(gallery_codes, "gallery_codes")
     return RankingSource("hamming", len(q), len(g), check_same_nbits(q.nbits, g.nbits, "query_codes", "gallery_codes"),
-                   codes=(q, g))
+                         codes=(q, g))
 
 # %% ../nbs/50_evaluation.ipynb #c7771c02
 def _gallery_on(client, src: RankingSource, rel, ig):
@@ -467,9 +470,9 @@ def _gallery_on(client, src: RankingSource, rel, ig):
     return scatter_gallery(src.codes[1], None if rel.per_pair else rel.labels()[1], client=client)
 
 # %% ../nbs/50_evaluation.ipynb #87127d10
-def parse_metrics(metrics,       # one name or a list, as given to evaluate
-                   src: RankingSource,  # the ranking source: a metric reading Hamming radii is refused on scores
-                   ) -> dict:
+def parse_metrics(metrics,             # one name or a list, as given to evaluate
+                  src: RankingSource,  # the ranking source: a metric reading Hamming radii is refused on scores
+                  ) -> dict:
     "{canonical name: Metric} of the requested metrics, each once, in the order given."
     parsed = {}
     for name in metric_names(metrics):
@@ -498,10 +501,10 @@ def _resolve_engine(engine: str, work: float = float("inf")) -> str:
     return engine
 
 
-def _choose_engine(engine: str,   # as given: "auto" or a registered engine's name
-                   src: RankingSource,  # the ranking source
-                   ig,            # IgnoreSets or None
-                   client,        # a Dask client or address, or None
+def _choose_engine(engine: str,          # as given: "auto" or a registered engine's name
+                   src: RankingSource,   # the ranking source
+                   ig,                   # IgnoreSets or None
+                   client,               # a Dask client or address, or None
                    ) -> str:
     "The engine that builds the summaries: a registered one, or 'dask' for a cluster (codes or embeddings)."
     engine = _resolve_engine(engine, src.n_queries * src.n_gallery * (n_words(src.nbits) if src.nbits else 1))
@@ -518,13 +521,13 @@ def _choose_engine(engine: str,   # as given: "auto" or a registered engine's na
 @dataclass(frozen=True)
 class EvaluationJob:
     "One evaluation, planned: what ranks, what is relevant, what is computed and how, and what a query block costs."
-    src: RankingSource               # the ranking source
+    src: RankingSource         # the ranking source
     rel: Relevance             # the relevance source
     ig: IgnoreSets | None      # items removed from each query's ranking
     metrics: dict              # {name: Metric}
     conv: Conventions          # the conventions of every value
     bounds: bool               # also the range over tie orders and the two fixed orders
-    engine: str                # a registered engine, or "dask"
+    engine: str                # a registered engine, "dask", or a device path ("torch")
     plan: SummaryPlan          # what each block's summary holds
     query_bytes: int           # memory of one query's share of a block
     max_block_bytes: int       # memory bound of one block
@@ -555,7 +558,8 @@ def _plan_job(src, rel, ig, metrics, conv, bounds, engine, max_block_bytes) -> E
     return EvaluationJob(src, rel, ig, metrics, conv, bounds, engine, plan, query_bytes, max_block_bytes, seconds)
 
 # %% ../nbs/50_evaluation.ipynb #0e74451a
-def _summarize_block(job: EvaluationJob, start: int, stop: int, cluster, bar: Progress, buffers: ScoreBuffers) -> list:
+def _summarize_block(job: EvaluationJob, start: int, stop: int, cluster, bar: Progress,
+                     buffers: ScoreBuffers) -> list:
     """The ranking summaries of queries start..stop-1, by the job's source and engine, in query order: one, or the
     compiled scores method's blocks as they come (similarities written into `buffers`, reused from block to block);
     advances the bar."""
@@ -568,7 +572,7 @@ def _summarize_block(job: EvaluationJob, start: int, stop: int, cluster, bar: Pr
         rows = ((lambda a, b, items=None, out=None: src.rows(start + a, start + b, items, out)) if src.embeddings else
                 (lambda a, b: src.rows(start + a, start + b)))     # embeddings: a tile of items, or into a buffer
         summaries = score_summaries(rows, rel, plan.top_columns, ig_rows, plan.cutoff, job.max_block_bytes,
-                                     plan.index_sums, "compiled", None, buffers)    # unpadded: finished one by one
+                                    plan.index_sums, "compiled", None, buffers)    # unpadded: finished one by one
     elif cluster is not None:
         summaries = [cluster.scan(src.codes[0][start:stop], rel, top_columns=plan.top_columns,
                                   code_max=plan.code_max, index_sums=plan.index_sums, ignore=ig_rows).summary]
@@ -666,10 +670,10 @@ def _finish_in_runs(summary: RankSummary,   # one block's summary
     return pool.map(finish, runs)
 
 # %% ../nbs/50_evaluation.ipynb #04981f05
-def _report_of(job: EvaluationJob,       # the job: metrics, conventions, the source's sizes
-               out: dict,       # {mode: {metric: [per-query values of each run]}}: "value", and "last" / "first"
-               ranges: dict,    # {metric: ([lower ends of each run], [upper ends of each run])}
-               ranged: list,    # the metrics whose tie range is reported
+def _report_of(job: EvaluationJob,   # the job: metrics, conventions, the source's sizes
+               out: dict,            # {mode: {metric: [per-query values of each run]}}: "value", and "last" / "first"
+               ranges: dict,         # {metric: ([lower ends of each run], [upper ends of each run])}
+               ranged: list,         # the metrics whose tie range is reported
                ) -> Report:
     "The Report of the runs' values: per-query arrays concatenated in query order, their means leaving skipped out."
     per_query = {n: np.concatenate(v) for n, v in out["value"].items()}
@@ -766,7 +770,8 @@ class EvaluationInputs:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
 # %% ../nbs/50_evaluation.ipynb #d4fe00f2
-_DEVICE_PATHS: dict = {}   # "torch": chapter 62's evaluate_on_device, put here when retrieval_lit.torch_engine is imported
+# "torch": chapter 62's evaluate_on_device, put here when retrieval_lit.torch_engine is imported
+_DEVICE_PATHS: dict = {}
 
 def register_device_path(name: str,        # the path's name ("torch")
                          evaluate_fn,      # evaluate_fn(device, **evaluate's arguments) -> Report
@@ -853,7 +858,7 @@ def evaluate(query_codes=None,              # Q x K codes, {0,1} or {-1,+1} (ite
              client=None,                   # codes or embeddings ranked on a Dask cluster: a Client or an address
              max_block_bytes: int = 1 << 28,  # memory bound of one query block
              progress: bool | None = None,  # a progress bar; None: if stderr is a terminal and the run looks > 2 s
-             device=None,                   # a torch device ("cuda", "cpu"): rank scores / embeddings there (chapter 62)
+             device=None,                   # a torch device ("cuda", "cpu"): scores / embeddings ranked there (ch. 62)
              threads: int | None = None,    # threads sharing the work (an int >= 1); None: the CPUs this process has
              ) -> Report:
     """Evaluate a retrieval ranking: the mean (and per-query values) of every metric named in `metrics`.

@@ -89,7 +89,8 @@ def _gains(text: str, spelling: str) -> dict:
         try:
             grade, gain = int(g), float(v)
         except ValueError:
-            fail("metrics", f"{spelling!r}: a gain map entry reads grade:gain (a whole number, a number), got {p.strip()!r}")
+            fail("metrics",
+                 f"{spelling!r}: a gain map entry reads grade:gain (a whole number, a number), got {p.strip()!r}")
         if grade < 0 or not np.isfinite(gain):
             fail("metrics", f"{spelling!r}: grades are whole numbers >= 0 and gains finite, got {p.strip()!r}")
         out[grade] = gain
@@ -205,7 +206,8 @@ def _ir_meaning(text: str,              # the name as typed, without its outer s
     shown_params = ([f"rel={rel}"] if rel != 1 else []) + (
         ["gains={" + ",".join(f"{g}:{gains[g]:g}" for g in sorted(gains)) + "}"] if gains else []) + (
         [f"dcg={dcg}"] if dcg else [])
-    spelling = fam_name + (f"({','.join(shown_params)})" if shown_params else "") + ("" if k is None else f"@{k_text.strip()}")
+    spelling = (fam_name + (f"({','.join(shown_params)})" if shown_params else "")
+                + ("" if k is None else f"@{k_text.strip()}"))
     return NameMeaning(spelling, fam_name, k, rel, None if lib is None else lib.format(k=k), conventions,
                        None if trec is None else trec.format(k=k))
 
@@ -216,8 +218,11 @@ def read_name(name: str,  # a metric name as typed: "AP@100", "nDCG@10", "P(rel=
     is not ir_measures' (case-sensitive) or what follows '@' is not a number: such a name is read as a library name.
     Raises for an ir_measures family with a bad parameter or cutoff, and for a bad 'ranx:' name.
 
-    >>> read_name("AP@100")
-    NameMeaning(spelling='AP@100', family='AP', cutoff=100, rel=1, metric='map@100', conventions=(('ap_denominator', 'all'),), trec='map_cut_100')
+    >>> m = read_name("AP@100")
+    >>> m.spelling, m.family, m.cutoff, m.rel, m.metric, m.trec
+    ('AP@100', 'AP', 100, 1, 'map@100', 'map_cut_100')
+    >>> m.conventions
+    (('ap_denominator', 'all'),)
     >>> read_name("map@100") is None
     True
     """
@@ -288,7 +293,8 @@ def _read_ranx(text: str,  # the name as typed, without its outer spaces, starti
     if fam is None:
         fail("metrics", f"{text!r}: ranx has no measure {fam_name!r}; ranx's measures read here: {known}")
     if fam.metric is None and fam.metric_at is None:
-        fail("metrics", f"{text!r}: ranx's {fam_name} ({fam.doc}) is not computed here; ranx's measures read here: {known}")
+        fail("metrics",
+             f"{text!r}: ranx's {fam_name} ({fam.doc}) is not computed here; ranx's measures read here: {known}")
     if m["sep"] == "." or (m["k"] is not None and not re.fullmatch(r"[0-9]+", m["k"])):
         fail("metrics", f"{text!r}: ranx's cutoff is a whole number after '@', e.g. ranx:{fam_name}@10")
     k = None if m["k"] is None else check_int(int(m["k"]), "metrics", 1, 2**53)
@@ -325,7 +331,9 @@ def at_relevance_level(summary: RankSummary,  # a ranking summary (chapter 03)
         a[..., 0] = a[..., :cut].sum(-1)
         a[..., 1:cut] = 0
         return a
-    top = None if summary.top_grades is None else np.where(summary.top_grades >= level, summary.top_grades, 0).astype(summary.top_grades.dtype)
+    top = summary.top_grades
+    if top is not None:
+        top = np.where(top >= level, top, 0).astype(top.dtype)
     unranked = None if summary.unranked is None else lower(summary.unranked)
     return replace(summary, hist=lower(summary.hist), top_grades=top, unranked=unranked, index_sums=None)
 
@@ -449,14 +457,16 @@ def names_table() -> str:
         for spelling, lib, trec in forms:
             rows.append(f"| `{spelling}` | {f.doc} | {code(lib and lib.replace('{k}', 'k'))} | {conv} | "
                         f"{code(trec and trec.replace('{k}', 'k'))} |")
-    rows.append("| `Fam(rel=L)@k` | on AP, P, R, RR, Success, Rprec: a grade >= L is relevant | the same metric, grades "
+    rows.append("| `Fam(rel=L)@k` | on AP, P, R, RR, Success, Rprec: a grade >= L is relevant | the same metric, "
+                "grades "
                 "below L read as 0 | the family's | the same measure under `-l L` |")
     rows.append("| `nDCG(gains={g:v,...})@k` | nDCG with a gain map | `ndcg@k` | `gain=\"linear\"` if v is "
                 "proportional to g, `gain=\"exp2\"` if to 2^g − 1; any other map is refused | `ndcg_cut_k` if linear |")
     rows.append("| `nDCG(dcg=log2)@k`, `nDCG(dcg=exp-log2)@k` | ir_measures' DCG formulations | `ndcg@k` | "
                 "`gain=\"linear\"`, `gain=\"exp2\"` | `ndcg_cut_k` for log2 |")
     for alias, meaning in IR_ALIASES.items():
-        rows.append(f"| `{alias}`, `{alias}@k` | ir_measures' alias; here the library's name | {meaning} | the call's | — |")
+        rows.append(f"| `{alias}`, `{alias}@k` | ir_measures' alias; here the library's name | {meaning} "
+                    "| the call's | — |")
     for pattern, (target, doc) in SYNONYMS.items():
         rows.append(f"| `{pattern.replace('{k}', 'K')}` | {doc} | `{target.replace('{k}', 'K')}` | — | — |")
     return "\n".join(rows)
@@ -465,8 +475,11 @@ def names_table() -> str:
 def ranx_table() -> str:
     """The markdown table of ranx's spellings read here (written with the prefix 'ranx:'), and those refused.
 
-    >>> ranx_table().splitlines()[2]
-    '| `ranx:ndcg`, `ranx:ndcg@k` | normalised DCG (of the top k), gain = rel (Järvelin and Kekäläinen) | `ndcg`, `ndcg@k` | `gain="linear"`, `empty="zero"` |'
+    >>> print(ranx_table().splitlines()[2].replace(" | ", " |\n"))
+    | `ranx:ndcg`, `ranx:ndcg@k` |
+    normalised DCG (of the top k), gain = rel (Järvelin and Kekäläinen) |
+    `ndcg`, `ndcg@k` |
+    `gain="linear"`, `empty="zero"` |
     """
     rows = ["| spelling | what it is | computed as | conventions it fixes |", "|---|---|---|---|"]
     families = ranx_families()

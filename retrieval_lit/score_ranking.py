@@ -575,7 +575,7 @@ SUMMARY_METHODS = ("compiled", "counts", "sort")   # summarize_scores: chapter 5
 
 
 def score_summaries(scores, relevance: Relevance, top_columns: int, ignore, cutoff, max_block_bytes: int,
-                     index_sums: bool, method: str, threads, buffers) -> list:
+                    index_sums: bool, method: str, threads, buffers) -> list:
     """`summarize_scores`' work: its arguments checked, then the RankSummary of each block of queries, in order (the
     compiled method's blocks apart: `evaluate` finishes them one by one, with no padded copy of them all)."""
     n_q, n_g = relevance.n_queries, relevance.n_gallery
@@ -632,7 +632,7 @@ def summarize_scores(scores,                      # Q x N scores (higher = neare
     ([[1, 2, 2]], [[1, 1, 0, 0, 1]])
     """
     return _joined(score_summaries(scores, relevance, top_columns, ignore, cutoff, max_block_bytes, index_sums, method,
-                                    threads, buffers))
+                                   threads, buffers))
 
 # %% ../nbs/09_score_ranking.ipynb #7cb96b1f
 def _list_arrays(lists,                          # one array per query

@@ -131,7 +131,8 @@ def device_embeddings(x,            # n x D embeddings: a tensor (on `dev`) or a
         if not bool(torch.isfinite(t).all()):
             fail(name, "must be finite (no NaN or infinity)")
     else:
-        t = torch.from_numpy(np.ascontiguousarray(check_numbers(x, name, 2, "items x dimensions", nonempty=True))).to(dev)
+        t = torch.from_numpy(np.ascontiguousarray(check_numbers(x, name, 2, "items x dimensions",
+                                                                nonempty=True))).to(dev)
     if dim is not None and t.shape[1] != dim:
         fail(name, f"has {t.shape[1]} dimensions but `query_embeddings` has {dim}: they must match")
     dtype = getattr(torch, precision)
@@ -551,7 +552,7 @@ def block_ranking(scores,                   # (b, N) scores (numbers)
                   deepest: int | None = None,   # the deepest rank read; None: the whole ranking
                   ignore=None,              # removed items, as evaluate's `ignore`
                   ) -> TorchRanking:
-    "The TorchRanking of a small score matrix on the CPU device (what a metric chapter's check of its device part reads)."
+    "The TorchRanking of a small score matrix on the CPU device (what the metric chapters' checks read)."
     torch = _torch()
     s = torch.as_tensor(np.asarray(scores, dtype=np.float64))
     rel = relevance if isinstance(relevance, Relevance) else make_relevance(*s.shape, relevance=relevance)
@@ -602,7 +603,7 @@ def _device_finish(job: _DeviceJob,   # the run's device job
 
 # %% ../nbs/62_torch_engine.ipynb #a9a8f931
 def _host(x, name: str):
-    "Labels, relevance and ignore sets as numpy for the library's checks (tensors moved once; they are small or Q x N bytes)."
+    "Labels, relevance and ignore sets as numpy for the library's checks (tensors moved once: small, or Q x N bytes)."
     return None if x is None else to_numpy(x, name)
 
 # %% ../nbs/62_torch_engine.ipynb #e2c7a602
@@ -687,7 +688,8 @@ def evaluate_on_device(device=None,            # a torch device or its name; Non
     job = EvaluationJob(src=src, rel=rel, ig=ig, metrics=parsed, conv=conv, bounds=bounds, engine="torch", plan=plan,
                         query_bytes=n_g * PAIR_BYTES, max_block_bytes=max_block_bytes, seconds=0.0)
     work = _DeviceJob(dev, rows, rel, ig, n_g, plan, precision)
-    bar = Progress(n_q, progress_wanted(check_bool(progress, "progress", allow_none=True), n_q * n_g * 1e-9), "evaluate")
+    bar = Progress(n_q, progress_wanted(check_bool(progress, "progress", allow_none=True), n_q * n_g * 1e-9),
+                   "evaluate")
     values = Accumulator(job)
     finishes = device_finishes(parsed, conv, bounds)
     try:
