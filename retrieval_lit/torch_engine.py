@@ -504,8 +504,7 @@ class TorchRanking(DeviceRanking):
         return self._once("totals", lambda: grade_totals_of(self))
 
     def whole(self) -> tuple:
-        return self._once("whole", lambda: ((self.grades_at(self.idx) > 0) & self.valid,
-                                            (self.vals[:, 1:] == self.vals[:, :-1]) & self.valid[:, 1:]))
+        return self._once("whole", lambda: whole_rows(self))
 
     def ordered_hits(self, positions: RankPositions, ties: str) -> tuple:
         return ordered_hits(*positions, ties)
@@ -545,6 +544,21 @@ def relevant_totals_of(ranking: TorchRanking) -> object:
         return ranking.grade_totals()[:, 1]
     grades = ranking._once("grades", lambda: job.grades(start, stop))
     return ((grades > 0) if ranking.kept is None else (grades > 0) & ranking.kept).sum(dim=1)
+
+# %% ../nbs/62_torch_engine.ipynb #ece345d0
+def whole_rows(ranking: TorchRanking) -> tuple:
+    "(relevant (b, N) bool in rank order, tied (b, N - 1) bool: position p + 1 ties with p) of a block sorted whole."
+    job, (start, stop) = ranking.job, ranking.span
+    if job.labels is not None and job.rel.same_class:
+        q, g = job.labels
+        rel = g[ranking.idx] == q[start:stop, None]
+    else:
+        rel = ranking.grades_at(ranking.idx) > 0
+    tied = ranking.vals[:, 1:] == ranking.vals[:, :-1]
+    if ranking.kept is not None:
+        rel &= ranking.valid
+        tied &= ranking.valid[:, 1:]
+    return rel, tied
 
 # %% ../nbs/62_torch_engine.ipynb #44be1568
 def block_ranking(scores,                   # (b, N) scores (numbers)
