@@ -461,7 +461,7 @@ def hits_finish(k: int,          # the cutoff
                         lambda sums, c, n: apply_empty_policy(_ratio(*(x[:, None] for x in sums))[:, 0], sums[2] == 0,
                                                               c, "have no relevant item, so no recall"))
 
-
+# %% ../nbs/10_precision.ipynb #dca5b6a8
 def first_relevant_finish(k: int | None,   # the cutoff; None: the whole ranking
                           reciprocal: bool,  # True: RR@k (mrr) | False: success@k
                           ) -> DeviceFinish:

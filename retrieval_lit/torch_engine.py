@@ -534,7 +534,7 @@ def grade_totals_of(ranking: TorchRanking) -> object:
         return ranking.xp.from_numpy(job.rel.grade_counts(start, stop)).to(job.dev)
     return grade_totals(ranking._once("grades", lambda: job.grades(start, stop)), ranking.kept, job.n_grades)
 
-
+# %% ../nbs/62_torch_engine.ipynb #def6013a
 def relevant_totals_of(ranking: TorchRanking) -> object:
     "(b,) int64 on the device: each row's relevant kept items R."
     job, (start, stop) = ranking.job, ranking.span
