@@ -12,14 +12,15 @@ from typing import NamedTuple
 import numpy as np
 
 from .blocks import row_blocks
-from .metrics import Conventions, Metric, apply_empty_policy, parse_cutoff, register_metric
-from .ranking import (group_starts, hypergeometric_weights, list_summary, ordered_top, over_relevant, RankSummary, resolve_cutoff,
-                                   row_sums)
+from .metrics import (Conventions, DeviceFinish, DeviceRanking, Metric, PeerName, RankPositions,
+                                   apply_empty_policy, array_library, parse_cutoff, register_metric)
+from .ranking import (group_starts, hypergeometric_weights, list_summary, ordered_top, over_relevant,
+                                   RankSummary, resolve_cutoff, row_sums)
 from .validate import check_int, fail
 
 # %% auto #0
 __all__ = ['APParts', 'ap_ordered', 'whole_expected_sums', 'ap_expected', 'ap_from_sums', 'ap_from_summary',
-           'map_at_r_from_summary', 'average_precision', 'ap_bounds']
+           'map_at_r_from_summary', 'average_precision', 'ap_bounds', 'expected_ap_sums']
 
 # %% ../nbs/11_average_precision.ipynb #56fb3622
 class APParts(NamedTuple):
@@ -38,14 +39,14 @@ def _ap_denominator(retrieved, total, k, denominator: str):
     return np.minimum(total, k)
 
 
-def ap_ordered(relevant: np.ndarray,          # (Q, k) bool: the top k items of each query (k = min(cutoff, N)), rank order
+def ap_ordered(relevant: np.ndarray,          # (Q, k) bool: the top k items of each query (k = min(cutoff, N))
                n_relevant: np.ndarray,        # (Q,) relevant items R of each whole gallery (read by "all" and "min")
                denominator: str,              # "retrieved" (relevant in the top k) | "all" (R) | "min" (min(R, k))
                interpolation: str = "step",   # "step" (precision at each hit) | "trapezoid" (Oxford/Paris)
                ) -> APParts:
     """AP@k of lists in a fixed order: `relevant` (Q, k) bool, the top k = min(cutoff, N) items of each query in
-    rank order; `n_relevant` (Q,) relevant items in each whole gallery (R). `interpolation="trapezoid"` averages, at each
-    relevant rank, the precision there and the precision just before it (1 at rank 1)."""
+    rank order; `n_relevant` (Q,) relevant items in each whole gallery (R). `interpolation="trapezoid"` averages, at
+    each relevant rank, the precision there and the precision just before it (1 at rank 1)."""
     relevant = np.asarray(relevant, dtype=bool)
     n_q, k = relevant.shape
     total = np.asarray(n_relevant, dtype=np.int64)
@@ -379,7 +380,8 @@ def average_precision(grades,                       # the ranked list's grades, 
     >>> average_precision([1, 0, 1, 0], tie_sizes=[1, 2, 1], ties="optimistic")
     1.0
     """
-    conventions = Conventions.make(ties=ties, ap_denominator=ap_denominator, empty=empty, ap_interpolation=ap_interpolation)
+    conventions = Conventions.make(ties=ties, ap_denominator=ap_denominator, empty=empty,
+                                   ap_interpolation=ap_interpolation)
     return float(ap_from_summary(list_summary(grades, tie_sizes), k, conventions)[0])
 
 # %% ../nbs/11_average_precision.ipynb #c23249c8
@@ -452,16 +454,156 @@ def ap_bounds(summary: RankSummary,      # the ranking summary (chapter 03)
             low[a:b] = np.where(all_nan, np.nan, np.nanmin(np.where(all_nan[:, None], 0.0, v_min), axis=1))
     return low, high
 
+# %% ../nbs/11_average_precision.ipynb #e53c28db
+def expected_ap_sums(rows,           # (G,) the query (row of the block) of each relevant tie group, ascending
+                     start,          # (G,) items ranked before the group (a in the closed form)
+                     size,           # (G,) the group's items (n)
+                     counts,         # (G, grades) the group's items per grade (grade > 0 is relevant)
+                     n_rows: int,    # the queries of the block (rows without a relevant group sum to 0)
+                     ):
+    """(n_rows,) float64 on the tensors' device: each query's E[sum over ranks of rel_k * hits_k / k] over uniform tie
+    orders, by the closed form per rank. A slot i (1-based) of a group of n items holding r relevant, after a items
+    and b relevant ones: P(relevant) = r / n, and then E[hits] = b + 1 + (i-1)(r-1)/(n-1)."""
+    torch = array_library(start)
+    out = torch.zeros(n_rows, dtype=torch.float64, device=start.device)
+    if len(rows) == 0:
+        return out
+    r = counts[:, 1:].sum(dim=1)
+    new_row = torch.ones_like(rows, dtype=torch.bool)
+    new_row[1:] = rows[1:] != rows[:-1]
+    run = torch.cumsum(r, 0)
+    row_first = torch.cummax(torch.where(new_row, torch.arange(len(rows), device=rows.device), 0), 0).values
+    before = (run - r) - (run - r)[row_first]                    # relevant items in the row's earlier groups: b
+    group = torch.repeat_interleave(torch.arange(len(rows), device=rows.device), size)
+    i = torch.arange(len(group), device=rows.device) - torch.repeat_interleave(torch.cumsum(size, 0) - size, size) + 1
+    n, rr = size[group].to(torch.float64), r[group].to(torch.float64)
+    share = torch.where(n > 1, (i - 1) * (rr - 1) / torch.clamp(n - 1, min=1), torch.zeros_like(n))
+    term = rr / n * (before[group] + 1 + share) / (start[group] + i).to(torch.float64)
+    return out.index_add_(0, rows[group], term)
+
+# %% ../nbs/11_average_precision.ipynb #27c5552e
+def device_ap_parts(ranking: DeviceRanking,      # a block ranked on a device (chapter 62)
+                    k: int,                      # the cutoff (less than N: the whole ranking is `device_whole_ap`)
+                    conventions: Conventions,    # reads `ties` and `ap_denominator` (step interpolation only)
+                    ) -> tuple:
+    """(value, p_defined, maybe_undefined) (b,) tensors: `APParts` of AP@k, finished on the device in float64: the
+    sum of the terms over the first k ranks, over R_k, R or min(R, k)."""
+    xp = ranking.xp
+    total = ranking.relevant_totals()
+    pos = ranking.positions(k)
+    cols = min(k, pos.relevant.shape[1])
+    pos = RankPositions(*(x[:, :cols] for x in pos))
+    rel, start, n, r, before = pos
+    rank = xp.arange(1, cols + 1, device=rel.device, dtype=xp.float64)
+    den_of = lambda got: {"retrieved": got, "all": total, "min": xp.clamp(total, max=k)}[conventions.ap_denominator]
+    finish = lambda s, den: (xp.where(den > 0, s / xp.where(den > 0, den, 1), 0.0), (den > 0).to(xp.float64), den == 0)
+    if conventions.ties != "expected":
+        relo, hits = ranking.ordered_hits(pos, conventions.ties)
+        return finish(xp.where(relo, hits / rank, 0.0).sum(dim=1), den_of(relo.sum(dim=1)))
+    i = xp.arange(1, cols + 1, device=rel.device) - start                # 1-based slot inside the group
+    nf, rf = n.to(xp.float64), r.to(xp.float64)
+    share = xp.where(n > 1, (i - 1) * (rf - 1) / xp.clamp(nf - 1, min=1), 0.0)
+    term = rf / nf * (before + 1 + share) / rank                 # P(relevant) * E[hits | relevant] / rank
+    whole = start + n <= k                                       # positions of groups wholly inside the top k
+    if conventions.ap_denominator != "retrieved" or cols < k:    # a fixed denominator, or no group is cut: linear
+        return finish(term.sum(dim=1), den_of(xp.where(whole, rel, False).sum(dim=1)))
+    a = xp.where(whole, term, 0.0).sum(dim=1)                    # the whole groups' sum, A
+    rb = xp.where(whole, rel, False).sum(dim=1)                  # and their relevant items
+    return _device_cut_ap(ranking, pos, k, finish(a, rb), (a, rb, whole, rank))
+
+# %% ../nbs/11_average_precision.ipynb #424fd197
+def _device_cut_ap(ranking: DeviceRanking,   # the block
+                   pos: RankPositions,       # its positions over the first k columns
+                   k: int,                   # the cutoff
+                   parts: tuple,             # (value, p_defined, maybe_undefined) of the whole groups alone
+                   whole_sums: tuple,        # (A, their relevant items, whole-group mask, ranks 1..k)
+                   ) -> tuple:
+    "AP@k's parts where a cutoff cuts a group, under the papers' denominator and the mean over tie orders."
+    xp, (value, p_defined, maybe), (a, rb, whole, rank) = ranking.xp, parts, whole_sums
+    cut = ranking.cut_group(pos, k)
+    rows = xp.nonzero(cut.cut, as_tuple=True)[0]
+    if len(rows):
+        nc, rc, jc, nb, rb_c, a_c = (x[rows] for x in (cut.size, cut.relevant, cut.inside, cut.items_before, rb, a))
+        h, w = ranking.hypergeometric(nc, rc, jc)
+        gap = xp.where(~whole[rows], 1.0 / rank, 0.0).sum(dim=1)[:, None]   # 1/rank over the cut group's slots inside
+        j, nbf, rbf = (x[:, None].to(xp.float64) for x in (jc, nb, rb_c))
+        q, slope = h / j, xp.where(j > 1, (h - 1) / xp.clamp(j - 1, min=1), 0.0)
+        s_c = q * (slope * j + (rbf + 1 - slope * (1 + nbf)) * gap)
+        den = rbf + h
+        value[rows] = (w * xp.where(den > 0, (a_c[:, None] + s_c) / xp.where(den > 0, den, 1.0), 0.0)).sum(dim=1)
+        p_defined[rows] = xp.where(den > 0, w, 0.0).sum(dim=1)
+        maybe[rows] = (rb_c == 0) & (jc <= nc - rc)
+    return value, p_defined, maybe
+
+# %% ../nbs/11_average_precision.ipynb #6f1cfc59
+def device_whole_ap(ranking: DeviceRanking,   # a block ranked on a device, every rank sorted (chapter 62)
+                    ties: str,                # the tie mode
+                    ) -> tuple:
+    """(AP's sum over the whole ranking (b,) float64, R (b,) int64) on the device, in a few passes over the rows: the
+    stable order's sum of hits / rank as one product, then, for the items that tie with a neighbour only, each
+    group's terms under `ties` in place of the stable order's."""
+    xp = ranking.xp
+    rel, eq = ranking.whole()                                    # eq: position p + 1 ties with position p
+    b, m = rel.shape
+    hits = xp.cumsum(rel, dim=1, dtype=xp.int32 if m < 2 ** 31 else xp.int64)
+    inv = 1.0 / xp.arange(1, m + 1, device=rel.device, dtype=xp.float64)
+    s = xp.where(rel, hits, 0).to(xp.float64) @ inv
+    total = hits[:, -1].to(xp.int64)
+    if ties == "index" or m < 2:
+        return s, total
+    tied = xp.zeros_like(rel)
+    tied[:, 1:] = eq
+    tied[:, :-1] |= eq
+    rows, pos = xp.nonzero(tied, as_tuple=True)                  # row-major: each row's tied positions in rank order
+    if len(rows) == 0:
+        return s, total
+    new = (pos == 0) | ~eq[rows, xp.clamp(pos - 1, min=0)]
+    gid = xp.cumsum(new, 0) - 1
+    first = xp.nonzero(new, as_tuple=True)[0]
+    rel_t = rel[rows, pos]
+    n = xp.bincount(gid, minlength=len(first))
+    r = xp.zeros(len(first), dtype=xp.int64, device=rel.device).index_add_(0, gid, rel_t.to(xp.int64))
+    before = hits[rows[first], pos[first]].to(xp.int64) - rel_t[first].to(xp.int64)
+    n, r, bb, i = n[gid], r[gid], before[gid], pos - pos[first][gid] + 1
+    rank = (pos + 1).to(xp.float64)
+    stable = xp.where(rel_t, hits[rows, pos], 0) / rank
+    if ties == "expected":
+        nf, rf = n.to(xp.float64), r.to(xp.float64)
+        term = rf / nf * (bb + 1 + (i - 1) * (rf - 1) / (nf - 1)) / rank      # n >= 2 in a tie
+    elif ties == "optimistic":
+        term = xp.where(i <= r, bb + i, 0) / rank
+    else:
+        term = xp.where(i > n - r, bb + i - (n - r), 0) / rank
+    return s.index_add_(0, rows, term - stable), total
+
+# %% ../nbs/11_average_precision.ipynb #60e632a3
+def ap_finish(k: int | None,   # the cutoff; None: the whole ranking
+              ) -> DeviceFinish:
+    "AP@k's device finish: `device_ap_parts` (or `device_whole_ap`) on the device, `finish_ap` on the host."
+    def part(ranking, conventions):
+        if k is not None and k < ranking.n_gallery:
+            return device_ap_parts(ranking, k, conventions)
+        s, total = device_whole_ap(ranking, conventions.ties)    # R_N = R = min(R, N): every denominator is R
+        xp = ranking.xp
+        return xp.where(total > 0, s / xp.clamp(total, min=1), 0.0), (total > 0).to(xp.float64), total == 0
+    return DeviceFinish(-1 if k is None else k, part,
+                        lambda sums, c, n: finish_ap(APParts(*sums), c, n if k is None else min(k, n)),
+                        takes=lambda conventions: conventions.ap_interpolation == "step")
+
 # %% ../nbs/11_average_precision.ipynb #bda32aa2
 def _build_map(match) -> Metric:
     k = None if match.group("k") is None else parse_cutoff(match.group("k"), match.group(0))
     name = "map" if k is None else f"map@{k}"
+    on_list = lambda g, t, c: average_precision(g, k, t, ties=c.ties, ap_denominator=c.ap_denominator, empty=c.empty,
+                                                ap_interpolation=c.ap_interpolation)
     return Metric(name=name, compute=lambda summary, conventions: ap_from_summary(summary, k, conventions),
                   cutoff=-1 if k is None else k, index_sums=k is None,
-                  bounds=lambda summary, conventions: ap_bounds(summary, k, conventions))
+                  bounds=lambda summary, conventions: ap_bounds(summary, k, conventions), on_list=on_list,
+                  device=ap_finish(k))
 
 
-register_metric(r"map@r", lambda match: Metric(name="map@r", compute=map_at_r_from_summary, cutoff=-1),
-                "map@r", "MAP@R (Musgrave et al.): AP over the first R ranks divided by R, R = relevant items; see ties, empty")
+register_metric(r"map@r", lambda match: Metric(name="map@r", compute=map_at_r_from_summary, cutoff=-1), "map@r",
+                "MAP@R (Musgrave et al.): AP over the first R ranks divided by R, R = relevant items; see ties, empty")
 register_metric(r"map(?:@(?P<k>[0-9]+))?", _build_map, "map@1000",
-                "mean average precision over the top k (map: the whole ranking); see ap_denominator, empty, ties")
+                "mean average precision over the top k (map: the whole ranking); see ap_denominator, empty, ties",
+                peers=(PeerName("ranx", "map", "map", "map@{k}", (("ap_denominator", "all"), ("empty", "zero"))),))

@@ -10,8 +10,10 @@ from functools import lru_cache
 import numpy as np
 
 from .blocks import row_blocks
-from .metrics import Conventions, Metric, apply_empty_policy, parse_cutoff, register_metric
-from .ranking import group_starts, TIE_MODES, RankSummary, list_summary, ordered_top, resolve_cutoff, row_sums, tie_order_runs
+from .metrics import (Conventions, DeviceFinish, DeviceRanking, Metric, PeerName, apply_empty_policy,
+                                   parse_cutoff, register_metric)
+from .ranking import (group_starts, TIE_MODES, RankSummary, list_summary, ordered_top, resolve_cutoff,
+                                   row_sums, tie_order_runs)
 from .validate import check_choice, check_int, check_probability
 
 # %% auto #0
@@ -181,16 +183,56 @@ def ndcg(grades,                           # the ranked list's grades 0..255, ra
     conventions = Conventions.make(ties=ties, gain=gain, empty=empty)
     return float(ndcg_from_summary(list_summary(grades, tie_sizes), k, conventions)[0])
 
+# %% ../nbs/12_dcg.ipynb #dd353804
+def device_ndcg(ranking: DeviceRanking,     # a block ranked on a device (chapter 62)
+                k: int,                     # the cutoff (beyond N: N)
+                conventions: Conventions,   # reads `ties` and `gain`
+                ) -> tuple:
+    """(nDCG@k (b,) float64, iDCG == 0 (b,) bool) on the device: each position's gain (its grade's, or under "expected"
+    its group's mean gain; "optimistic" / "pessimistic" sort each group's grades down / up) times 1/log2(rank + 1),
+    over the ideal order's DCG@k from the grade totals."""
+    xp, k = ranking.xp, min(k, ranking.n_gallery)
+    g, pos, totals = ranking.ranked_grades(k), ranking.positions(k), ranking.grade_totals()
+    start, b, w = pos.start, *g.shape
+    cols = min(k, w)
+    gains = xp.as_tensor(gain_values(totals.shape[1], conventions.gain), device=g.device)
+    if conventions.ties in ("optimistic", "pessimistic"):
+        order = xp.sort(start * 512 + (255 - g if conventions.ties == "optimistic" else g), dim=1).indices
+        g = xp.gather(g, 1, order)
+    gain = gains[g]
+    if conventions.ties == "expected":                           # the group's mean gain, from its sum
+        flat = (xp.arange(b, device=g.device)[:, None] * w + start).reshape(-1)
+        sums = xp.zeros(b * w, dtype=xp.float64, device=g.device).index_add_(0, flat, gain.reshape(-1))
+        gain = sums[flat].view(b, w) / pos.size
+    disc = 1.0 / xp.log2(xp.arange(2, k + 2, device=g.device, dtype=xp.float64))
+    dcg = gain[:, :cols] @ disc[:cols]
+    prefix = xp.cat([xp.zeros(1, dtype=xp.float64, device=g.device), xp.cumsum(disc, 0)])
+    after = xp.cumsum(totals.flip(1), dim=1)                     # items of the best grades down to each grade
+    d = lambda c: prefix[xp.clamp(c, max=k)]
+    ideal = ((d(after) - d(after - totals.flip(1))) * gains.flip(0)).sum(dim=1)
+    return xp.where(ideal > 0, dcg / xp.where(ideal > 0, ideal, 1.0), 0.0), ideal == 0
+
+# %% ../nbs/12_dcg.ipynb #cf003c48
+def ndcg_finish(k: int | None,   # the cutoff; None: the whole ranking
+                ) -> DeviceFinish:
+    "nDCG@k's device finish: `device_ndcg` on the device, the empty-query policy on the host."
+    return DeviceFinish(-1 if k is None else k,
+                        lambda ranking, c: device_ndcg(ranking, ranking.n_gallery if k is None else k, c),
+                        lambda sums, c, n: apply_empty_policy(sums[0], sums[1], c, "have no relevant item (iDCG = 0)"))
+
 # %% ../nbs/12_dcg.ipynb #7563055f
 def _build_ndcg(match) -> Metric:
     k = None if match.group("k") is None else parse_cutoff(match.group("k"), match.group(0))
     return Metric(name="ndcg" if k is None else f"ndcg@{k}",
                   compute=lambda summary, conventions: ndcg_from_summary(summary, k, conventions),
-                  cutoff=-1 if k is None else k, index_sums=k is None)
+                  cutoff=-1 if k is None else k, index_sums=k is None, device=ndcg_finish(k),
+                  on_list=lambda g, t, c: ndcg(g, k, t, ties=c.ties, gain=c.gain, empty=c.empty))
 
 
 register_metric(r"ndcg(?:@(?P<k>[0-9]+))?", _build_ndcg, "ndcg@100",
-                "normalised DCG of the top k (ndcg: the whole ranking), graded relevance; see gain, ties, empty")
+                "normalised DCG of the top k (ndcg: the whole ranking), graded relevance; see gain, ties, empty",
+                peers=(PeerName("ranx", "ndcg", "ndcg", "ndcg@{k}", (("gain", "linear"), ("empty", "zero"))),
+                       PeerName("ranx", "ndcg_burges", "ndcg", "ndcg@{k}", (("gain", "exp2"), ("empty", "zero")))))
 
 # %% ../nbs/12_dcg.ipynb #a6da6e56
 def rbp_at(summary: RankSummary,                # the ranking summary (chapter 03)

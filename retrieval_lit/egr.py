@@ -82,6 +82,15 @@ def egr_direct(rel,                      # one ranked list's grades, rank order 
     x = A[i, j] / (n * c[j])
     return float(-(x * np.log10(x)).sum())
 
+# %% ../nbs/30_egr.ipynb #5302e7b5
+def check_groups(groups, n: int) -> np.ndarray:
+    "Run lengths: positive whole numbers that fit, gaps included, in a list of n items."
+    g = check_whole_numbers(np.reshape(as_numeric_array(groups, "groups"), -1), "groups", 1, "run lengths", minimum=1)
+    if g.sum() + max(len(g) - 1, 0) > n:
+        fail("groups", f"{g.tolist()} needs {g.sum() + len(g) - 1} positions (runs plus one gap between "
+                       f"each two), more than the list's {n}")
+    return g
+
 # %% ../nbs/30_egr.ipynb #12899209
 def _flogf(x) -> np.ndarray:
     "x * log10(x) elementwise, with 0 log 0 = 0."
@@ -108,15 +117,6 @@ def _egr_closed(n, n_rel, s, reading: str = "class"):
     return np.where(n_rel > 0, total / n, log_n)
 
 
-def _check_groups(groups, n: int) -> np.ndarray:
-    "Run lengths: positive whole numbers that fit, gaps included, in a list of n items."
-    g = check_whole_numbers(np.reshape(as_numeric_array(groups, "groups"), -1), "groups", 1, "run lengths", minimum=1)
-    if g.sum() + max(len(g) - 1, 0) > n:
-        fail("groups", f"{g.tolist()} needs {g.sum() + len(g) - 1} positions (runs plus one gap between "
-                       f"each two), more than the list's {n}")
-    return g
-
-
 def egr_from_groups(groups,              # lengths of the relevant runs (each >= 1, any order); must fit in n with gaps
                     n: int,              # the list's length N (>= 1)
                     reading: str = "class",  # "class" (c_j = partition size; the paper's tables) | "R" (c_j = R)
@@ -128,7 +128,7 @@ def egr_from_groups(groups,              # lengths of the relevant runs (each >=
     """
     n = check_int(n, "n", 1)
     check_choice(reading, "reading", READINGS)
-    g = _check_groups(groups, n)
+    g = check_groups(groups, n)
     return float(_egr_closed(n, g.sum(), _flogf(g).sum(), reading))
 
 # %% ../nbs/30_egr.ipynb #300876e5
@@ -185,7 +185,7 @@ def egr_exact(groups,                    # lengths of the relevant runs (each >=
     """
     n = check_int(n, "n", 1)
     check_choice(reading, "reading", READINGS)
-    g = [int(v) for v in _check_groups(groups, n)]
+    g = [int(v) for v in check_groups(groups, n)]
     r = sum(g)
     if r == 0:
         return ExactLog(Fraction(n), 1)
@@ -452,9 +452,9 @@ def egr_at(summary: RankSummary,         # each query's ranking: top items and t
     check_choice(reading, "reading", READINGS)
     ranked = resolve_cutoff(k, summary.n_ranks)                     # the ranks there are within the cutoff
     if conventions.ties == "expected":
-        from retrieval_lit.egr_kernel import _expected_egr_rows      # compiled (chapter 32); numba loads here
+        from retrieval_lit.egr_kernel import expected_egr_rows      # compiled (chapter 32); numba loads here
         rel, irr = _group_counts(summary)
-        return _expected_egr_rows(rel, irr, ranked, k, reading)
+        return expected_egr_rows(rel, irr, ranked, k, reading)
     r, s = _runsum_rows(ordered_top(summary, ranked, conventions.ties) > 0)
     return _egr_closed(k, r, s, reading)
 

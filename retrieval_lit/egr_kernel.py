@@ -145,7 +145,7 @@ def _x_log10_x(n: int) -> np.ndarray:
     return x * np.log10(np.where(x > 0, x, 1.0))
 
 # %% ../nbs/32_egr_kernel.ipynb #aa81291a
-def _expected_egr_rows(rel: np.ndarray, irr: np.ndarray, t: int, length: int, reading: str) -> np.ndarray:
+def expected_egr_rows(rel: np.ndarray, irr: np.ndarray, t: int, length: int, reading: str) -> np.ndarray:
     "(Q,) expected EGR of the top t of every query (padded to `length`) from its per-group counts, compiled."
     out = np.zeros(rel.shape[0])
     _expected_egr_kernel(np.ascontiguousarray(rel, dtype=np.int64), np.ascontiguousarray(irr, dtype=np.int64),

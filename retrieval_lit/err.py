@@ -126,12 +126,13 @@ def err_at(summary: RankSummary,                 # the ranking summary (chapter 
 # %% ../nbs/15_err.ipynb #e39ac137
 def _build_err(match) -> Metric:
     k = parse_cutoff(match["k"], match.group(0))
-    return Metric(f"err@{k}", lambda summary, conventions: err_at(summary, k, conventions), cutoff=k)
+    return Metric(f"err@{k}", lambda summary, conventions: err_at(summary, k, conventions), cutoff=k,
+                  on_list=lambda g, t, c: err(g, k, None, t, c.ties))
 
 
 register_metric(r"err@(?P<k>[0-9]+)", _build_err, "err@20",
                 "expected reciprocal rank of the top k (Chapelle et al. 2009): R(g) = (2^g - 1) / 2^max_grade, "
-                "the declared grade scale (max_grade=); see ties");
+                "the declared grade scale (max_grade=); see ties")
 
 # %% ../nbs/15_err.ipynb #6b456803
 def err(grades,                    # the ranked list's grades 0..255, rank order

@@ -9,7 +9,7 @@ import importlib
 import json
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Callable
 
 import numpy as np
@@ -18,7 +18,7 @@ from .hamming import PackedCodes, n_words, pack_codes
 from .blocks import Progress, progress_wanted, row_blocks
 from .metrics import Conventions, metric_names, parse_metric, tie_range
 from .ranking import FrozenSummary, IndexSums, RankSummary, resolve_cutoff, summarize
-from .score_ranking import (PRECISIONS, ScoreBuffers, _score_summaries, _usable_cpus, check_scores,
+from .score_ranking import (PRECISIONS, ScoreBuffers, score_summaries, usable_cpus, check_scores,
                                          compiled_layout, compiled_pair_bytes, similarity_rows)
 from .relevance import IgnoreSets, Relevance, make_ignore, make_relevance
 from .validate import (check_bool, check_choice, check_int, check_same_nbits, check_whole_numbers,
@@ -76,7 +76,8 @@ def _report_html(self,  # the Report
                  ) -> str:
     "The table, as HTML, in Jupyter."
     import html
-    head = ["metric", "mean"] + (["min over tie orders", "max", "relevant last", "relevant first"] if self.bounds else [])
+    ranges = ["min over tie orders", "max", "relevant last", "relevant first"]
+    head = ["metric", "mean"] + (ranges if self.bounds else [])
     rows = []
     for name, mean in self.means.items():
         cells = [name + (" (lower is better)" if name in self.lower_is_better else ""), f"{mean:.4f}"]
@@ -93,7 +94,7 @@ def _report_html(self,  # the Report
 def _report_table(self,  # the Report
                   ) -> str:
     "A plain-text table: metric, mean, and with bounds the [min, max] over tie orders and the two fixed orders."
-    head = ("metric", "mean", "[min, max] over tie orders", "relevant last / first") if self.bounds else ("metric", "mean")
+    head = ("metric", "mean") + (("[min, max] over tie orders", "relevant last / first") if self.bounds else ())
     rows, notes = [head], [""]
     for name, mean in self.means.items():
         row = [name, f"{mean:.4f}"]
@@ -373,7 +374,8 @@ def plan_summary(metrics: dict,               # the parsed metrics, {name: Metri
     ms = list(metrics.values())
     streamed = streams and conventions.ties == "index" and not bounds
     ordered = conventions.ties != "expected" or bounds
-    read = max((0 if streamed and m.index_sums else resolve_cutoff(m.cutoff, n_gallery) for m in ms), default=0) if ordered else 0
+    read = max((0 if streamed and m.index_sums else resolve_cutoff(m.cutoff, n_gallery) for m in ms),
+               default=0) if ordered else 0
     return SummaryPlan(index_sums=streamed and any(m.index_sums for m in ms),
                        top_columns=read if conventions.ties == "index" else 0, read=read,
                        code_max=any(m.code_max for m in ms),
@@ -391,8 +393,8 @@ def _numpy_summarize(query_codes, gallery_codes, relevance, top_columns=0, code_
     "The ranking chapter's reference (it has no progress bar, and no streamed index sums)."
     return summarize(query_codes, gallery_codes, relevance, top_columns=top_columns, code_max=code_max, ignore=ignore)
 
-def _numba_summarize(query_codes, gallery_codes, relevance, top_columns=0, code_max=False, progress=None, index_sums=False,
-                     ignore=None):
+def _numba_summarize(query_codes, gallery_codes, relevance, top_columns=0, code_max=False, progress=None,
+                     index_sums=False, ignore=None):
     "The compiled engine (chapter 60), imported on first use."
     from retrieval_lit.engine import summarize as engine_summarize
     return engine_summarize(query_codes, gallery_codes, relevance, top_columns, code_max, progress=progress,
@@ -412,7 +414,7 @@ def register_engine(name: str,                      # the name `evaluate(engine=
 
 # %% ../nbs/50_evaluation.ipynb #c7771648
 @dataclass(frozen=True)
-class _Source:
+class RankingSource:
     "What ranks the gallery: Hamming codes, or similarity score rows (given, or computed from embeddings)."
     kind: str                  # "hamming" | "scores"
     n_queries: int
@@ -427,35 +429,36 @@ class _Source:
 
 # %% ../nbs/50_evaluation.ipynb #c7771c01
 def _ranking_source(query_codes, gallery_codes, scores, query_embeddings, gallery_embeddings, similarity,
-                    precision="float64") -> _Source:
+                    precision="float64") -> RankingSource:
     "Exactly one of: codes (both), a scores matrix, or embeddings (both); validated."
     check_choice(precision, "precision", PRECISIONS)
-    given = [name for name, a, b in (("query_codes/gallery_codes", query_codes, gallery_codes), ("scores", scores, None),
-                                     ("query_embeddings/gallery_embeddings", query_embeddings, gallery_embeddings))
-             if a is not None or b is not None]
+    sources = (("query_codes/gallery_codes", query_codes, gallery_codes), ("scores", scores, None),
+               ("query_embeddings/gallery_embeddings", query_embeddings, gallery_embeddings))
+    given = [name for name, a, b in sources if a is not None or b is not None]
     if len(given) != 1:
         fail("scores", "needs exactly one ranking source: query_codes with gallery_codes, a `scores` matrix, or "
                        f"query_embeddings with gallery_embeddings; got {' and '.join(given) if given else 'none'}")
     if scores is not None:
         s = check_scores(scores, "scores", precision=precision)
-        return _Source("scores", s.shape[0], s.shape[1], precision=precision, rows=lambda a, b: s[a:b],
-                       items=("scores", "scores"))
+        return RankingSource("scores", s.shape[0], s.shape[1], precision=precision, rows=lambda a, b: s[a:b],
+                             items=("scores", "scores"))
     if given[0].startswith("query_embeddings"):
         for name, x in (("query_embeddings", query_embeddings), ("gallery_embeddings", gallery_embeddings)):
             if x is None:
                 fail(name, "is required when the other embeddings are given")
         n_q, n_g, rows = similarity_rows(query_embeddings, gallery_embeddings, similarity, precision)
-        return _Source("scores", n_q, n_g, precision=precision, rows=rows, similarity=similarity,
-                       embeddings=(query_embeddings, gallery_embeddings), items=("query_embeddings", "gallery_embeddings"))
+        return RankingSource("scores", n_q, n_g, precision=precision, rows=rows, similarity=similarity,
+                             embeddings=(query_embeddings, gallery_embeddings),
+                             items=("query_embeddings", "gallery_embeddings"))
     for name, x in (("query_codes", query_codes), ("gallery_codes", gallery_codes)):
         if x is None:
             fail(name, "is required when the other codes are given")
     q, g = pack_codes(query_codes, "query_codes"), pack_codes(gallery_codes, "gallery_codes")
-    return _Source("hamming", len(q), len(g), check_same_nbits(q.nbits, g.nbits, "query_codes", "gallery_codes"),
-                   codes=(q, g))
+    return RankingSource("hamming", len(q), len(g), check_same_nbits(q.nbits, g.nbits, "query_codes", "gallery_codes"),
+                         codes=(q, g))
 
 # %% ../nbs/50_evaluation.ipynb #c7771c02
-def _gallery_on(client, src: _Source, rel, ig):
+def _gallery_on(client, src: RankingSource, rel, ig):
     """The gallery sent to a Dask cluster once (chapter 61): codes with their labels (unless the relevance is a grade
     matrix), or embeddings with their shards of the relevance and of the ignore sets."""
     try:
@@ -467,9 +470,9 @@ def _gallery_on(client, src: _Source, rel, ig):
     return scatter_gallery(src.codes[1], None if rel.per_pair else rel.labels()[1], client=client)
 
 # %% ../nbs/50_evaluation.ipynb #87127d10
-def _parse_metrics(metrics,       # one name or a list, as given to evaluate
-                   src: _Source,  # the ranking source: a metric reading Hamming radii is refused on scores
-                   ) -> dict:
+def parse_metrics(metrics,             # one name or a list, as given to evaluate
+                  src: RankingSource,  # the ranking source: a metric reading Hamming radii is refused on scores
+                  ) -> dict:
     "{canonical name: Metric} of the requested metrics, each once, in the order given."
     parsed = {}
     for name in metric_names(metrics):
@@ -498,10 +501,10 @@ def _resolve_engine(engine: str, work: float = float("inf")) -> str:
     return engine
 
 
-def _choose_engine(engine: str,   # as given: "auto" or a registered engine's name
-                   src: _Source,  # the ranking source
-                   ig,            # IgnoreSets or None
-                   client,        # a Dask client or address, or None
+def _choose_engine(engine: str,          # as given: "auto" or a registered engine's name
+                   src: RankingSource,   # the ranking source
+                   ig,                   # IgnoreSets or None
+                   client,               # a Dask client or address, or None
                    ) -> str:
     "The engine that builds the summaries: a registered one, or 'dask' for a cluster (codes or embeddings)."
     engine = _resolve_engine(engine, src.n_queries * src.n_gallery * (n_words(src.nbits) if src.nbits else 1))
@@ -516,22 +519,22 @@ def _choose_engine(engine: str,   # as given: "auto" or a registered engine's na
 
 # %% ../nbs/50_evaluation.ipynb #8c741279
 @dataclass(frozen=True)
-class _Job:
+class EvaluationJob:
     "One evaluation, planned: what ranks, what is relevant, what is computed and how, and what a query block costs."
-    src: _Source               # the ranking source
+    src: RankingSource         # the ranking source
     rel: Relevance             # the relevance source
     ig: IgnoreSets | None      # items removed from each query's ranking
     metrics: dict              # {name: Metric}
     conv: Conventions          # the conventions of every value
     bounds: bool               # also the range over tie orders and the two fixed orders
-    engine: str                # a registered engine, or "dask"
+    engine: str                # a registered engine, "dask", or a device path ("torch")
     plan: SummaryPlan          # what each block's summary holds
     query_bytes: int           # memory of one query's share of a block
     max_block_bytes: int       # memory bound of one block
     seconds: float             # the run's rough duration, for the progress bar
 
 
-def _plan_job(src, rel, ig, metrics, conv, bounds, engine, max_block_bytes) -> _Job:
+def _plan_job(src, rel, ig, metrics, conv, bounds, engine, max_block_bytes) -> EvaluationJob:
     "The summary plan (`plan_summary`) and a query's memory and time, from the metrics and the source."
     # who streams the whole-ranking index-order sums: summarize_scores in this process and the Dask run of embeddings
     # (chapter 58's counts, merged from the shards), the compiled engine and the Dask run of codes
@@ -546,16 +549,17 @@ def _plan_job(src, rel, ig, metrics, conv, bounds, engine, max_block_bytes) -> _
         query_bytes = (src.nbits + 1) * (rel.max_grade + 1 + plan.code_max + 16) * 8 + plan.read * 10
     elif engine == "dask":  # scores on a cluster: the workers hold each pair's float64 score, grade and kept flag
         query_bytes = n_g * 10 + plan.read * 10      # between the two rounds (chapter 61); the client, relevant items
-    else:   # scores: what the compiled summary holds per pair; the finishing is chunked (_Accumulator.add)
+    else:   # scores: what the compiled summary holds per pair; the finishing is chunked (Accumulator.add)
         itemsize = np.dtype(src.precision or "float64").itemsize
         layout = compiled_layout(plan.cutoff, plan.index_sums, bool(src.embeddings))   # as summarize_scores decides
         query_bytes = n_g * compiled_pair_bytes(itemsize, layout) + plan.read * 10
     rate = SECONDS_PER_PAIR.get(engine if src.kind == "hamming" else "numpy", SECONDS_PER_PAIR["numpy"])
     seconds = src.n_queries * n_g * (n_words(src.nbits) if src.nbits else 4) * rate * (1 + bool(plan.read))
-    return _Job(src, rel, ig, metrics, conv, bounds, engine, plan, query_bytes, max_block_bytes, seconds)
+    return EvaluationJob(src, rel, ig, metrics, conv, bounds, engine, plan, query_bytes, max_block_bytes, seconds)
 
 # %% ../nbs/50_evaluation.ipynb #0e74451a
-def _summarize_block(job: _Job, start: int, stop: int, cluster, bar: Progress, buffers: ScoreBuffers) -> list:
+def _summarize_block(job: EvaluationJob, start: int, stop: int, cluster, bar: Progress,
+                     buffers: ScoreBuffers) -> list:
     """The ranking summaries of queries start..stop-1, by the job's source and engine, in query order: one, or the
     compiled scores method's blocks as they come (similarities written into `buffers`, reused from block to block);
     advances the bar."""
@@ -567,8 +571,8 @@ def _summarize_block(job: _Job, start: int, stop: int, cluster, bar: Progress, b
     elif src.kind == "scores":
         rows = ((lambda a, b, items=None, out=None: src.rows(start + a, start + b, items, out)) if src.embeddings else
                 (lambda a, b: src.rows(start + a, start + b)))     # embeddings: a tile of items, or into a buffer
-        summaries = _score_summaries(rows, rel, plan.top_columns, ig_rows, plan.cutoff, job.max_block_bytes,
-                                     plan.index_sums, "compiled", None, buffers)    # unpadded: finished one by one
+        summaries = score_summaries(rows, rel, plan.top_columns, ig_rows, plan.cutoff, job.max_block_bytes,
+                                    plan.index_sums, "compiled", None, buffers)    # unpadded: finished one by one
     elif cluster is not None:
         summaries = [cluster.scan(src.codes[0][start:stop], rel, top_columns=plan.top_columns,
                                   code_max=plan.code_max, index_sums=plan.index_sums, ignore=ig_rows).summary]
@@ -585,10 +589,12 @@ def _summarize_block(job: _Job, start: int, stop: int, cluster, bar: Progress, b
     return summaries
 
 # %% ../nbs/50_evaluation.ipynb #04981389
-class _Accumulator:
-    "Per-query values of every metric, block after block, under the conventions and the two fixed orders; the Report."
+class Accumulator:
+    """Per-query values of every metric, block after block, under the conventions and the two fixed orders; the Report.
+    A block's runs of queries are finished on the evaluation's one thread pool (`OnePool`), closed by `report` (or
+    `close`, when a run stops early)."""
 
-    def __init__(self, job: _Job):
+    def __init__(self, job: EvaluationJob):
         self.job = job
         self.modes = {"value": job.conv}
         if job.bounds:
@@ -596,11 +602,12 @@ class _Accumulator:
         self.ranged = [n for n, m in job.metrics.items() if m.tie_bounds] if job.bounds else []
         self.out = {mode: {n: [] for n in job.metrics} for mode in self.modes}
         self.ranges = {n: ([], []) for n in self.ranged}
+        self.pool = OnePool(usable_cpus())           # the count in force in the evaluation's thread (`threads=`)
 
     def add(self, summary: RankSummary):
         """Finish every metric on one block's summary, in runs of queries whose finishing fits `max_block_bytes`; the
-        runs are finished side by side on the usable CPUs (numpy releases the GIL) and kept in query order."""
-        parts = _finish_in_runs(summary, self.job, lambda ab: self._values(_summary_rows(summary, *ab)))
+        runs are finished side by side on the pool (numpy releases the GIL) and kept in query order."""
+        parts = _finish_in_runs(summary, self.job, lambda ab: _run_values(self, _summary_rows(summary, *ab)), self.pool)
         for values, ranges in parts:
             for mode, by_metric in values.items():
                 for n, v in by_metric.items():
@@ -609,29 +616,41 @@ class _Accumulator:
                 for acc, v in zip(self.ranges[n], ends):
                     acc.append(v)
 
-    @staticmethod
-    def _read(summary: RankSummary, m, cut: dict) -> RankSummary:
-        "What metric `m` reads: a ranking by scores cut after the metric's cutoff (`RankSummary.through`, once each)."
-        if summary.kind != "scores" or m.cutoff <= 0:
-            return summary
-        if m.cutoff not in cut:
-            cut[m.cutoff] = summary.through(m.cutoff)
-        return cut[m.cutoff]
+    def add_values(self, values: dict):
+        "A block's per-query values finished elsewhere (chapter 62's device finish): {metric: (b,) float64}."
+        for n, v in values.items():
+            self.out["value"][n].append(np.asarray(v, dtype=np.float64))
 
-    def _values(self, summary: RankSummary) -> tuple:
-        "({mode: {metric: per-query values}}, {metric: (tie range's lower ends, upper ends)}) of one run of queries."
-        cut = {}
-        read = lambda m: self._read(summary, m, cut)
-        values = {mode: {n: np.asarray(m.compute(read(m), c), dtype=np.float64) for n, m in self.job.metrics.items()}
-                  for mode, c in self.modes.items()}
-        ranges = {n: tuple(np.asarray(v, dtype=np.float64)
-                           for v in tie_range(self.job.metrics[n], read(self.job.metrics[n]), self.job.conv))
-                  for n in self.ranged}
-        return values, ranges
+    def close(self):
+        "Shut the pool down (idempotent)."
+        self.pool.close()
 
     def report(self) -> Report:
-        "The Report of every block added."
+        "The Report of every block added; the pool is shut down."
+        self.close()
         return _report_of(self.job, self.out, self.ranges, self.ranged)
+
+# %% ../nbs/50_evaluation.ipynb #f2e3e942
+class OnePool:
+    """One thread pool for a whole evaluation: made on first need, reused by every later block, shut down once
+    (`close`). `map` returns the pieces' results in their order, on the pool or in the calling thread."""
+
+    def __init__(self, threads: int):   # threads that share the work (1: everything in the calling thread)
+        self.threads, self.pool = threads, None
+
+    def map(self, fn: Callable, items: list) -> list:
+        "[fn(x) for x in items], side by side on the pool when there are two pieces and two threads."
+        if min(self.threads, len(items)) < 2:
+            return [fn(x) for x in items]
+        if self.pool is None:
+            self.pool = ThreadPoolExecutor(self.threads)
+        return list(self.pool.map(fn, items))
+
+    def close(self):
+        "Shut the pool down, if one was made (a later `map` would make a new one)."
+        if self.pool is not None:
+            self.pool.shutdown()
+            self.pool = None
 
 # %% ../nbs/50_evaluation.ipynb #04981f02
 FINISH_BYTES = 1 << 25   # the finishers' temporaries of one run of queries: a few MB stay in cache (6x faster on wide
@@ -639,25 +658,22 @@ FINISH_BYTES = 1 << 25   # the finishers' temporaries of one run of queries: a f
 
 
 def _finish_in_runs(summary: RankSummary,   # one block's summary
-                    job: _Job,              # its job: max_block_bytes and the ranks the plan reads
+                    job: EvaluationJob,     # its job: max_block_bytes and the ranks the plan reads
                     finish: Callable,       # finish((a, b)) -> the values of queries a..b-1
+                    pool: OnePool,          # the evaluation's pool
                     ) -> list:
     """`finish` of each run of queries whose finishing fits `max_block_bytes` (and `FINISH_BYTES`), the runs side by
-    side on the usable CPUs (numpy releases the GIL); the results in query order."""
+    side on the evaluation's pool (numpy releases the GIL); the results in query order."""
     per_query = summary.n_groups * (summary.max_grade + 1 + 16) * 8 + min(summary.n_ranks, job.plan.read) * 10
     step = max(1, min(job.max_block_bytes, FINISH_BYTES) // max(per_query, 1))
     runs = [(a, min(a + step, summary.n_queries)) for a in range(0, summary.n_queries, step)]
-    n_threads = min(_usable_cpus(), len(runs))
-    if n_threads > 1:
-        with ThreadPoolExecutor(n_threads) as pool:
-            return list(pool.map(finish, runs))
-    return [finish(ab) for ab in runs]
+    return pool.map(finish, runs)
 
 # %% ../nbs/50_evaluation.ipynb #04981f05
-def _report_of(job: _Job,       # the job: metrics, conventions, the source's sizes
-               out: dict,       # {mode: {metric: [per-query values of each run]}}: "value", and "last" / "first"
-               ranges: dict,    # {metric: ([lower ends of each run], [upper ends of each run])}
-               ranged: list,    # the metrics whose tie range is reported
+def _report_of(job: EvaluationJob,   # the job: metrics, conventions, the source's sizes
+               out: dict,            # {mode: {metric: [per-query values of each run]}}: "value", and "last" / "first"
+               ranges: dict,         # {metric: ([lower ends of each run], [upper ends of each run])}
+               ranged: list,         # the metrics whose tie range is reported
                ) -> Report:
     "The Report of the runs' values: per-query arrays concatenated in query order, their means leaving skipped out."
     per_query = {n: np.concatenate(v) for n, v in out["value"].items()}
@@ -680,6 +696,31 @@ def _summary_rows(summary: RankSummary, a: int, b: int) -> RankSummary:
         sums = IndexSums(sums.precision_sum[a:b], sums.discount_sum[a:b], sums.r_hits[a:b])
     return FrozenSummary(summary.hist[a:b], summary.n_ranks, pick(summary.top_grades), pick(summary.code_max), sums,
                        summary.kind, pick(summary.unranked))
+
+# %% ../nbs/50_evaluation.ipynb #96f497d6
+def _metric_reads(summary: RankSummary,   # one run's summary
+                  m,                      # the metric (its `cutoff`)
+                  cut: dict,              # {cutoff: summary cut there}, filled once per cutoff
+                  ) -> RankSummary:
+    "What metric `m` reads: a ranking by scores cut after the metric's cutoff (`RankSummary.through`, once each)."
+    if summary.kind != "scores" or m.cutoff <= 0:
+        return summary
+    if m.cutoff not in cut:
+        cut[m.cutoff] = summary.through(m.cutoff)
+    return cut[m.cutoff]
+
+# %% ../nbs/50_evaluation.ipynb #539eca96
+def _run_values(acc: Accumulator,       # the accumulator: its job's metrics and conventions, its modes and ranged
+                summary: RankSummary,   # one run of queries' summary
+                ) -> tuple:
+    "({mode: {metric: per-query values}}, {metric: (tie range's lower ends, upper ends)}) of one run of queries."
+    cut, metrics = {}, acc.job.metrics
+    read = lambda m: _metric_reads(summary, m, cut)
+    values = {mode: {n: np.asarray(m.compute(read(m), c), dtype=np.float64) for n, m in metrics.items()}
+              for mode, c in acc.modes.items()}
+    ranges = {n: tuple(np.asarray(v, dtype=np.float64) for v in tie_range(metrics[n], read(metrics[n]), acc.job.conv))
+              for n in acc.ranged}
+    return values, ranges
 
 # %% ../nbs/50_evaluation.ipynb #d4fe0002
 def _checked_settings(engine: str,           # "auto" or a registered engine's name
@@ -704,8 +745,33 @@ def _wants_device(device,     # a torch device, or None
     torch = __import__("sys").modules.get("torch")   # a tensor exists only where torch is loaded
     return device is not None or torch is not None and any(isinstance(x, torch.Tensor) for x in given)
 
+# %% ../nbs/50_evaluation.ipynb #f2144209
+@dataclass(frozen=True)
+class EvaluationInputs:
+    "What `evaluate` was given to rank, to grade and to compute, as given: each field is evaluate's argument."
+    query_codes: object = None          # Q x K codes, or None
+    gallery_codes: object = None        # N x K codes, or None
+    scores: object = None               # Q x N scores, or None
+    query_embeddings: object = None     # Q x D descriptors, or None
+    gallery_embeddings: object = None   # N x D descriptors, or None
+    similarity: str = "cosine"          # how embeddings compare
+    precision: str = "float64"          # the float type scores are compared in
+    query_labels: object = None         # class ids or multi-hot rows, or None
+    gallery_labels: object = None       # the gallery's, of the same kind
+    relevance: object = None            # grades per pair in a form `relevance.make_relevance` reads, or None
+    relation_types: object = None       # metrics note A's relation types, or None
+    max_grade: int | None = None        # the grade scale declared, or None: inferred
+    ignore: object = None               # items removed from each query's ranking, or None
+    self_index: object = None           # each query's own gallery index, or None
+    metrics: object = ("map",)          # one metric name or a list
+
+    def keywords(self) -> dict:
+        "{argument: value as given}, for a path that takes evaluate's keywords (no copy of any array)."
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
 # %% ../nbs/50_evaluation.ipynb #d4fe00f2
-_DEVICE_PATHS: dict = {}   # "torch": chapter 62's evaluate_on_device, put here when retrieval_lit.torch_engine is imported
+# "torch": chapter 62's evaluate_on_device, put here when retrieval_lit.torch_engine is imported
+_DEVICE_PATHS: dict = {}
 
 def register_device_path(name: str,        # the path's name ("torch")
                          evaluate_fn,      # evaluate_fn(device, **evaluate's arguments) -> Report
@@ -714,43 +780,36 @@ def register_device_path(name: str,        # the path's name ("torch")
     _DEVICE_PATHS[name] = evaluate_fn
 
 # %% ../nbs/50_evaluation.ipynb #d4fe0008
-def _device_report(device,              # the torch device ("cuda", "cpu"), or None with tensors given
-                   max_grade,           # the declared grade scale, or None: read from the grades
-                   **given,             # every other argument of evaluate, the conventions as `conventions`
+def _device_report(device,                    # the torch device ("cuda", "cpu"), or None with tensors given
+                   given: EvaluationInputs,   # what evaluate was given to rank, grade and compute
+                   **settings,                # conventions (checked), bounds, max_block_bytes, progress, client
                    ) -> Report:
-    "The report of chapter 62's `evaluate_on_device` on `given`, on the grade scale `max_grade` (None: inferred)."
+    "The report of chapter 62's `evaluate_on_device` on what evaluate was given, under its settings."
     if "torch" not in _DEVICE_PATHS:
         importlib.import_module("retrieval_lit.torch_engine")      # torch only when asked for; it registers itself
-    return _DEVICE_PATHS["torch"](device, max_grade=max_grade, **given)
+    return _DEVICE_PATHS["torch"](device, **given.keywords(), **settings)
 
 # %% ../nbs/50_evaluation.ipynb #d4fe000b
-def _local_job(query_codes, gallery_codes,                 # Q x K and N x K codes, or None
-               query_labels, gallery_labels,               # the labels, or None
-               metrics,                                    # one name or a list, as given to evaluate
-               scores, query_embeddings, gallery_embeddings,   # the other ranking sources, or None
-               similarity: str,                            # "cosine" | "dot" | "l2", for embeddings
-               precision: str,                             # "float64" | "float32", for scores
-               relevance, relation_types,                  # the other relevance sources, or None
-               max_grade,                                  # the grade scale declared, or None: inferred
-               ignore, self_index,                         # items removed from each query's ranking, or None
-               conv: Conventions,                          # the conventions, checked (_checked_settings)
-               bounds,                                     # also the range over tie orders (checked here)
-               engine: str,                                # "auto" or a registered engine's name
-               client,                                     # a Dask Client, an address, or None
-               max_block_bytes,                            # memory bound of one query block (checked here)
-               ) -> _Job:
+def _local_job(given: EvaluationInputs,   # what evaluate was given to rank, grade and compute
+               conv: Conventions,         # the conventions, checked (_checked_settings)
+               bounds,                    # also the range over tie orders (checked here)
+               engine: str,               # "auto" or a registered engine's name
+               client,                    # a Dask Client, an address, or None
+               max_block_bytes,           # memory bound of one query block (checked here)
+               ) -> EvaluationJob:
     "The job `evaluate` runs in this process or on a Dask cluster, every input checked first, in evaluate's order."
     check_int(max_block_bytes, "max_block_bytes", 1)
-    src = _ranking_source(query_codes, gallery_codes, scores, query_embeddings, gallery_embeddings, similarity,
-                          precision)
-    rel = make_relevance(src.n_queries, src.n_gallery, query_labels, gallery_labels, relevance, relation_types,
-                         src.items, max_grade)
-    ig = make_ignore(src.n_queries, src.n_gallery, ignore, self_index)
-    return _plan_job(src, rel, ig, _parse_metrics(metrics, src), conv, check_bool(bounds, "bounds"),
+    g = given
+    src = _ranking_source(g.query_codes, g.gallery_codes, g.scores, g.query_embeddings, g.gallery_embeddings,
+                          g.similarity, g.precision)
+    rel = make_relevance(src.n_queries, src.n_gallery, g.query_labels, g.gallery_labels, g.relevance,
+                         g.relation_types, src.items, g.max_grade)
+    ig = make_ignore(src.n_queries, src.n_gallery, g.ignore, g.self_index)
+    return _plan_job(src, rel, ig, parse_metrics(g.metrics, src), conv, check_bool(bounds, "bounds"),
                      _choose_engine(engine, src, ig, client), max_block_bytes)
 
 # %% ../nbs/50_evaluation.ipynb #d4fe000e
-def _run_blocks(job: _Job,     # the job planned by _local_job
+def _run_blocks(job: EvaluationJob,     # the job planned by _local_job
                 client,        # a Dask Client, an address, or None: this process
                 progress,      # True | False | None, as evaluate takes it
                 ) -> Report:
@@ -759,12 +818,13 @@ def _run_blocks(job: _Job,     # the job planned by _local_job
     bar = Progress(src.n_queries, progress_wanted(check_bool(progress, "progress", allow_none=True), job.seconds),
                    "evaluate")
     cluster = _gallery_on(client, src, job.rel, job.ig) if client is not None else None
-    values, buffers = _Accumulator(job), ScoreBuffers()
+    values, buffers = Accumulator(job), ScoreBuffers()
     try:
         for start, stop in row_blocks(src.n_queries, job.query_bytes, job.max_block_bytes, 1):
             for summary in _summarize_block(job, start, stop, cluster, bar, buffers):
                 values.add(summary)
     finally:
+        values.close()                             # the one pool of the evaluation, whatever happens
         if cluster is not None and isinstance(client, str):
             cluster.client.close()                 # a client evaluate opened itself, for an address
     return values.report()
@@ -781,7 +841,7 @@ def evaluate(query_codes=None,              # Q x K codes, {0,1} or {-1,+1} (ite
              gallery_embeddings=None,       # N x D descriptors, given with query_embeddings (Q x D)
              similarity: str = "cosine",    # "cosine" | "dot" | "l2" (negated squared distance)
              precision: str = "float64",    # scores compared / similarities computed in "float64" | "float32"
-             relevance=None,                # a Q x N matrix of grades 0..255, instead of labels
+             relevance=None,                # grades 0..255 per pair, any form relevance.make_relevance reads
              relation_types=None,           # metrics note A's relation types 1/2/3, instead of labels
              max_grade: int | None = None,  # the grade scale 0..max_grade (ERR reads it); None: inferred from the
                                             # relevance (1 class ids, L multi-hot columns, a matrix's largest grade)
@@ -798,7 +858,7 @@ def evaluate(query_codes=None,              # Q x K codes, {0,1} or {-1,+1} (ite
              client=None,                   # codes or embeddings ranked on a Dask cluster: a Client or an address
              max_block_bytes: int = 1 << 28,  # memory bound of one query block
              progress: bool | None = None,  # a progress bar; None: if stderr is a terminal and the run looks > 2 s
-             device=None,                   # a torch device ("cuda", "cpu"): rank scores / embeddings there (chapter 62)
+             device=None,                   # a torch device ("cuda", "cpu"): scores / embeddings ranked there (ch. 62)
              threads: int | None = None,    # threads sharing the work (an int >= 1); None: the CPUs this process has
              ) -> Report:
     """Evaluate a retrieval ranking: the mean (and per-query values) of every metric named in `metrics`.
@@ -806,8 +866,9 @@ def evaluate(query_codes=None,              # Q x K codes, {0,1} or {-1,+1} (ite
     The gallery is ranked per query by Hamming distance between codes ({0,1} or {-1,+1} arrays, items x bits, or
     PackedCodes), by given similarity `scores`, or by the similarity of real-valued embeddings; ties are groups
     of equal distance or exactly equal score. Relevance: class ids or multi-hot labels (query_labels and
-    gallery_labels), a Q x N grade matrix (`relevance`), or metrics note A's `relation_types`; `max_grade` declares
-    its grade scale (inferred from the relevance by default, so a metric that reads it, such as ERR, can change with
+    gallery_labels), grades per pair (`relevance`: a Q x N matrix, dense or scipy.sparse, or any form
+    `relevance.make_relevance` reads), or metrics note A's `relation_types`; `max_grade` declares its grade scale
+    (inferred from the relevance by default, so a metric that reads it, such as ERR, can change with
     the batch of queries; a declared scale below a grade present is refused). `ignore` / `self_index`
     remove items from a query's ranking before anything is computed (they count neither as relevant nor as
     irrelevant). `bounds=True` adds, for every metric that claims it, the range over all tie orders
@@ -831,17 +892,14 @@ def evaluate(query_codes=None,              # Q x K codes, {0,1} or {-1,+1} (ite
     (0.4583, (0.0, 0.5))
     """
     from retrieval_lit.score_ranking import threads_in_force   # chapter 09: the count every step shares work among
+    given = EvaluationInputs(query_codes=query_codes, gallery_codes=gallery_codes, scores=scores,
+                             query_embeddings=query_embeddings, gallery_embeddings=gallery_embeddings,
+                             similarity=similarity, precision=precision, query_labels=query_labels,
+                             gallery_labels=gallery_labels, relevance=relevance, relation_types=relation_types,
+                             max_grade=max_grade, ignore=ignore, self_index=self_index, metrics=metrics)
     with threads_in_force(threads):
         conv = _checked_settings(engine, ties, ap_denominator, empty, gain, rbp_persistence, ap_interpolation)
         if _wants_device(device, scores, query_embeddings, gallery_embeddings):
-            return _device_report(device, max_grade, scores=scores, query_embeddings=query_embeddings,
-                                  gallery_embeddings=gallery_embeddings, similarity=similarity, precision=precision,
-                                  query_labels=query_labels, gallery_labels=gallery_labels, relevance=relevance,
-                                  relation_types=relation_types, ignore=ignore, self_index=self_index,
-                                  metrics=metrics, conventions=conv, bounds=bounds, max_block_bytes=max_block_bytes,
-                                  progress=progress, query_codes=query_codes, gallery_codes=gallery_codes,
-                                  client=client)
-        job = _local_job(query_codes, gallery_codes, query_labels, gallery_labels, metrics, scores, query_embeddings,
-                         gallery_embeddings, similarity, precision, relevance, relation_types, max_grade, ignore,
-                         self_index, conv, bounds, engine, client, max_block_bytes)
-        return _run_blocks(job, client, progress)
+            return _device_report(device, given, conventions=conv, bounds=bounds, max_block_bytes=max_block_bytes,
+                                  progress=progress, client=client)
+        return _run_blocks(_local_job(given, conv, bounds, engine, client, max_block_bytes), client, progress)

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import importlib
 import re
+import sys
 from dataclasses import dataclass, field, fields
-from typing import Callable
+from typing import Callable, NamedTuple
 
 import numpy as np
 
@@ -146,14 +147,106 @@ class Metric:
     index_sums: bool = False            # whole-ranking metric the engine can finish from streamed sums
     bounds: Callable | None = None      # bounds(summary, conventions) -> (low, high) per query; None: the
                                         # relevant-last / relevant-first orders are the extremes
+    on_list: Callable | None = None     # on_list(grades, tie_sizes, conventions) -> float: the chapter's function
+                                        # of one ranked list; None: the chapter has none
+    device: DeviceFinish | None = None  # how it finishes on a torch device (chapter 62); None: host only
+
+# %% ../nbs/04_metrics.ipynb #daf92d52
+class RankPositions(NamedTuple):
+    "Each ranked position of a block's rows on a device, as (b, w) tensors (w: the columns read, in rank order)."
+    relevant: object          # (b, w) bool: the item at the position is relevant (grade > 0) and kept
+    start: object             # (b, w) int64: the position where its tie group starts (0-based)
+    size: object              # (b, w) int64: its tie group's items, n
+    group_relevant: object    # (b, w) int64: its tie group's relevant items, r
+    relevant_before: object   # (b, w) int64: relevant items ranked before its tie group
+
+# %% ../nbs/04_metrics.ipynb #c4260f6f
+class CutGroup(NamedTuple):
+    "The tie group at rank k of each row of a block on a device, as (b,) tensors."
+    cut: object               # bool: the group runs past rank k
+    size: object              # its items, n
+    relevant: object          # its relevant items, r
+    inside: object            # its slots inside the first k ranks, j
+    items_before: object      # items ranked before it
+    relevant_before: object   # relevant items ranked before it
+
+# %% ../nbs/04_metrics.ipynb #a49a7e30
+class DeviceRanking:
+    """A block of b queries ranked on a device, as a device finish reads it (chapter 62 implements it on torch).
+    Every tensor belongs to `xp`; computed on first use, once per block."""
+    xp = None                 # the array library of the tensors (torch)
+    n_gallery: int = 0        # N: the ranks of a whole ranking
+
+    def positions(self, k: int) -> RankPositions:
+        "Each position of the columns holding every tie group that starts in the first k ranks (k >= N: all)."
+        raise NotImplementedError
+
+    def ranked_grades(self, k: int):
+        "(b, w) int64 grades in rank order over the columns of `positions(k)`, 0 where an item is removed."
+        raise NotImplementedError
+
+    def relevant_totals(self):
+        "(b,) int64: R, each row's relevant kept items."
+        raise NotImplementedError
+
+    def grade_totals(self):
+        "(b, max_grade + 1) int64: each row's kept items of each grade."
+        raise NotImplementedError
+
+    def whole(self) -> tuple:
+        "(relevant (b, N) bool in rank order, tied (b, N - 1) bool: position p + 1 ties with p), every rank sorted."
+        raise NotImplementedError
+
+    def ordered_hits(self, positions: RankPositions, ties: str) -> tuple:
+        "(relevant, hits up to each position) (b, w) in the order `ties` gives inside groups (not 'expected')."
+        raise NotImplementedError
+
+    def cut_group(self, positions: RankPositions, k: int) -> CutGroup:
+        "The tie group at rank k (1 <= k <= w) of each row."
+        raise NotImplementedError
+
+    def hypergeometric(self, n, r, j) -> tuple:
+        "(h, w) (c, L) float64: P(H = h) for H the relevant items among the first j slots of n holding r (c,)."
+        raise NotImplementedError
+
+# %% ../nbs/04_metrics.ipynb #0b666ea7
+def array_library(x):    # a tensor or an array
+    "The module of the array library `x` belongs to: torch for a torch tensor, numpy for an ndarray."
+    return sys.modules[type(x).__module__.partition(".")[0]]
+
+# %% ../nbs/04_metrics.ipynb #bd36bb70
+@dataclass(frozen=True)
+class DeviceFinish:
+    "How a metric finishes on a device: its per-block `part` on the device, then its `finish` on the host."
+    reads: int                          # the last rank `part` reads: a cutoff k, or -1 (WHOLE_RANKING) every rank
+    part: Callable                      # part(ranking: DeviceRanking, conventions) -> tuple of (b,) tensors
+    finish: Callable                    # finish(sums, conventions, n_gallery) -> (Q,) float64, NaN = skipped; sums:
+                                        # part's tensors as (Q,) numpy arrays, every block's joined in query order
+    takes: Callable | None = None       # takes(conventions) -> bool: the part serves them; None: every convention
+
+    def serves(self, conventions: Conventions) -> bool:
+        "Whether the part serves these conventions (else the metric is finished on the host)."
+        return self.takes is None or bool(self.takes(conventions))
 
 # %% ../nbs/04_metrics.ipynb #99b35035
+@dataclass(frozen=True)
+class PeerName:
+    "Another tool's name for a family of metrics, as the metric's entry declares it (chapter 08 reads them)."
+    tool: str                           # the tool, e.g. "ranx"
+    name: str                           # its name of the family, e.g. "ndcg_burges"
+    metric: str | None = None           # the library metric it is without a cutoff ("ndcg"), or None: it needs one
+    metric_at: str | None = None        # the library metric with a cutoff k, a format string ("ndcg@{k}"), or None
+    conventions: tuple = ()             # (convention, value) pairs the tool's name fixes, e.g. (("gain", "exp2"),)
+    doc: str = ""                       # what the tool's name measures, one line
+
+
 @dataclass(frozen=True)
 class _Entry:
     pattern: re.Pattern
     build: Callable
     example: str
     doc: str
+    peers: tuple = ()
 
 
 _REGISTRY: list = []
@@ -166,9 +259,12 @@ def register_metric(pattern: str,     # a regex the lower-cased, stripped name m
                     build: Callable,  # build(match) -> the Metric of one matching name
                     example: str,     # one name of the family, as listings show it, e.g. "map@1000"
                     doc: str,         # a one-line description, for listings
+                    peers: tuple = (),  # PeerName: other tools' names of the family (chapter 08's tables read them)
                     ) -> None:
     "Register a family of metric names: `build(match)` returns the Metric for a name fully matching `pattern`."
-    entry = _Entry(re.compile(pattern), build, example, doc)
+    if not all(isinstance(p, PeerName) for p in peers):
+        fail("peers", f"must be PeerName entries, got {[type(p).__name__ for p in peers]}")
+    entry = _Entry(re.compile(pattern), build, example, doc, tuple(peers))
     _REGISTRY[:] = [e for e in _REGISTRY if e.pattern.pattern != pattern] + [entry]
 
 # %% ../nbs/04_metrics.ipynb #9b4c97aa
@@ -205,6 +301,13 @@ def known_metrics() -> list:
     "(example name, one-line description) of every registered metric family."
     load_metric_modules()
     return [(e.example, e.doc) for e in _REGISTRY]
+
+# %% ../nbs/04_metrics.ipynb #f2166e26
+def peer_names(tool: str,   # the tool whose names are asked for, e.g. "ranx"
+               ) -> dict:
+    "{the tool's family name: PeerName} declared by the registered metric families, in registration order."
+    load_metric_modules()
+    return {p.name: p for e in _REGISTRY for p in e.peers if p.tool == tool}
 
 # %% ../nbs/04_metrics.ipynb #d8626d9c
 def metric_names(metrics,  # one metric name (str), or an iterable of names

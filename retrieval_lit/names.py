@@ -11,8 +11,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .metrics import (Conventions, Metric, NameReader, check_name_digits, known_metrics, parse_metric,
-                                   register_name_reader)
+from .metrics import (Conventions, DeviceFinish, Metric, NameReader, check_name_digits, known_metrics,
+                                   parse_metric, peer_names, register_name_reader)
 from .ranking import RankSummary
 from .validate import check_int, fail
 
@@ -89,7 +89,8 @@ def _gains(text: str, spelling: str) -> dict:
         try:
             grade, gain = int(g), float(v)
         except ValueError:
-            fail("metrics", f"{spelling!r}: a gain map entry reads grade:gain (a whole number, a number), got {p.strip()!r}")
+            fail("metrics",
+                 f"{spelling!r}: a gain map entry reads grade:gain (a whole number, a number), got {p.strip()!r}")
         if grade < 0 or not np.isfinite(gain):
             fail("metrics", f"{spelling!r}: grades are whole numbers >= 0 and gains finite, got {p.strip()!r}")
         out[grade] = gain
@@ -205,7 +206,8 @@ def _ir_meaning(text: str,              # the name as typed, without its outer s
     shown_params = ([f"rel={rel}"] if rel != 1 else []) + (
         ["gains={" + ",".join(f"{g}:{gains[g]:g}" for g in sorted(gains)) + "}"] if gains else []) + (
         [f"dcg={dcg}"] if dcg else [])
-    spelling = fam_name + (f"({','.join(shown_params)})" if shown_params else "") + ("" if k is None else f"@{k_text.strip()}")
+    spelling = (fam_name + (f"({','.join(shown_params)})" if shown_params else "")
+                + ("" if k is None else f"@{k_text.strip()}"))
     return NameMeaning(spelling, fam_name, k, rel, None if lib is None else lib.format(k=k), conventions,
                        None if trec is None else trec.format(k=k))
 
@@ -216,8 +218,11 @@ def read_name(name: str,  # a metric name as typed: "AP@100", "nDCG@10", "P(rel=
     is not ir_measures' (case-sensitive) or what follows '@' is not a number: such a name is read as a library name.
     Raises for an ir_measures family with a bad parameter or cutoff, and for a bad 'ranx:' name.
 
-    >>> read_name("AP@100")
-    NameMeaning(spelling='AP@100', family='AP', cutoff=100, rel=1, metric='map@100', conventions=(('ap_denominator', 'all'),), trec='map_cut_100')
+    >>> m = read_name("AP@100")
+    >>> m.spelling, m.family, m.cutoff, m.rel, m.metric, m.trec
+    ('AP@100', 'AP', 100, 1, 'map@100', 'map_cut_100')
+    >>> m.conventions
+    (('ap_denominator', 'all'),)
     >>> read_name("map@100") is None
     True
     """
@@ -245,27 +250,35 @@ def read_name(name: str,  # a metric name as typed: "AP@100", "nDCG@10", "P(rel=
     return _ir_meaning(text, m["family"], k, m["k"], rel, gains, dcg)
 
 # %% ../nbs/08_names.ipynb #5fe790df
-_RANX_EMPTY = ("empty", "zero")   # ranx scores a query without a relevant item 0 (its metrics' `len(qrels) == 0`)
-RANX_FAMILIES = {                 # ranx 0.3.21's names (ranx.metrics.metric_switch); rel: accepts -lL
-    "ndcg": Family("ndcg", "ndcg@{k}", conventions=(("gain", "linear"), _RANX_EMPTY),
-                   doc="normalised DCG (of the top k), gain = rel (Järvelin and Kekäläinen)"),
-    "ndcg_burges": Family("ndcg", "ndcg@{k}", conventions=(("gain", "exp2"), _RANX_EMPTY),
-                          doc="normalised DCG (of the top k), gain = 2^rel - 1 (Burges et al.)"),
-    "map": Family("map", "map@{k}", conventions=(("ap_denominator", "all"), _RANX_EMPTY),
-                  doc="average precision (of the top k), divided by all relevant items R"),
-    "mrr": Family("mrr", "mrr@{k}", conventions=(_RANX_EMPTY,), doc="reciprocal rank of the first relevant item (0 beyond k)"),
-    "precision": Family(None, "p@{k}", doc="precision of the top k (divides by k)"),
-    "recall": Family(None, "recall@{k}", conventions=(_RANX_EMPTY,), doc="relevant items in the top k / R"),
-    "r-precision": Family("rprec", None, conventions=(_RANX_EMPTY,), doc="precision of the top R"),
-    "hit_rate": Family(None, "success@{k}", conventions=(_RANX_EMPTY,), doc="1 if a relevant item is in the top k, else 0"),
-    "hits": Family(doc="the number of relevant items in the top k"),
-    "f1": Family(doc="the harmonic mean of precision@k and recall@k"),
-    "dcg": Family(doc="DCG of the top k, gain = rel, not normalised"),
-    "dcg_burges": Family(doc="DCG of the top k, gain = 2^rel - 1, not normalised"),
-    "bpref": Family(doc="bpref (reads judged non-relevant documents)"),
-    "rbp": Family(doc="rank-biased precision, the grade as gain; rbp.95: persistence 0.95"),
+RANX_MEASURES = {                 # ranx 0.3.21's measures (ranx.metrics.metric_switch) and what each measures
+    "ndcg": "normalised DCG (of the top k), gain = rel (Järvelin and Kekäläinen)",
+    "ndcg_burges": "normalised DCG (of the top k), gain = 2^rel - 1 (Burges et al.)",
+    "map": "average precision (of the top k), divided by all relevant items R",
+    "mrr": "reciprocal rank of the first relevant item (0 beyond k)",
+    "precision": "precision of the top k (divides by k)",
+    "recall": "relevant items in the top k / R",
+    "r-precision": "precision of the top R",
+    "hit_rate": "1 if a relevant item is in the top k, else 0",
+    "hits": "the number of relevant items in the top k",
+    "f1": "the harmonic mean of precision@k and recall@k",
+    "dcg": "DCG of the top k, gain = rel, not normalised",
+    "dcg_burges": "DCG of the top k, gain = 2^rel - 1, not normalised",
+    "bpref": "bpref (reads judged non-relevant documents)",
+    "rbp": "rank-biased precision, the grade as gain; rbp.95: persistence 0.95",
 }
 _RANX = re.compile(r"ranx:(?P<family>[A-Za-z0-9_-]+?)(?:(?P<sep>[@.])(?P<k>[^@]*?))?(?:-l(?P<rel>[^-]*))?")
+
+# %% ../nbs/08_names.ipynb #9a15e32f
+def ranx_families() -> dict:
+    """{ranx's measure: Family} (no trec_eval measure): the library metric and conventions of each, as the metric
+    chapters' entries declare them (`metrics.peer_names("ranx")`); a measure none declares has no metric."""
+    declared = peer_names("ranx")
+    out = {}
+    for name in list(RANX_MEASURES) + [n for n in declared if n not in RANX_MEASURES]:
+        p = declared.get(name)
+        doc = p.doc if p is not None and p.doc else RANX_MEASURES.get(name, "")
+        out[name] = Family(doc=doc) if p is None else Family(p.metric, p.metric_at, conventions=p.conventions, doc=doc)
+    return out
 
 # %% ../nbs/08_names.ipynb #ad1b2d33
 def _read_ranx(text: str,  # the name as typed, without its outer spaces, starting "ranx:"
@@ -274,12 +287,14 @@ def _read_ranx(text: str,  # the name as typed, without its outer spaces, starti
     m = _RANX.fullmatch(text)
     if m is None:
         fail("metrics", f"{text!r}: cannot read it; ranx's names read ranx:name@k-lL, e.g. ranx:ndcg_burges@10")
-    fam_name, known = m["family"], ", ".join(f for f, v in RANX_FAMILIES.items() if v.metric or v.metric_at)
-    fam = RANX_FAMILIES.get(fam_name)
+    families = ranx_families()
+    fam_name, known = m["family"], ", ".join(f for f, v in families.items() if v.metric or v.metric_at)
+    fam = families.get(fam_name)
     if fam is None:
         fail("metrics", f"{text!r}: ranx has no measure {fam_name!r}; ranx's measures read here: {known}")
     if fam.metric is None and fam.metric_at is None:
-        fail("metrics", f"{text!r}: ranx's {fam_name} ({fam.doc}) is not computed here; ranx's measures read here: {known}")
+        fail("metrics",
+             f"{text!r}: ranx's {fam_name} ({fam.doc}) is not computed here; ranx's measures read here: {known}")
     if m["sep"] == "." or (m["k"] is not None and not re.fullmatch(r"[0-9]+", m["k"])):
         fail("metrics", f"{text!r}: ranx's cutoff is a whole number after '@', e.g. ranx:{fam_name}@10")
     k = None if m["k"] is None else check_int(int(m["k"]), "metrics", 1, 2**53)
@@ -316,7 +331,9 @@ def at_relevance_level(summary: RankSummary,  # a ranking summary (chapter 03)
         a[..., 0] = a[..., :cut].sum(-1)
         a[..., 1:cut] = 0
         return a
-    top = None if summary.top_grades is None else np.where(summary.top_grades >= level, summary.top_grades, 0).astype(summary.top_grades.dtype)
+    top = summary.top_grades
+    if top is not None:
+        top = np.where(top >= level, top, 0).astype(top.dtype)
     unranked = None if summary.unranked is None else lower(summary.unranked)
     return replace(summary, hist=lower(summary.hist), top_grades=top, unranked=unranked, index_sums=None)
 
@@ -341,8 +358,15 @@ def name_metric(meaning: NameMeaning,  # what read_name returned for the spellin
     conv = lambda c: replace(c, **fixed) if fixed else c
     view = lambda s: at_relevance_level(s, level)
     bounds = None if base.bounds is None else (lambda s, c: base.bounds(view(s), conv(c)))
+    on_list = None if base.on_list is None else (
+        lambda g, t, c: base.on_list(np.where(np.asarray(g) >= level, g, 0), t, conv(c)))
+    device = base.device
+    if device is not None:                           # the name's conventions; a relevance level: the host's only
+        device = None if level != 1 else DeviceFinish(device.reads, lambda r, c: base.device.part(r, conv(c)),
+                                                      lambda s, c, n: base.device.finish(s, conv(c), n),
+                                                      lambda c: base.device.serves(conv(c)))
     return replace(base, name=meaning.spelling, compute=lambda s, c: base.compute(view(s), conv(c)), bounds=bounds,
-                   index_sums=base.index_sums and level == 1)
+                   index_sums=base.index_sums and level == 1, on_list=on_list, device=device)
 
 # %% ../nbs/08_names.ipynb #97ad59c1
 def trec_spec(name: str,  # an ir_measures-style name, e.g. "nDCG@10", "AP@100", "P(rel=2)@5"
@@ -375,7 +399,7 @@ def _candidates(number: str | None) -> list:
         names += [fam] if (f.metric or f.trec) else []
         names += [f"{fam}@10"] if (f.metric_at or f.trec_at) else []
     names += [p.replace("{k}", "10") for p in SYNONYMS]
-    for fam, f in RANX_FAMILIES.items():                  # ranx's, with the prefix: 'ndcg_burges@10' finds them
+    for fam, f in ranx_families().items():                # ranx's, with the prefix: 'ndcg_burges@10' finds them
         names += ([f"ranx:{fam}"] if f.metric else []) + ([f"ranx:{fam}@10"] if f.metric_at else [])
     if number is not None:
         names = [re.sub(r"[0-9]+(?:\.[0-9]+)?", number, n) for n in names]
@@ -433,14 +457,16 @@ def names_table() -> str:
         for spelling, lib, trec in forms:
             rows.append(f"| `{spelling}` | {f.doc} | {code(lib and lib.replace('{k}', 'k'))} | {conv} | "
                         f"{code(trec and trec.replace('{k}', 'k'))} |")
-    rows.append("| `Fam(rel=L)@k` | on AP, P, R, RR, Success, Rprec: a grade >= L is relevant | the same metric, grades "
+    rows.append("| `Fam(rel=L)@k` | on AP, P, R, RR, Success, Rprec: a grade >= L is relevant | the same metric, "
+                "grades "
                 "below L read as 0 | the family's | the same measure under `-l L` |")
     rows.append("| `nDCG(gains={g:v,...})@k` | nDCG with a gain map | `ndcg@k` | `gain=\"linear\"` if v is "
                 "proportional to g, `gain=\"exp2\"` if to 2^g − 1; any other map is refused | `ndcg_cut_k` if linear |")
     rows.append("| `nDCG(dcg=log2)@k`, `nDCG(dcg=exp-log2)@k` | ir_measures' DCG formulations | `ndcg@k` | "
                 "`gain=\"linear\"`, `gain=\"exp2\"` | `ndcg_cut_k` for log2 |")
     for alias, meaning in IR_ALIASES.items():
-        rows.append(f"| `{alias}`, `{alias}@k` | ir_measures' alias; here the library's name | {meaning} | the call's | — |")
+        rows.append(f"| `{alias}`, `{alias}@k` | ir_measures' alias; here the library's name | {meaning} "
+                    "| the call's | — |")
     for pattern, (target, doc) in SYNONYMS.items():
         rows.append(f"| `{pattern.replace('{k}', 'K')}` | {doc} | `{target.replace('{k}', 'K')}` | — | — |")
     return "\n".join(rows)
@@ -449,11 +475,13 @@ def names_table() -> str:
 def ranx_table() -> str:
     """The markdown table of ranx's spellings read here (written with the prefix 'ranx:'), and those refused.
 
-    >>> ranx_table().splitlines()[2]
-    '| `ranx:ndcg`, `ranx:ndcg@k` | normalised DCG (of the top k), gain = rel (Järvelin and Kekäläinen) | `ndcg`, `ndcg@k` | `gain="linear"`, `empty="zero"` |'
+    >>> row = ranx_table().splitlines()[2].split(" | ")        # ranx's ndcg: what it is, computed as, conventions
+    >>> row[0], row[2], row[3]
+    ('| `ranx:ndcg`, `ranx:ndcg@k`', '`ndcg`, `ndcg@k`', '`gain="linear"`, `empty="zero"` |')
     """
     rows = ["| spelling | what it is | computed as | conventions it fixes |", "|---|---|---|---|"]
-    for fam, f in RANX_FAMILIES.items():
+    families = ranx_families()
+    for fam, f in families.items():
         forms = ([(f"ranx:{fam}", f.metric)] if f.metric else []) + \
                 ([(f"ranx:{fam}@k", f.metric_at.replace("{k}", "k"))] if f.metric_at else [])
         if not forms:
@@ -461,8 +489,8 @@ def ranx_table() -> str:
         conv = ", ".join(f"`{k}=\"{v}\"`" for k, v in f.conventions) or "—"
         rows.append(f"| {', '.join(f'`{s}`' for s, _ in forms)} | {f.doc} | {', '.join(f'`{m}`' for _, m in forms)} "
                     f"| {conv} |")
-    rows.append("| `ranx:name@k-lL` | a grade >= L is relevant (ranx's relevance level) | the same metric, grades below L "
-                "read as 0 | the family's |")
-    refused = [f"`{fam}`" for fam, f in RANX_FAMILIES.items() if not (f.metric or f.metric_at)]
+    rows.append("| `ranx:name@k-lL` | a grade >= L is relevant (ranx's relevance level) | the same metric, grades "
+                "below L read as 0 | the family's |")
+    refused = [f"`{fam}`" for fam, f in families.items() if not (f.metric or f.metric_at)]
     rows.append(f"| {', '.join(refused)} | ranx's other measures | refused, by name | — |")
     return "\n".join(rows)

@@ -10,9 +10,10 @@ from typing import NamedTuple
 import numpy as np
 
 from .display import integer_ticks, new_axes
-from .metrics import Conventions, Metric, apply_empty_policy, parse_cutoff, register_metric
-from .ranking import (group_starts, list_summary, ordered_top, over_relevant, RankSummary, resolve_cutoff, row_sums,
-                                   TIE_MODES)
+from .metrics import (Conventions, DeviceFinish, DeviceRanking, Metric, PeerName, RankPositions,
+                                   apply_empty_policy, parse_cutoff, register_metric)
+from .ranking import (group_starts, list_summary, ordered_top, over_relevant, RankSummary, resolve_cutoff,
+                                   row_sums, TIE_MODES)
 from .validate import check_choice, check_int, check_nonempty, check_whole_numbers, fail
 
 # %% auto #0
@@ -400,48 +401,128 @@ def first_relevant_from_summary(summary: RankSummary,      # the ranking summary
     total = summary.n_relevant
     return apply_empty_policy(value, total == 0, conventions, "have no relevant item, so no first relevant rank")
 
+# %% ../nbs/10_precision.ipynb #879ce8db
+def device_hits(ranking: DeviceRanking,   # a block ranked on a device (chapter 62)
+                k: int,                   # the cutoff k >= 1 (beyond the ranked items: those ranks are empty)
+                ties: str,                # the tie mode
+                ) -> tuple:
+    """(numerator, denominator) (b,) int64 on the device: relevant items among the first k as `hits_in_top`'s exact
+    fraction: under "expected", the whole groups' hits times the cut group's size plus its slots inside times its
+    relevant items, over its size."""
+    xp = ranking.xp
+    pos = ranking.positions(k)
+    width = min(k, pos.relevant.shape[1])                        # the ranked columns the cutoff reads
+    pos = RankPositions(*(x[:, :width] for x in pos))
+    if ties != "expected":
+        relevant, _ = ranking.ordered_hits(pos, ties)
+        return relevant.sum(dim=1), xp.ones(len(relevant), dtype=xp.int64, device=relevant.device)
+    whole = xp.where(pos.start + pos.size <= width, pos.relevant, False).sum(dim=1)
+    cut = ranking.cut_group(pos, width)
+    n = xp.where(cut.cut, cut.size, 1)
+    return whole * n + xp.where(cut.cut, cut.inside * cut.relevant, 0), n
+
+# %% ../nbs/10_precision.ipynb #4ca325a4
+def device_first_relevant(ranking: DeviceRanking,   # a block ranked on a device (chapter 62)
+                          k: int,                   # the cutoff K: ranks beyond it count nothing
+                          ties: str,                # the tie mode
+                          reciprocal: bool,         # True: RR@k (mrr) | False: success@k
+                          ):
+    """(b,) float64 on the device: RR@k or success@k of each row, from its first tie group holding a relevant item
+    (b items before it, n items, r relevant): under "expected" the law of the first relevant slot X,
+    P(X = x+1) / P(X = x) = (n - x - r + 1) / (n - x), summed over b + X <= k."""
+    xp = ranking.xp
+    rel, start, n, r, _ = ranking.positions(k)
+    found, w = rel.any(dim=1), rel.shape[1]
+    p = xp.where(rel, xp.arange(w, device=rel.device), w).min(dim=1).values   # the first relevant position
+    p = xp.clamp(p, max=max(w - 1, 0))[:, None]                 # (stable order); any position where none is
+    b, nn, rr = (xp.gather(x, 1, p)[:, 0] for x in (start, n, r))
+    if ties != "expected":
+        rank = {"index": p[:, 0] + 1, "optimistic": b + 1, "pessimistic": b + nn - rr + 1}[ties]
+        hit = found & (rank <= k)
+        return xp.where(hit, 1.0 / rank.to(xp.float64) if reciprocal else 1.0, 0.0).to(xp.float64)
+    span = xp.where(found, xp.minimum(nn - rr + 1, xp.clamp(k - b, min=0)), 0)
+    width = max(1, int(span.max())) if len(span) else 1
+    nf, rf = (xp.clamp(x, min=1)[:, None].to(xp.float64) for x in (nn, rr))
+    x = xp.arange(1, width, device=rel.device, dtype=xp.float64)[None, :]
+    step = xp.clamp(xp.where(nf - x > 0, (nf - x - rf + 1) / xp.where(nf - x > 0, nf - x, 1.0), 0.0), min=0.0)
+    pmf = xp.cumprod(xp.cat([rf / nf, step], dim=1), dim=1)
+    x = xp.arange(1, width + 1, device=rel.device)[None, :]
+    pmf = xp.where(x <= span[:, None], pmf, 0.0)
+    return (pmf / (b[:, None] + x) if reciprocal else pmf).sum(dim=1)
+
+# %% ../nbs/10_precision.ipynb #03b9848d
+def hits_finish(k: int,          # the cutoff
+                recall: bool,    # True: recall@k (over R) | False: P@k (over k)
+                ) -> DeviceFinish:
+    "P@k's or recall@k's device finish: the hits fraction (and R) on the device, one division on the host."
+    if not recall:
+        return DeviceFinish(k, lambda ranking, c: device_hits(ranking, k, c.ties),
+                            lambda sums, c, n: _ratio(sums[0][:, None], sums[1][:, None], k)[:, 0])
+    return DeviceFinish(k, lambda ranking, c: device_hits(ranking, k, c.ties) + (ranking.relevant_totals(),),
+                        lambda sums, c, n: apply_empty_policy(_ratio(*(x[:, None] for x in sums))[:, 0], sums[2] == 0,
+                                                              c, "have no relevant item, so no recall"))
+
+# %% ../nbs/10_precision.ipynb #dca5b6a8
+def first_relevant_finish(k: int | None,   # the cutoff; None: the whole ranking
+                          reciprocal: bool,  # True: RR@k (mrr) | False: success@k
+                          ) -> DeviceFinish:
+    "MRR's or success@k's device finish: the value and R on the device, the empty-query policy on the host."
+    part = lambda ranking, c: (device_first_relevant(ranking, ranking.n_gallery if k is None else k, c.ties,
+                                                     reciprocal), ranking.relevant_totals())
+    return DeviceFinish(-1 if k is None else k, part, lambda sums, c, n: apply_empty_policy(
+        sums[0], sums[1] == 0, c, "have no relevant item, so no first relevant rank"))
+
 # %% ../nbs/10_precision.ipynb #5cc2aa4d
 def _build_precision(match) -> Metric:
     k = parse_cutoff(match.group("k"), match.group(0))
-    return Metric(name=f"p@{k}", compute=lambda s, c: precision_from_summary(s, k, c), cutoff=k)
+    return Metric(name=f"p@{k}", compute=lambda s, c: precision_from_summary(s, k, c), cutoff=k,
+                  on_list=lambda g, t, c: precision_at_k(g, k, t, ties=c.ties), device=hits_finish(k, False))
 
 
 def _build_recall(match) -> Metric:
     k = parse_cutoff(match.group("k"), match.group(0))
-    return Metric(name=f"recall@{k}", compute=lambda s, c: recall_from_summary(s, k, c), cutoff=k)
+    return Metric(name=f"recall@{k}", compute=lambda s, c: recall_from_summary(s, k, c), cutoff=k,
+                  on_list=lambda g, t, c: recall_at_k(g, k, t, ties=c.ties, empty=c.empty), device=hits_finish(k, True))
 
 
 def _build_rprec(match) -> Metric:
-    return Metric(name="rprec", compute=rprec_from_summary, cutoff=-1, index_sums=True)
+    return Metric(name="rprec", compute=rprec_from_summary, cutoff=-1, index_sums=True,
+                  on_list=lambda g, t, c: r_precision(g, t, ties=c.ties, empty=c.empty))
 
 
 def _build_mrr(match) -> Metric:
     k = None if match.group("k") is None else parse_cutoff(match.group("k"), match.group(0))
     return Metric(name="mrr" if k is None else f"mrr@{k}", cutoff=-1 if k is None else k,
-                  compute=lambda s, c: first_relevant_from_summary(s, k, c, reciprocal=True))
+                  compute=lambda s, c: first_relevant_from_summary(s, k, c, reciprocal=True),
+                  device=first_relevant_finish(k, True))
 
 
 def _build_success(match) -> Metric:
     k = parse_cutoff(match.group("k"), match.group(0))
     return Metric(name=f"success@{k}", cutoff=k,
-                  compute=lambda s, c: first_relevant_from_summary(s, k, c, reciprocal=False))
+                  compute=lambda s, c: first_relevant_from_summary(s, k, c, reciprocal=False),
+                  device=first_relevant_finish(k, False))
 
 
 def _build_radius(match) -> Metric:
     r = parse_cutoff(match.group("r"), match.group(0), "radius", minimum=0)
     return Metric(name=f"p@r{r}", compute=lambda s, c: radius_precision_from_summary(s, r, c), cutoff=0,
-                  hamming_only=True)
+                  hamming_only=True, on_list=lambda g, t, c: precision_within_radius(g, r, t, empty=c.empty))
 
-
-register_metric(r"p@(?P<k>[0-9]+)", _build_precision, "p@100",
-                "precision of the top k (divides by k); see ties")
+# %% ../nbs/10_precision.ipynb #8bd5e938
+_RANX_ZERO = (("empty", "zero"),)     # ranx scores a query without a relevant item 0
+register_metric(r"p@(?P<k>[0-9]+)", _build_precision, "p@100", "precision of the top k (divides by k); see ties",
+                peers=(PeerName("ranx", "precision", metric_at="p@{k}"),))
 register_metric(r"recall@(?P<k>[0-9]+)", _build_recall, "recall@100",
-                "relevant items in the top k over all relevant items; see ties, empty")
+                "relevant items in the top k over all relevant items; see ties, empty",
+                peers=(PeerName("ranx", "recall", metric_at="recall@{k}", conventions=_RANX_ZERO),))
 register_metric(r"mrr(?:@(?P<k>[0-9]+))?", _build_mrr, "mrr@10",
                 "reciprocal rank of the first relevant item, 0 if it is not in the top k (trec_eval's recip_rank); "
-                "see ties, empty")
+                "see ties, empty", peers=(PeerName("ranx", "mrr", "mrr", "mrr@{k}", _RANX_ZERO),))
 register_metric(r"success@(?P<k>[0-9]+)", _build_success, "success@10",
-                "1 if a relevant item is in the top k, else 0 (hit rate; trec_eval's success_k); see ties, empty")
-register_metric(r"rprec", _build_rprec, "rprec", "R-precision: precision at k = R; see ties, empty")
+                "1 if a relevant item is in the top k, else 0 (hit rate; trec_eval's success_k); see ties, empty",
+                peers=(PeerName("ranx", "hit_rate", metric_at="success@{k}", conventions=_RANX_ZERO),))
+register_metric(r"rprec", _build_rprec, "rprec", "R-precision: precision at k = R; see ties, empty",
+                peers=(PeerName("ranx", "r-precision", "rprec", conventions=_RANX_ZERO),))
 register_metric(r"p@r(?P<r>[0-9]+)", _build_radius, "p@r2",
                 "precision within Hamming radius r (P@d_H<=r); an empty ball follows empty")

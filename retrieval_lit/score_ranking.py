@@ -324,7 +324,7 @@ def threads_wanted() -> int | None:
     return _THREADS.get()
 
 # %% ../nbs/09_score_ranking.ipynb #645ec117
-def _usable_cpus() -> int:
+def usable_cpus() -> int:
     """The threads work is shared among: the count in force in this thread (`threads_in_force`: `evaluate(threads=)`),
     else the CPUs this process may run on (`_process_cpus`)."""
     n = _THREADS.get()
@@ -574,8 +574,8 @@ SUMMARY_METHODS = ("compiled", "counts", "sort")   # summarize_scores: chapter 5
                                                   # and binary searches above | the stable argsort of every row
 
 
-def _score_summaries(scores, relevance: Relevance, top_columns: int, ignore, cutoff, max_block_bytes: int,
-                     index_sums: bool, method: str, threads, buffers) -> list:
+def score_summaries(scores, relevance: Relevance, top_columns: int, ignore, cutoff, max_block_bytes: int,
+                    index_sums: bool, method: str, threads, buffers) -> list:
     """`summarize_scores`' work: its arguments checked, then the RankSummary of each block of queries, in order (the
     compiled method's blocks apart: `evaluate` finishes them one by one, with no padded copy of them all)."""
     n_q, n_g = relevance.n_queries, relevance.n_gallery
@@ -591,7 +591,7 @@ def _score_summaries(scores, relevance: Relevance, top_columns: int, ignore, cut
     n_grades = relevance.max_grade + 1
     whole = summarizes_whole(cutoff, n_g, t)
     counts, compiled = method == "counts" and whole, method == "compiled"
-    n_threads = _usable_cpus() if threads is None else check_int(threads, "threads", 1)
+    n_threads = usable_cpus() if threads is None else check_int(threads, "threads", 1)
     if compiled:
         takes = inspect.signature(rows).parameters
         layout = compiled_layout(None if whole else cutoff, index_sums, "items" in takes)
@@ -615,7 +615,7 @@ def summarize_scores(scores,                      # Q x N scores (higher = neare
                      method: str = "compiled",    # "compiled" (chapter 58) | "counts" (numpy, readable) | "sort" (reference)
                      threads: int | None = None,  # threads sharing the work (tiles of the products, slices of
                                                   # rows, parts of the gallery; BLAS on one thread each); None:
-                                                  # the count in force, else the CPUs (`_usable_cpus`)
+                                                  # the count in force, else the CPUs (`usable_cpus`)
                      buffers: ScoreBuffers | None = None,  # blocks of scores reused across calls (a function
                                                   # that takes `out=` writes into them); None: this call's own
                      ) -> RankSummary:
@@ -631,8 +631,8 @@ def summarize_scores(scores,                      # Q x N scores (higher = neare
     >>> s.group_sizes.tolist(), s.top_grades.tolist()   # groups 0.9 | 0.7 0.7 | 0.2 0.2; stable: items 1, 0, 3, 2, 4
     ([[1, 2, 2]], [[1, 1, 0, 0, 1]])
     """
-    return _joined(_score_summaries(scores, relevance, top_columns, ignore, cutoff, max_block_bytes, index_sums, method,
-                                    threads, buffers))
+    return _joined(score_summaries(scores, relevance, top_columns, ignore, cutoff, max_block_bytes, index_sums, method,
+                                   threads, buffers))
 
 # %% ../nbs/09_score_ranking.ipynb #7cb96b1f
 def _list_arrays(lists,                          # one array per query
@@ -769,7 +769,7 @@ def _in_precision(a: np.ndarray,     # (n, D) embeddings, checked
     def normalise(start: int):
         _unit_block(a, out, start, min(start + rows, len(a)), name, unit_rows)
 
-    starts, n_threads = range(0, len(a), rows), _usable_cpus()
+    starts, n_threads = range(0, len(a), rows), usable_cpus()
     if len(starts) < 2 or n_threads < 2:
         for start in starts:
             normalise(start)

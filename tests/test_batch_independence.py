@@ -59,8 +59,8 @@ def test_values_do_not_depend_on_the_cpus(monkeypatch, ties):
     for metrics in (["map", "map@50", "ndcg@20", "p@10"], ["map@50", "ndcg@20", "p@10"]):   # whole; a cutoff only
         reports = []
         for cpus in (1, 2, 3):
-            monkeypatch.setattr(ev, "_usable_cpus", lambda c=cpus: c)
-            monkeypatch.setattr(sr, "_usable_cpus", lambda c=cpus: c)
+            monkeypatch.setattr(ev, "usable_cpus", lambda c=cpus: c)
+            monkeypatch.setattr(sr, "usable_cpus", lambda c=cpus: c)
             reports.append(run(metrics))
         for r in reports[1:]:
             for n, v in reports[0].per_query.items():

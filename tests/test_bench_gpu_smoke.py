@@ -21,3 +21,8 @@ def test_bench_gpu_small_runs_and_agrees_with_the_cpu_path():
         assert part in out, out
     agree = re.search(r"goal 4: values = the CPU path's \(max \|diff\| (\S+) <= 1e-6\): met", out)
     assert agree and float(agree.group(1)) <= 1e-6, out
+    exact = re.search(r"goal 5: float64 values = the CPU path's on \S+ queries \(max \|diff\| (\S+) <= 1e-12\): met", out)
+    assert exact and float(exact.group(1)) <= 1e-12, out
+    launched = re.findall(r"map@100 expected, the device finish of one block of \d+ queries: (\d+) kernel launches, "
+                          r"(\d+) of them making a \(block, N\) tensor", out)
+    assert launched and int(launched[0][1]) <= 1, out          # the product alone: no grade matrix, no second pass

@@ -7,6 +7,8 @@ import pkgutil
 import re
 from pathlib import Path
 
+import pytest
+
 import retrieval_lit
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -89,3 +91,89 @@ def test_only_the_relevance_chapter_reads_a_sources_kind():
     readers = [p.name for p in (ROOT / "retrieval_lit").glob("*.py")
                if p.name != "relevance.py" and re.search(r"\b(rel|relevance)\.kind\b", p.read_text())]
     assert readers == []
+
+
+# ---------------------------------------------------------------- issue 42: one home per idea, checked by ast
+PACKAGE = ROOT / "retrieval_lit"
+MAX_POSITIONAL = 8         # a function takes at most this many positional parameters: more travel in a named structure
+MAX_WIDTH = 120            # no line of a module or of a notebook's code cell is wider
+# modules other helpers are reworking (issue 42's kernels and named structures); the lead makes the rules strict after
+# merging them
+BEING_FIXED = ("engine.py", "sharded.py", "score_kernel.py", "score_ranking.py", "labs/hashing.py", "compare.py",
+               "evaluator.py", "trec.py")
+# the files issue 42's registry pass (this branch) made hold the width rule: held strictly now
+WIDTH_HELD = ("04_metrics.ipynb", "08_names.ipynb", "10_precision.ipynb", "11_average_precision.ipynb", "12_dcg.ipynb",
+              "13_scores.ipynb", "15_err.ipynb", "50_evaluation.ipynb", "62_torch_engine.ipynb", "metrics.py", "names.py",
+              "precision.py", "average_precision.py", "dcg.py", "err.py", "evaluation.py", "torch_engine.py")
+
+
+def _modules() -> list:
+    return [p for p in sorted(PACKAGE.rglob("*.py")) if p.name != "_modidx.py"]
+
+
+def _name(path: Path) -> str:
+    return path.relative_to(PACKAGE).as_posix() if PACKAGE in path.parents else path.name
+
+
+def underscore_imports(source: str) -> list:
+    "The names of `from ... import _name` (another module's private name) in a module's source; dunders apart."
+    return [a.name for node in ast.walk(ast.parse(source)) if isinstance(node, ast.ImportFrom)
+            for a in node.names if a.name.startswith("_") and not a.name.startswith("__")]
+
+
+def wide_positional(source: str, limit: int = MAX_POSITIONAL) -> list:
+    "(function, line, positional parameters) of every function that takes more than `limit` positional parameters."
+    return [(n.name, n.lineno, len(n.args.posonlyargs) + len(n.args.args)) for n in ast.walk(ast.parse(source))
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and len(n.args.posonlyargs) + len(n.args.args) > limit]
+
+
+def wide_lines(path: Path, limit: int = MAX_WIDTH) -> list:
+    """(where, width) of every line wider than `limit`: a module's lines (its first, the docstring nbdev writes from
+    the notebook's one-line summary, apart), or a notebook's code cells."""
+    if path.suffix == ".py":
+        lines = path.read_text(encoding="utf-8").splitlines()
+        return [(f"{_name(path)}:{i + 1}", len(l)) for i, l in enumerate(lines) if i > 0 and len(l) > limit]
+    out = []
+    for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+        if cell["cell_type"] == "code":
+            out += [(f"{path.name} {cell['id']}", len(l)) for l in "".join(cell["source"]).splitlines() if len(l) > limit]
+    return out
+
+
+def test_the_checkers_catch_what_they_look_for():
+    assert underscore_imports("from .a import _b, c\nfrom __future__ import annotations\nimport _d") == ["_b"]
+    assert underscore_imports("from retrieval_lit.x import (y,\n    _z as z)") == ["_z"]
+    assert wide_positional("def f(a, b, c, d, e, f, g, h, i): pass\ndef g(a, *, b, c, d, e, f, g, h, i): pass\n"
+                           "class C:\n    def m(self, a, b, c, d, e, f, g, h): pass") == [("f", 1, 9), ("m", 4, 9)]
+
+
+def test_no_module_imports_another_modules_underscore_names():
+    "Machinery another module reads is named without an underscore (#| exporti); nothing private crosses a module."
+    found = {_name(p): underscore_imports(p.read_text(encoding="utf-8")) for p in _modules()}
+    assert {m: names for m, names in found.items() if names} == {}
+
+
+def test_at_most_eight_positional_parameters_outside_the_modules_being_fixed():
+    found = {_name(p): wide_positional(p.read_text(encoding="utf-8")) for p in _modules() if _name(p) not in BEING_FIXED}
+    assert {m: f for m, f in found.items() if f} == {}
+
+
+@pytest.mark.xfail(strict=False, reason="engine, sharded, score_kernel, score_ranking, labs/hashing, compare, evaluator "
+                                        "and trec still have functions of more than 8 positional parameters: other "
+                                        "helpers of issue 42 are giving them named structures")
+def test_at_most_eight_positional_parameters_everywhere():
+    found = {_name(p): wide_positional(p.read_text(encoding="utf-8")) for p in _modules()}
+    assert {m: f for m, f in found.items() if f} == {}
+
+
+def test_lines_at_most_120_characters_where_held():
+    paths = [p for p in _modules() + sorted(NBS.glob("*.ipynb")) if _name(p) in WIDTH_HELD]
+    assert len(paths) == len(WIDTH_HELD)
+    assert [w for p in paths for w in wide_lines(p)] == []
+
+
+@pytest.mark.xfail(strict=False, reason="lines over 120 characters remain in chapters and modules outside issue 42's "
+                                        "registry pass (the assertion lists them); each helper fixes its own files")
+def test_lines_at_most_120_characters_everywhere():
+    assert [w for p in _modules() + sorted(NBS.glob("*.ipynb")) for w in wide_lines(p)] == []

@@ -14,7 +14,7 @@ from retrieval_lit.cli import main
 from retrieval_lit.relevance import make_ignore, relevance_from_labels, relevance_from_matrix
 from retrieval_lit.score_kernel import streamed_top_block, top_block
 from retrieval_lit.score_ranking import (similarity_rows, summarize_scores, threads_in_force, threads_wanted,
-                                         _usable_cpus)
+                                         usable_cpus)
 from retrieval_lit.validate import RetrievalInputError
 
 METRICS = ["map", "map@100", "ndcg@10"]
@@ -124,17 +124,17 @@ def test_threads_checked():
 
 def test_threads_in_force_is_scoped():
     "The count holds inside the `with` block, in this thread only, and is restored after an error."
-    outside = _usable_cpus()
+    outside = usable_cpus()
     with threads_in_force(5):
-        assert _usable_cpus() == 5 and threads_wanted() == 5
+        assert usable_cpus() == 5 and threads_wanted() == 5
         with ThreadPoolExecutor(1) as pool:                          # another thread does not see it
             assert pool.submit(threads_wanted).result() is None
         with threads_in_force(None):
-            assert _usable_cpus() == outside
+            assert usable_cpus() == outside
     with pytest.raises(RetrievalInputError):
         with threads_in_force(3):
             evaluate(scores=[[0.9, 0.5]], relevance=[[0, 1]], threads=0)
-    assert threads_wanted() is None and _usable_cpus() == outside
+    assert threads_wanted() is None and usable_cpus() == outside
 
 
 def test_engine_takes_the_count_in_force():

@@ -15,6 +15,7 @@ torch = pytest.importorskip("torch")
 
 from retrieval_lit import RetrievalInputError, evaluate  # noqa: E402
 from retrieval_lit import torch_engine  # noqa: E402
+from retrieval_lit.average_precision import expected_ap_sums  # noqa: E402
 from retrieval_lit.evaluator import Evaluator  # noqa: E402
 
 METRICS = ["map", "map@5", "map@r", "ndcg@10", "ndcg", "p@3", "recall@4", "mrr", "success@2", "rprec", "rbp@5"]
@@ -66,7 +67,7 @@ def test_scores_on_device_equal_numpy(ties, kind, metrics):
 
 ON_DEVICE = [["map"], ["map", "map@5", "p@3", "recall@4", "ndcg@6", "mrr@4", "success@2"],
              ["map@3", "p@2", "recall@7", "map@40", "p@40", "ndcg@3", "success@5", "mrr@40"],
-             ["ndcg", "mrr", "ndcg@50"]]
+             ["ndcg", "mrr", "ndcg@50"], ["ranx:ndcg_burges@4", "AP@3", "ranx:mrr", "nDCG@5", "ranx:recall@3"]]
 
 
 @pytest.mark.parametrize("ties", ["expected", "optimistic", "pessimistic", "index"])
@@ -118,19 +119,22 @@ def test_device_finish_on_embeddings_and_the_empty_policy():
 
 
 def test_device_finish_covers_only_what_it_can():
-    from retrieval_lit.evaluation import _parse_metrics, _Source
+    "The device finishes a run when every metric's entry declares a device finish serving the conventions, no bounds."
+    from retrieval_lit.evaluation import RankingSource, parse_metrics
     from retrieval_lit.metrics import Conventions
-    parsed = lambda names: _parse_metrics(names, _Source("scores", 1, 10))
-    fin = torch_engine.device_finishes
-    assert fin(parsed(["map", "MAP@100", "p@10", "recall@20"]), Conventions(), False, 50) == {
-        "map": ("map", 50), "map@100": ("map", 100), "p@10": ("p", 10), "recall@20": ("recall", 20)}
-    assert fin(parsed(["ndcg", "ndcg@5", "mrr", "mrr@3", "success@2"]), Conventions(), False, 50) == {
-        "ndcg": ("ndcg", 50), "ndcg@5": ("ndcg", 5), "mrr": ("mrr", 50), "mrr@3": ("mrr", 3),
-        "success@2": ("success", 2)}
+    parsed = lambda names: parse_metrics(names, RankingSource("scores", 1, 10))
+    reads = lambda names, conv=Conventions(): {n: f.reads for n, f in torch_engine.device_finishes(parsed(names), conv,
+                                                                                                  False).items()}
+    assert reads(["map", "MAP@100", "p@10", "recall@20"]) == {"map": -1, "map@100": 100, "p@10": 10, "recall@20": 20}
+    assert reads(["ndcg", "ndcg@5", "mrr", "mrr@3", "success@2"]) == {"ndcg": -1, "ndcg@5": 5, "mrr": -1, "mrr@3": 3,
+                                                                      "success@2": 2}
+    assert reads(["ranx:ndcg_burges@4", "AP@3"]) == {"ranx:ndcg_burges@4": 4, "AP@3": 3}   # other tools' names too
+    assert reads(["p@10"], Conventions(ap_interpolation="trapezoid")) == {"p@10": 10}       # trapezoid: AP's concern
     for names, bounds, conv in ((["map", "rbp@10"], False, Conventions()), ("map@r", False, Conventions()),
                                 ("rprec", False, Conventions()), ("map", True, Conventions()),
-                                ("map", False, Conventions(ap_interpolation="trapezoid"))):
-        assert fin(parsed(names), conv, bounds, 50) is None
+                                ("map", False, Conventions(ap_interpolation="trapezoid")), ("P(rel=2)@3", False,
+                                                                                           Conventions())):
+        assert torch_engine.device_finishes(parsed(names), conv, bounds) is None, names
 
 
 @pytest.mark.parametrize("similarity", ["cosine", "dot", "l2"])
@@ -159,7 +163,7 @@ def test_expected_ap_closed_form_equals_evaluate():
         vals, idx, valid = torch_engine.sorted_block(torch.tensor(s), None, None)
         groups = torch_engine.tie_groups(vals, idx, valid, torch.tensor(rel, dtype=torch.uint8), 2)
         r = rel.sum(axis=1)
-        closed = torch_engine.expected_ap_sums(*groups, 30).numpy() / np.where(r > 0, r, np.nan)
+        closed = expected_ap_sums(*groups, 30).numpy() / np.where(r > 0, r, np.nan)
         np.testing.assert_allclose(closed, cpu, rtol=0, atol=1e-12)
 
 

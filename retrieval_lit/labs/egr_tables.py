@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..egr import _check_groups, egr_exact, paper_map, paper_precision, paper_rprecision, rbp
+from ..egr import check_groups, egr_exact, paper_map, paper_precision, paper_rprecision, rbp
 from ..validate import check_int, fail
 
 # %% auto #0
@@ -52,7 +52,7 @@ def arrangements(n: int = 12, paper: bool = False) -> list:
 def layout(groups, n: int) -> np.ndarray:
     "The paper's list for a split: runs largest first, one irrelevant item between runs, the rest at the end."
     n = check_int(n, "n", 1)
-    g = sorted((int(v) for v in _check_groups(groups, n)), reverse=True)
+    g = sorted((int(v) for v in check_groups(groups, n)), reverse=True)
     out = np.zeros(n, dtype=np.uint8)
     pos = 0
     for v in g:
