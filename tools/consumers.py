@@ -16,8 +16,9 @@ statically (with `ast`), and these readings keep a change to one chapter from se
   only by the files that import it themselves;
 - `metrics.METRIC_MODULES` (the metric chapters that `parse_metric` imports by name) is not an import edge: a test
   file exercises a metric chapter by name only through a helper module of tests/ that it imports and that names
-  the chapter's metrics (tests/metric_names.py lists every family, for the suites that loop over all of them). A
-  test that names "p@10" in passing uses `evaluate` as a vehicle; the whole suite (tests/check.sh) still runs it.
+  the chapter's metrics (tests/metric_names.py lists every family, for the suites that loop over all of them), or
+  because it reads the whole registry (`known_metrics`, `_REGISTRY`). A test that names "p@10" in passing uses
+  `evaluate` as a vehicle; the whole suite (tests/check.sh) still runs it.
 """
 import ast
 import re
@@ -120,11 +121,23 @@ def metric_modules(path: Path) -> set:
     return out
 
 
+def registry_readers(path: Path) -> set:
+    """Every metric chapter, for a file that reads the whole registry (`known_metrics`, `_REGISTRY`: it loops over
+    every metric); else nothing."""
+    read = {alias.name for module, alias in _imports(path, "tests") if module == "retrieval_lit.metrics" and alias}
+    if not read & {"known_metrics", "_REGISTRY"}:
+        return set()
+    text = (PKG / "metrics.py").read_text(encoding="utf-8")
+    listed = re.search(r"METRIC_MODULES\s*=\s*\(([^)]*)\)", text)
+    return {f"retrieval_lit.{m}" for m in re.findall(r"[\"'](\w+)[\"']", listed.group(1) if listed else "")}
+
+
 def test_modules(path: Path, names: set) -> set:
-    "The package's modules a test file exercises: its imports, and the metric chapters its metric names reach."
+    """The package's modules a test file exercises: its imports, the metric chapters its helper lists name, and every
+    metric chapter when it reads the whole registry."""
     helpers = [path] + [TESTS / f"{m}.py" for m in re.findall(r"^\s*(?:from|import)\s+(\w+)", path.read_text(), re.M)
                         if (TESTS / f"{m}.py").exists() and not m.startswith("test_")]
-    found = {m for m in imported(path, "tests") if m in names}
+    found = {m for m in imported(path, "tests") if m in names} | registry_readers(path)
     for p in helpers[1:]:
         found |= {m for m in imported(p, "tests") if m in names} | metric_modules(p)
     return found
