@@ -25,7 +25,7 @@ usage: python benchmarks/bench_trec.py typical [--dir=DIR] [--repeat=N]
 The typical part (issue 41): a TREC track's sizes, 10 topics x 100 documents and 50 x 1,000, written by the same
 generator, the same measures (map, P_10, ndcg_cut_10), in one fresh process, each contender warmed up once, then
 interleaved, median of N (default 21) calls:
-  dicts   pytrec_eval  RelevanceEvaluator(qrels, {map, P.10, ndcg_cut.10}).evaluate(run) on parse_qrel / parse_run's dicts
+  dicts   pytrec_eval  RelevanceEvaluator(qrels, {map, P.10, ndcg_cut.10}).evaluate(run) on parse_qrel / parse_run's
           retrieval-lit evaluate_run(qrels, run, ["map", "P_10", "ndcg_cut_10"]) on the same dicts
   files   pytrec_eval  parse_qrel + parse_run of the files, then the same evaluation
           retrieval-lit read_qrels + read_run (table=True, as `trec-eval` reads them) + evaluate_run
@@ -233,8 +233,8 @@ def typical_stage(folder, repeat):
 
         cases = {"dicts": (lambda: pytrec_eval.RelevanceEvaluator(qrels, py_measures).evaluate(run),
                            lambda: evaluate_run(qrels, run, TYPICAL_MEASURES)),
-                 "files": (py_files, lambda: evaluate_run(read_qrels(qrels_path, table=True), read_run(run_path, table=True),
-                                                          TYPICAL_MEASURES))}
+                 "files": (py_files, lambda: evaluate_run(read_qrels(qrels_path, table=True),
+                                                          read_run(run_path, table=True), TYPICAL_MEASURES))}
         for what, (theirs, ours) in cases.items():
             py, report = theirs(), ours()                         # warm up; the values
             mine = report.to_dict()
@@ -257,7 +257,8 @@ import json, os, sys, time
 t0 = time.perf_counter()
 from retrieval_lit.trec import evaluate_run, read_qrels, read_run
 t1 = time.perf_counter()
-report = evaluate_run(read_qrels(sys.argv[1], table=True), read_run(sys.argv[2], table=True), ["map", "P_10", "ndcg_cut_10"])
+qrels, run = read_qrels(sys.argv[1], table=True), read_run(sys.argv[2], table=True)
+report = evaluate_run(qrels, run, ["map", "P_10", "ndcg_cut_10"])
 t2 = time.perf_counter()
 print(json.dumps({"import": t1 - t0, "first": t2 - t1, "numba": "numba" in sys.modules, "map": report.summary["map"]}))
 """

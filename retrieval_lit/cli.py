@@ -20,8 +20,8 @@ from .compare import CORRECTIONS, TESTS, compare
 from .evaluation import Report, evaluate
 from .hamming import PackedCodes, pack_codes
 from .metrics import convention_fields, known_metrics
-from .trec import (NICKNAMES, SUMMARY_ONLY, TOPIC_ONLY, TREC_TIES, evaluate_run, parse_measures, read_qrels,
-                                read_run, unsupported)
+from .trec import (NICKNAMES, SUMMARY_ONLY, TOPIC_ONLY, TREC_TIES, evaluate_run, parse_measures,
+                                read_qrels, read_run, unsupported)
 from .validate import RetrievalInputError, fail
 
 # %% auto #0
@@ -230,7 +230,8 @@ def _add_trec_eval(sub):
     te.add_argument("qrels", help="qrels file: qid iter docid rel")
     te.add_argument("run", nargs="+", help="run file: qid Q0 docid rank score tag (several, with --compare)")
     te.add_argument("-m", dest="measures", action="append", metavar="MEASURE",
-                    help="a measure (map, P.5,10, ndcg_cut_10, infAP, set_F.0.5, ...), ir_measures' name of one (nDCG@10, "
+                    help="a measure (map, P.5,10, ndcg_cut_10, infAP, set_F.0.5, ...), ir_measures' name of one "
+                         "(nDCG@10, "
                          "AP@100, 'P(rel=2)@5'), ranx's (ranx:map@100), or official / set / all_trec; repeatable "
                          "(default: official)")
     te.add_argument("-q", dest="per_query", action="store_true", help="also print each topic's lines")

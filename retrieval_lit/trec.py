@@ -874,7 +874,7 @@ def rprec_mult_cut(x: float, n_rel: np.ndarray) -> np.ndarray:
 INFAP_EPSILON = 1e-5                     # trec_eval's smoothing of infAP's estimated precision
 
 
-def _infap_rows(codes: np.ndarray,       # (Q, W) codes in a fixed order: >= 1 relevant, 0, -1 outside the pool, -2 in it
+def _infap_rows(codes: np.ndarray,       # (Q, W) codes, fixed order: >= 1 relevant, 0, -1 outside the pool, -2 in it
                 n_rel: np.ndarray,       # (Q,) R
                 ) -> np.ndarray:
     "(Q,) infAP of every row: the terms t_j of its relevant documents added left to right, / R (0 without R)."
@@ -1070,7 +1070,8 @@ _PARAM_RULES = {   # family -> (whole numbers?, count or None, the rule for one 
 
 def _params(family: str, text: str, spec: str) -> list:
     "The parameters of 'P.5,10', 'P_10' or 'set_F.0.5' (the text after the family's name), checked."
-    whole, count, ok, rule = _PARAM_RULES.get(family, (True, None, lambda v: v >= 1, "cutoffs are whole numbers from 1"))
+    cutoffs = (True, None, lambda v: v >= 1, "cutoffs are whole numbers from 1")
+    whole, count, ok, rule = _PARAM_RULES.get(family, cutoffs)
     what = "cutoff" if whole and family != "relstring" else "recall level" if "levels" in rule else "number"
     values = []
     for part in text.split(","):
@@ -1122,7 +1123,7 @@ def _in_trec_order(wanted: dict,        # family -> its cutoffs (a set), {text: 
     return out + list(leveled.values())
 
 # %% ../nbs/52_trec.ipynb #6d4485c1
-def _read_spec(spec: str,                # one name (not a nickname): 'map', 'P.5,10', 'set_F.0.5', 'AP@100', 'ranx:map@100'
+def _read_spec(spec: str,                # one name, no nickname: 'map', 'P.5,10', 'set_F.0.5', 'AP@100', 'ranx:map'
                wanted: dict,             # family -> parameters, filled (see _in_trec_order)
                leveled: dict,            # name -> TrecMeasure under its own spelling, filled
                ):
@@ -1576,8 +1577,8 @@ class TrecReport:
         return out
 
     def to_dict(self) -> dict:
-        """{qid: {measure: value}} for the per-topic measures, the shape pytrec_eval's evaluate returns (relstring as its
-        text, where pytrec_eval gives 0: a C double cannot hold it)."""
+        """{qid: {measure: value}} for the per-topic measures, the shape pytrec_eval's evaluate returns (relstring as
+        its text, where pytrec_eval gives 0: a C double cannot hold it)."""
         names = [m.name for m in self.measures if m.family not in SUMMARY_ONLY and m.name in self.per_query]
         return {q: {n: float(self.per_query[n][i]) for n in names} | {n: t[i] for n, t in self.texts.items()}
                 for i, q in enumerate(self.qids)}

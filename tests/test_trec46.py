@@ -52,14 +52,16 @@ def test_new_measures_on_trec_evals_test_files():
     ours, theirs = evaluate_run(qrels, run, "all_trec").to_dict(), pytrec(qrels, run)
     for q in ours:
         assert {n: ours[q][n] for n in PER_TOPIC_NEW} == {n: theirs[q][n] for n in PER_TOPIC_NEW}, q
-    lines = {l.split("\t")[1]: l.rstrip("\n").split("\t")[2] for l in open(DATA / "out.test.aq") if l.startswith("relstring")}
+    lines = {l.split("\t")[1]: l.rstrip("\n").split("\t")[2] for l in open(DATA / "out.test.aq")
+             if l.startswith("relstring")}
     assert {q: f"'{t}'" for q, t in zip(sorted(ours), (ours[q]["relstring"] for q in sorted(ours)))} == lines
 
 
 @pytest.mark.parametrize("ours_name, theirs_spec, theirs_names", [
     ("set_F.0.5", "set_F.0.5", {"set_F_0.5": "set_F"}),
     ("11pt_avg.0.2,0.5,0.8", "11pt_avg.0.2,0.5,0.8", {"11pt_avg_0.2,0.5,0.8": "11pt_avg"}),
-    ("Rprec_mult.0.5,1.5", "Rprec_mult.0.5,1.5", {"Rprec_mult_0.50": "Rprec_mult_0.50", "Rprec_mult_1.50": "Rprec_mult_1.50"}),
+    ("Rprec_mult.0.5,1.5", "Rprec_mult.0.5,1.5",
+     {"Rprec_mult_0.50": "Rprec_mult_0.50", "Rprec_mult_1.50": "Rprec_mult_1.50"}),
     ("relative_P.3,7", "relative_P.3,7", {"relative_P_3": "relative_P_3", "relative_P_7": "relative_P_7"}),
 ])
 def test_parameters_as_pytrec_eval_reads_them(ours_name, theirs_spec, theirs_names):
@@ -149,7 +151,7 @@ def test_infap_extremes_are_not_at_the_fixed_orders():
     run = {"q": {f"n{i}": 2.0 for i in range(9)} | {"r": 1.0, "p": 1.0}}   # nine outside the pool; r, p tie at 10-11
     values = [pytrec(qrels, {"q": order})["q"]["infAP"] for order in every_order(run["q"])]
     optimistic = evaluate_run(qrels, run, ["infAP"], ties="optimistic").summary["infAP"]
-    assert optimistic == pytest.approx(min(values)) and max(values) > optimistic + 0.03   # relevant first is the minimum
+    assert optimistic == pytest.approx(min(values)) and max(values) > optimistic + 0.03   # relevant first: the minimum
     with pytest.raises(RetrievalInputError, match="`bounds` is True, but infAP has no exact range here"):
         evaluate_run(qrels, run, ["infAP"], bounds=True)
 
@@ -243,7 +245,8 @@ def test_new_measures_on_the_command_line(tmp_path):
     out = io.StringIO()
     assert main(["trec-eval", str(tmp_path / "q.txt"), str(tmp_path / "r.txt"), "-m", "infAP", "-m", "relstring",
                  "-m", "set_F.0.5", "-q"], out=out) == 0
-    assert out.getvalue().splitlines() == ["relstring             \tq\t'01.-'", f"infAP                 \tq\t{0.5:6.4f}",
+    assert out.getvalue().splitlines() == ["relstring             \tq\t'01.-'",
+                                           f"infAP                 \tq\t{0.5:6.4f}",
                                            f"set_F_0.5             \tq\t{1.5 * 0.25 / (0.5 * 0.25 + 1):6.4f}",
                                            f"infAP                 \tall\t{0.5:6.4f}",
                                            f"set_F_0.5             \tall\t{1.5 * 0.25 / (0.5 * 0.25 + 1):6.4f}"]
@@ -265,8 +268,8 @@ def test_judged_scores_a_judged_topic_the_run_lacks_as_ir_measures_does():
         run = {q: {d: s + i * 1e-3 for i, (d, s) in enumerate(docs.items())} for q, docs in run.items()}   # no ties
         for k in (1, 5, 20):
             got = evaluate_run(qrels, run, [f"Judged@{k}"]).summary[f"judged_{k}"]
-            assert got == pytest.approx(ir_measures.calc_aggregate([ir_measures.Judged @ k], qrels, run)[ir_measures.Judged @ k],
-                                        abs=1e-12)
+            theirs = ir_measures.calc_aggregate([ir_measures.Judged @ k], qrels, run)[ir_measures.Judged @ k]
+            assert got == pytest.approx(theirs, abs=1e-12)
 
 
 # ---------------------------------------------------------------- ranx's names on runs
@@ -327,6 +330,7 @@ def test_ranx_names_on_the_command_line(tmp_path):
     write_qrels({"a": {"d1": 1, "d2": 0}, "b": {"d3": 1}}, tmp_path / "q.txt")
     write_run({"a": {"d1": 0.5, "d9": 0.7}}, tmp_path / "r.txt")
     out = io.StringIO()
-    assert main(["trec-eval", str(tmp_path / "q.txt"), str(tmp_path / "r.txt"), "-m", "ranx:map@100", "-q"], out=out) == 0
+    assert main(["trec-eval", str(tmp_path / "q.txt"), str(tmp_path / "r.txt"), "-m", "ranx:map@100", "-q"],
+                out=out) == 0
     assert out.getvalue().split() == ["ranx:map@100", "a", "0.5000", "ranx:map@100", "b", "0.0000",
                                       "ranx:map@100", "all", "0.2500"]     # ranx's 0.25: b, judged, scores 0
