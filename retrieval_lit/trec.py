@@ -188,9 +188,10 @@ def _small_fields(path, columns: tuple, kinds: tuple):
 
 # %% ../nbs/52_trec.ipynb #9772a98d
 def _fields(path, columns: tuple, kinds: tuple):
-    "(ids, numbers) of every line, by `_small_fields` (a small file) or `_fast_fields`; None: the careful reader's."
+    """(ids, numbers) of every line, by `_small_fields` (a small file, numba not loaded yet) or `_fast_fields`; None:
+    the careful reader's."""
     try:
-        small = os.path.getsize(path) < SMALL_FILE_BYTES
+        small = os.path.getsize(path) < SMALL_FILE_BYTES and "retrieval_lit.trec_kernel" not in sys.modules
     except OSError:
         return None
     return (_small_fields if small else _fast_fields)(path, columns, kinds)
@@ -510,7 +511,8 @@ def check_qrels(qrels,                  # {qid: {docid: rel}}: whole numbers <= 
 # %% ../nbs/52_trec.ipynb #6581eeb9
 _FLOAT_TYPES = {float, np.float64, np.float32, np.float16}   # scores numpy reads as float() does, bit for bit
 _WHOLE_TYPES = {int, np.int64, np.int32, np.int16, np.int8, np.uint8, np.uint16, np.uint32}
-_FAST_DICT_ENTRIES = 1 << 16   # dictionaries this large have their ids cut by the compiled split_ids (chapter 57)
+_FAST_DICT_ENTRIES = 1 << 24   # dictionaries this large load the compiled split_ids (chapter 57): its speed then
+                               # outweighs numba's load; below, only if it is loaded already
 _SPACE = re.compile(r"\s")                               # str.split()'s spaces (the same set: str.isspace)
 
 
@@ -537,7 +539,7 @@ def _split_ids(data: np.ndarray,         # the ids' UTF-8 bytes (uint8), one NUL
                n: int,                   # the number of ids joined
                ) -> np.ndarray | None:
     "(n, width) zero-padded bytes of each id, or None (an empty id, an ASCII space in one, not n ids)."
-    if n >= _FAST_DICT_ENTRIES:
+    if n >= _FAST_DICT_ENTRIES or "retrieval_lit.trec_kernel" in sys.modules:
         from retrieval_lit.trec_kernel import split_ids
         ok, ids = split_ids(data, n)
         return ids if ok else None
@@ -631,13 +633,14 @@ class TrecRanking:
         return np.array([int((j == 0).sum()) for j in self.judged], dtype=np.int64)
 
 # %% ../nbs/52_trec.ipynb #533050de
-_COMPILED_JOIN_ROWS = 1 << 16   # a run of this many rows or more is matched with the qrels by the compiled merge
+_COMPILED_JOIN_ROWS = 1 << 16   # a run this large is matched by the compiled merge, if numba is loaded already
 
 
 def _join(qrels: TrecTable, run: TrecTable, qids: list) -> np.ndarray:
     """For each run row, the qrels row of the same topic (one of `qids`) and document, or -1: both tables hold each
-    topic's rows sorted by document id, so a merge of the two sorted lists per topic (compiled, for a large run) or
-    a binary search of each topic's run ids among its qrels ids (numpy, for a small one) finds every pair."""
+    topic's rows sorted by document id, so a merge of the two sorted lists per topic (compiled, for a large run once
+    the compiled reader is loaded) or a binary search of each topic's run ids among its qrels ids (numpy) finds every
+    pair."""
     width = max(qrels.docids.shape[1], run.docids.shape[1])
     kq, kr = _doc_keys(qrels.docids, width), _doc_keys(run.docids, width)
     spans = []                                                   # each topic of `qids`: its rows in either table
@@ -645,7 +648,7 @@ def _join(qrels: TrecTable, run: TrecTable, qids: list) -> np.ndarray:
         where = {q: i for i, q in enumerate(table.qids)}
         spans.append(np.array([(table.starts[where[q]], table.starts[where[q] + 1]) if q in where else (0, 0)
                                for q in qids], dtype=np.int64).reshape(len(qids), 2))
-    if len(kr) >= _COMPILED_JOIN_ROWS:                           # a large run: the compiled merge
+    if len(kr) >= _COMPILED_JOIN_ROWS and "retrieval_lit.trec_kernel" in sys.modules:   # the compiled merge
         from retrieval_lit.trec_kernel import merge_join
         return merge_join(kq, spans[0], kr, spans[1])
     both = np.concatenate([kq, kr])

@@ -152,9 +152,11 @@ def test_small_dictionaries_take_the_numpy_path_without_the_kernel(monkeypatch):
 def test_numpy_and_compiled_splits_give_the_same_tables(seed, monkeypatch):
     "The numpy split (a typical run) and the compiled split_ids (from _FAST_DICT_ENTRIES ids on): the same tables."
     qrels, run = random_dicts(np.random.default_rng(700 + seed))
-    numpy_tables = [trec_module._fast_table(x, n) for x, n in ((qrels, "qrels"), (run, "run"))]
-    monkeypatch.setattr(trec_module, "_FAST_DICT_ENTRIES", 0)
-    compiled = [trec_module._fast_table(x, n) for x, n in ((qrels, "qrels"), (run, "run"))]
+    with monkeypatch.context() as m:                                   # as in a process without the kernel
+        m.delitem(sys.modules, "retrieval_lit.trec_kernel")
+        numpy_tables = [trec_module._fast_table(x, n) for x, n in ((qrels, "qrels"), (run, "run"))]
+        assert "retrieval_lit.trec_kernel" not in sys.modules
+    compiled = [trec_module._fast_table(x, n) for x, n in ((qrels, "qrels"), (run, "run"))]   # the kernel is loaded
     assert all(same_table(a, b) for a, b in zip(numpy_tables, compiled))
     assert all(same_table(a, careful_table(x, n)) for a, (x, n) in zip(numpy_tables, ((qrels, "qrels"), (run, "run"))))
 
@@ -164,6 +166,7 @@ def test_numpy_and_compiled_splits_give_the_same_tables(seed, monkeypatch):
 def test_numpy_split_refuses_what_the_compiled_one_refuses(text, n, monkeypatch):
     data = np.frombuffer(text.encode(), dtype=np.uint8)
     ok, want = split_ids(data, n)
+    monkeypatch.delitem(sys.modules, "retrieval_lit.trec_kernel")      # numpy's split
     got = trec_module._split_ids(data, n)
     assert (got is None) == (not ok) and (got is None or got.tolist() == want.tolist())
 
