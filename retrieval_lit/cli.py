@@ -512,7 +512,7 @@ def _note_left_out(measures,  # the -m values as given
     families = lambda ms: ", ".join(sorted({m.family for m in ms}, key=str.lower))
     no_topic = [m for m in left if compared and (m.family in SUMMARY_ONLY or m.family in TOPIC_ONLY)]
     if no_topic:
-        print(f"retrieval-lit: note: {families(no_topic)} are not compared (they have no number per topic)",
+        print(f"retrieval-lit: note: {families(no_topic)} are not compared (they have no value per topic)",
               file=sys.stderr)
     refused = [(m, unsupported(m, ties, bounds)) for m in left if m not in no_topic]
     for arg, why in (("ties", "no closed form for their mean over tie orders"), ("bounds", "no exact range over tie "
