@@ -19,9 +19,25 @@ once to warm up (numba's cached code, ranx's compilation), then best of 3, wall 
   retrieval-lit  evaluate_run(qrels, run, ["map", "P_10", "ndcg_cut_10"]) on the same dictionaries
   ranx           Qrels(qrels), Run(run) built and evaluate(..., ["map", "precision@10", "ndcg@10"]) (informative)
 Goal: retrieval-lit no slower than pytrec_eval (met / NOT MET, on wall and on CPU time); its values equal
-pytrec_eval's at full precision."""
+pytrec_eval's at full precision.
+
+usage: python benchmarks/bench_trec.py typical [--dir=DIR] [--repeat=N]
+The typical part (issue 41): a TREC track's sizes, 10 topics x 100 documents and 50 x 1,000, written by the same
+generator, the same measures (map, P_10, ndcg_cut_10), in one fresh process, each contender warmed up once, then
+interleaved, median of N (default 21) calls:
+  dicts   pytrec_eval  RelevanceEvaluator(qrels, {map, P.10, ndcg_cut.10}).evaluate(run) on parse_qrel / parse_run's
+          retrieval-lit evaluate_run(qrels, run, ["map", "P_10", "ndcg_cut_10"]) on the same dicts
+  files   pytrec_eval  parse_qrel + parse_run of the files, then the same evaluation
+          retrieval-lit read_qrels + read_run (table=True, as `trec-eval` reads them) + evaluate_run
+Goals: retrieval-lit <= 1x pytrec_eval on each line; the values equal pytrec_eval's (largest difference printed).
+A typical run is read and checked without numba; once the compiled reader is loaded in a process (after a large
+file), small files are read by it too: the last line times the 50 x 1,000 files so (informative).
+Then the first call in a fresh process with an empty numba cache (NUMBA_CACHE_DIR a new empty folder): the import of
+retrieval_lit.trec, then read_qrels + read_run + evaluate_run on the 50 x 1,000 files; goal: the first call <= 1 s
+(whether numba was imported at all is printed)."""
 import io
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -193,8 +209,108 @@ def files_part(qrels, run):
     print(f"  agreement with pytrec_eval to 1e-12: {'met' if worst <= 1e-12 else 'NOT MET'}")
 
 
+TYPICAL = ((10, 100), (50, 1000))
+TYPICAL_MEASURES = ["map", "P_10", "ndcg_cut_10"]
+
+
+def typical_stage(folder, repeat):
+    "The typical part in this process: dicts and files of each size, interleaved, medians (see the docstring)."
+    import pytrec_eval
+    from retrieval_lit.trec import evaluate_run, read_qrels, read_run
+    py_measures = {"map", "P.10", "ndcg_cut.10"}
+    out = []
+    for n_topics, n_docs in TYPICAL:
+        qrels_path, run_path = write_files(folder, n_topics, n_docs)
+        with open(qrels_path) as f:
+            qrels = pytrec_eval.parse_qrel(f)
+        with open(run_path) as f:
+            run = pytrec_eval.parse_run(f)
+
+        def py_files():
+            with open(qrels_path) as f:
+                q = pytrec_eval.parse_qrel(f)
+            with open(run_path) as f:
+                r = pytrec_eval.parse_run(f)
+            return pytrec_eval.RelevanceEvaluator(q, py_measures).evaluate(r)
+
+        ours_files = lambda: evaluate_run(read_qrels(qrels_path, table=True), read_run(run_path, table=True),
+                                          TYPICAL_MEASURES)
+        cases = {"dicts": (lambda: pytrec_eval.RelevanceEvaluator(qrels, py_measures).evaluate(run),
+                           lambda: evaluate_run(qrels, run, TYPICAL_MEASURES)),
+                 "files": (py_files, ours_files)}
+        if (n_topics, n_docs) == TYPICAL[-1]:                    # the last size: then once more with numba loaded
+            cases["files, compiled reader loaded (informative)"] = (py_files, ours_files)
+        for what, (theirs, ours) in cases.items():
+            if what.startswith("files, compiled"):
+                import retrieval_lit.trec_kernel  # noqa: F401   a process that has read a large file: the compiled reader
+            py, report = theirs(), ours()                         # warm up; the values
+            mine = report.to_dict()
+            diff = max(abs(mine[q][m] - py[q][m]) for q in py for m in mine[q])
+            times = {k: [] for k in ("pytrec_eval", "retrieval_lit", "pytrec_eval cpu", "retrieval_lit cpu")}
+            for _ in range(repeat):                               # interleaved: the load moves both alike
+                for name, fn in (("pytrec_eval", theirs), ("retrieval_lit", ours)):
+                    t0, c0 = time.perf_counter(), time.process_time()
+                    fn()
+                    times[name].append(time.perf_counter() - t0)
+                    times[name + " cpu"].append(time.process_time() - c0)
+            out.append({"size": f"{n_topics} x {n_docs}", "what": what, "difference": diff,
+                        "same_topics": sorted(mine) == sorted(py),
+                        **{k: float(np.median(v)) for k, v in times.items()}})
+    print(json.dumps(out))
+
+
+COLD = """
+import json, os, sys, time
+t0 = time.perf_counter()
+from retrieval_lit.trec import evaluate_run, read_qrels, read_run
+t1 = time.perf_counter()
+qrels, run = read_qrels(sys.argv[1], table=True), read_run(sys.argv[2], table=True)
+report = evaluate_run(qrels, run, ["map", "P_10", "ndcg_cut_10"])
+t2 = time.perf_counter()
+print(json.dumps({"import": t1 - t0, "first": t2 - t1, "numba": "numba" in sys.modules, "map": report.summary["map"]}))
+"""
+
+
+def typical_part(folder, repeat=21):
+    folder.mkdir(exist_ok=True)
+    for size in TYPICAL:
+        write_files(folder, *size)
+    p = subprocess.run([sys.executable, __file__, "--stage", "typical", str(folder), str(repeat)], capture_output=True,
+                       text=True)
+    if p.returncode:
+        raise SystemExit(f"the typical part failed:\n{p.stderr[-3000:]}")
+    rows = json.loads(p.stdout.strip().splitlines()[-1])
+    print(f"typical part: one fresh process, each contender warmed up once, then interleaved, median of {repeat}; "
+          f"measures map, P_10, ndcg_cut_10")
+    for r in rows:
+        for clock, key in (("wall", ""), ("CPU", " cpu")):
+            ratio = r["retrieval_lit" + key] / r["pytrec_eval" + key]
+            print(f"  {r['size']:>11} {r['what']} ({clock:>4}): pytrec_eval {1000 * r['pytrec_eval' + key]:8.2f} ms  "
+                  f"retrieval-lit {1000 * r['retrieval_lit' + key]:8.2f} ms  ratio {ratio:5.2f}  goal <= 1x: "
+                  f"{'met' if ratio <= 1 else 'NOT MET'}")
+        same = r["difference"] <= 1e-12 and r["same_topics"]
+        print(f"  {r['size']:>11} {r['what']}: largest |difference| from pytrec_eval {r['difference']:.1e}: "
+              f"values equal {'met' if same else 'NOT MET'}")
+    qrels, run = write_files(folder, 50, 1000)
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+        p = subprocess.run([sys.executable, "-c", COLD, str(qrels), str(run)], capture_output=True, text=True, env=env)
+    if p.returncode:
+        raise SystemExit(f"the cold call failed:\n{p.stderr[-3000:]}")
+    cold = json.loads(p.stdout.strip().splitlines()[-1])
+    print(f"  first call in a fresh process, empty numba cache (50 x 1000 files): import {cold['import']:.2f} s, "
+          f"read + evaluate {cold['first']:.2f} s (numba imported: {'yes' if cold['numba'] else 'no'})  "
+          f"goal first call <= 1 s: {'met' if cold['first'] <= 1 else 'NOT MET'}")
+
+
 if __name__ == "__main__":
-    if len(sys.argv) > 1 and sys.argv[1] == "--stage":
+    if len(sys.argv) > 1 and sys.argv[1] == "typical":
+        folder = next((a.split("=", 1)[1] for a in sys.argv[2:] if a.startswith("--dir=")), None)
+        repeat = int(next((a.split("=", 1)[1] for a in sys.argv[2:] if a.startswith("--repeat=")), 21))
+        typical_part(Path(folder or tempfile.gettempdir()) / "retrieval_lit_bench_trec", repeat)
+    elif len(sys.argv) > 2 and sys.argv[1] == "--stage" and sys.argv[2] == "typical":
+        typical_stage(Path(sys.argv[3]), int(sys.argv[4]))
+    elif len(sys.argv) > 1 and sys.argv[1] == "--stage":
         (dict_stage if sys.argv[2] == "dict" else lambda *a: stage(sys.argv[2], *a))(Path(sys.argv[3]), Path(sys.argv[4]))
     else:
         args = [a for a in sys.argv[1:] if not a.startswith("--")]

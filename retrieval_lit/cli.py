@@ -20,7 +20,8 @@ from .compare import CORRECTIONS, TESTS, compare, table_options
 from .evaluation import Report, evaluate
 from .hamming import PackedCodes, pack_codes
 from .metrics import convention_fields, known_metrics
-from .trec import NICKNAMES, SUMMARY_ONLY, TREC_TIES, evaluate_run, parse_measures, read_qrels, read_run
+from .trec import (NICKNAMES, SUMMARY_ONLY, TOPIC_ONLY, TREC_TIES, evaluate_run, parse_measures,
+                                read_qrels, read_run, unsupported)
 from .validate import RetrievalInputError, fail
 
 # %% auto #0
@@ -229,18 +230,22 @@ def _add_trec_eval(sub):
     te.add_argument("qrels", help="qrels file: qid iter docid rel")
     te.add_argument("run", nargs="+", help="run file: qid Q0 docid rank score tag (several, with --compare)")
     te.add_argument("-m", dest="measures", action="append", metavar="MEASURE",
-                    help="a measure (map, P.5,10, ndcg_cut_10, ...), ir_measures' name of one (nDCG@10, AP@100, "
-                         "'P(rel=2)@5'), or official / all_trec; repeatable (default: official)")
+                    help="a measure (map, P.5,10, ndcg_cut_10, infAP, set_F.0.5, ...), ir_measures' name of one "
+                         "(nDCG@10, "
+                         "AP@100, 'P(rel=2)@5'), ranx's (ranx:map@100), or official / set / all_trec; repeatable "
+                         "(default: official)")
     te.add_argument("-q", dest="per_query", action="store_true", help="also print each topic's lines")
     te.add_argument("-c", dest="complete", action="store_true",
                     help="average over every topic of the qrels (a topic the run lacks scores 0); without it, "
-                         "trec_eval names leave such a topic out and ir_measures names score it 0, as each tool does")
+                         "trec_eval names leave such a topic out and ir_measures' and ranx's names score it 0, as "
+                         "each tool does")
     te.add_argument("--ties", choices=TREC_TIES, default="trec_eval",
                     help="trec_eval (descending docid inside a tie; default), expected (mean over tie orders), "
                          "optimistic or pessimistic")
     te.add_argument("--bounds", action="store_true", help="add two columns: the lowest and highest value over tie orders")
     te.add_argument("--trec-version", choices=("9", "10"), default="9",
-                    help="iprec_at_recall's recall cut as trec_eval 9 / pytrec_eval (default) or 10 computes it")
+                    help="iprec_at_recall's and 11pt_avg's recall cut as trec_eval 9 / pytrec_eval (default) or 10 "
+                         "computes it")
     te.add_argument("--max-grade", type=int, default=None, metavar="G",
                     help="the grade scale 0..G, declared (err_cut reads it); default: the largest grade of the topics "
                          "evaluated, so it can change with the topics the run holds")
@@ -482,45 +487,67 @@ def run_evaluate(args,                   # the parsed `evaluate` options (an arg
     return r
 
 # %% ../nbs/80_cli.ipynb #72b4f5d0
+def _trec_measures(measures,  # the -m values as given
+                   ) -> list:
+    "parse_measures on the -m values, before any file is read; its refusals name -m, the option the user typed."
+    try:
+        return parse_measures(measures)
+    except RetrievalInputError as e:
+        if str(e).startswith("`measures` "):
+            fail("-m", str(e)[len("`measures` "):])
+        raise
+
+# %% ../nbs/80_cli.ipynb #ec9a8537
 _NO_PER_TOPIC = {"gm_map": "it is trec_eval's geometric mean of the topics' AP (exp of the mean of their logs), not a "
                            "mean of per-topic values, which --compare's paired tests and intervals need: compare map "
                            "(each topic's AP) instead, or score each run alone for its gm_map",
-                 "runid": "it is the run's name", "num_q": "it is the number of topics"}
+                 "gm_bpref": "it is trec_eval's geometric mean of the topics' bpref, not a mean of per-topic values, "
+                             "which --compare's paired tests and intervals need: compare bpref instead",
+                 "runid": "it is the run's name", "num_q": "it is the number of topics",
+                 "relstring": "it is text (the judgements of each topic's first documents), not a number"}
 
 
 def _refuse_summary_only(measures,  # the -m values as given (a nickname's measures may be left out, with a note)
                          ):
-    "For --compare: refuse a measure named on its own (not through official / all_trec) that has no value per topic."
+    "For --compare: refuse a measure named on its own (not through a nickname) that has no number per topic."
     for text in measures:
         if text not in NICKNAMES:
-            for m in parse_measures([text]):
-                if m.family in SUMMARY_ONLY:
+            for m in _trec_measures([text]):
+                if m.family in SUMMARY_ONLY or m.family in TOPIC_ONLY:
                     fail("-m", f"{m.name}: --compare has no value per topic to compare for it: {_NO_PER_TOPIC[m.family]}")
 
-
+# %% ../nbs/80_cli.ipynb #a94024b0
 def _note_left_out(measures,  # the -m values as given
-                   kept,      # the names the output holds (a report's summary, or its per-topic values)
+                   kept,      # the names the output holds (a report's summary and texts, or its compared values)
+                   ties: str,  # the tie mode
+                   bounds: bool,  # whether ranges were asked for
+                   compared: bool = False,  # --compare: a measure without a number per topic is left out too
                    ):
     "Notes on stderr naming the measures asked for through a nickname that the output leaves out, and why."
     left = [m for m in parse_measures(measures) if m.name not in kept]
-    families = lambda ms: ", ".join(sorted({m.family for m in ms}))
-    no_topic = [m for m in left if m.family in SUMMARY_ONLY]
+    families = lambda ms: ", ".join(sorted({m.family for m in ms}, key=str.lower))
+    no_topic = [m for m in left if compared and (m.family in SUMMARY_ONLY or m.family in TOPIC_ONLY)]
     if no_topic:
         print(f"retrieval-lit: note: {families(no_topic)} are not compared (they have no value per topic)",
               file=sys.stderr)
-    if len(left) > len(no_topic):
-        print(f"retrieval-lit: note: under --ties expected, {families([m for m in left if m not in no_topic])} are "
-              "left out (no closed form for their mean over tie orders)", file=sys.stderr)
+    refused = [(m, unsupported(m, ties, bounds)) for m in left if m not in no_topic]
+    for arg, why in (("ties", "no closed form for their mean over tie orders"), ("bounds", "no exact range over tie "
+                                                                                          "orders here")):
+        ms = [m for m, r in refused if r is not None and r[0] == arg]
+        if ms:
+            where = "under --ties expected" if arg == "ties" else "with --bounds"
+            print(f"retrieval-lit: note: {where}, {families(ms)} are left out ({why})", file=sys.stderr)
 
-
+# %% ../nbs/80_cli.ipynb #b95b152e
 def run_trec_eval(args,                  # the parsed `trec-eval` options (an argparse.Namespace from build_parser)
                   out,                   # text stream for trec_eval's lines, e.g. sys.stdout
                   ):
     "Read the files, evaluate, print trec_eval's lines; notes (dropped topics, skipped measures) go to stderr."
     if args.compare or len(args.run) > 1:
         return run_trec_compare(args, out)
-    qrels, (run, tag) = read_qrels(args.qrels, table=True), read_run(args.run[0], with_tag=True, table=True)
     measures = args.measures or ["official"]
+    _trec_measures(measures)
+    qrels, (run, tag) = read_qrels(args.qrels, table=True), read_run(args.run[0], with_tag=True, table=True)
     report = evaluate_run(qrels, run, measures, ties=args.ties, bounds=args.bounds, complete=args.complete or None,
                           trec_version=args.trec_version, runid=tag, max_grade=args.max_grade,
                           skip_unsupported=all(m in NICKNAMES for m in measures))   # nicknames: skip what ties refuse
@@ -528,7 +555,7 @@ def run_trec_eval(args,                  # the parsed `trec-eval` options (an ar
         print(f"retrieval-lit: note: {len(report.dropped)} topic(s) of the run are not in the qrels and were not "
               f"evaluated, as trec_eval does: {', '.join(report.dropped[:10])}{' ...' if len(report.dropped) > 10 else ''}",
               file=sys.stderr)
-    _note_left_out(measures, report.summary)
+    _note_left_out(measures, [*report.summary, *report.texts], args.ties, args.bounds)
     print("\n".join(report.lines(per_query=args.per_query)), file=out)
     return report
 
@@ -596,6 +623,7 @@ def run_trec_compare(args,               # the parsed `trec-eval` options with s
     _table_args(args)                                  # the table's options, before any file is read
     qrels, systems = read_qrels(args.qrels), {}
     measures = args.measures or list(COMPARE_MEASURES)
+    _trec_measures(measures)
     _refuse_summary_only(measures)
     for path in args.run:
         run, tag = read_run(path, with_tag=True)
@@ -610,7 +638,8 @@ def run_trec_compare(args,               # the parsed `trec-eval` options with s
         if r.qids != first.qids:
             fail("run", f"files cover different topics of the qrels ({len(first.qids)} and {len(r.qids)} evaluated): "
                         "add -c to score every topic of the qrels in every run (a topic a run lacks scores 0)")
-    _note_left_out(measures, [m.name for m in first.measures if m.family not in SUMMARY_ONLY])   # (the compared ones)
+    compared = [m.name for m in first.measures if m.family not in SUMMARY_ONLY and m.name in first.per_query]
+    _note_left_out(measures, compared, args.ties, args.bounds, compared=True)
     c = _compare(systems, None, args)
     _print_comparison(c, args, out)
     return c

@@ -13,10 +13,11 @@ import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 
 import numpy as np
 
-from .metrics import Conventions, parse_metric, tie_range
+from .metrics import Conventions, check_name_digits, parse_metric, tie_range
 from .ranking import FrozenSummary, RankSummary, positions_in_runs, row_sums, run_offsets, stack_padded
 from .score_ranking import summarize_lists
 from .relevance import declared_scale
@@ -138,12 +139,87 @@ def _fast_piece(kernel, data: np.ndarray, codes: np.ndarray, kinds: tuple, id_fi
     numbers = [(ints if kinds[j] == "int" else floats)[:, slot[j]].copy() for j in number_fields]   # not "check"
     return ids, numbers
 
+# %% ../nbs/52_trec.ipynb #dcf0a5ca
+SMALL_FILE_BYTES = 1 << 23               # files smaller than this are read without numba (`_small_fields`)
+ASCII_SPACES = np.zeros(256, dtype=bool)  # the bytes str.split() splits an ASCII line at (chapter 57's _is_space)
+ASCII_SPACES[[9, 10, 11, 12, 13, 28, 29, 30, 31, 32]] = True
+ASCII_SPACE_BYTES = [bytes([c]) for c in np.flatnonzero(ASCII_SPACES)]
+
+# %% ../nbs/52_trec.ipynb #2cd5da57
+def _small_fields(path, columns: tuple, kinds: tuple):
+    "(ids, numbers) as `_fast_fields` gives them, read without numba (a small file), or None wherever it has a doubt."
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return None
+    if not data or not data.isascii() or b"\x00" in data:
+        return None
+    b = np.frombuffer(data, dtype=np.uint8)
+    space = (b == 32) | ((b >= 9) & (b <= 13)) | ((b >= 28) & (b <= 31))   # ASCII_SPACES, compared (faster)
+    starts = np.flatnonzero(~space[1:] & space[:-1]) + 1                  # where each field starts
+    if not space[0]:
+        starts = np.concatenate([[0], starts])
+    line_ends = np.flatnonzero(b == 10)
+    if b[-1] != 10:
+        line_ends = np.append(line_ends, len(b))                         # a last line without a newline
+    n_fields = len(columns)
+    if len(starts) != len(line_ends) * n_fields or (starts[n_fields - 1::n_fields] > line_ends).any() \
+            or (starts[n_fields::n_fields] < line_ends[:-1]).any():
+        return None                                              # a line with other fields: the careful reader's
+    tokens = data.decode("ascii").split()
+    ids, numbers = [], []
+    for j, kind in enumerate(kinds):
+        if kind == "id":                                         # zero-padded bytes, as the compiled reader's
+            field = tokens[j::n_fields]
+            cut = np.fromiter(field, dtype=f"S{max(map(len, field))}", count=len(field))
+            ids.append(cut.view(np.uint8).reshape(len(cut), cut.itemsize))
+        elif kind in ("int", "float", "check"):
+            try:
+                values = np.array(list(map(float if kind == "float" else int, tokens[j::n_fields])),
+                                  dtype=np.float64 if kind == "float" else np.int64)
+            except (ValueError, OverflowError):
+                return None
+            if kind == "float" and not np.isfinite(values).all():
+                return None
+            if kind != "check":
+                numbers.append(values)
+    return ids, numbers
+
+# %% ../nbs/52_trec.ipynb #9772a98d
+def _fields(path, columns: tuple, kinds: tuple):
+    """(ids, numbers) of every line, by `_small_fields` (a small file, numba not loaded yet) or `_fast_fields`; None:
+    the careful reader's."""
+    try:
+        small = os.path.getsize(path) < SMALL_FILE_BYTES and "retrieval_lit.trec_kernel" not in sys.modules
+    except OSError:
+        return None
+    return (_small_fields if small else _fast_fields)(path, columns, kinds)
+
 # %% ../nbs/52_trec.ipynb #7ab1e001
-def _doc_keys(ids: np.ndarray) -> np.ndarray:
+def _doc_keys(ids: np.ndarray,           # (L, w) zero-padded id bytes
+              width: int = 0,             # at least this many bytes (two tables' keys compared: the wider's)
+              ) -> np.ndarray:
     "(L, k) uint64 words of zero-padded id bytes, big-endian: comparing rows word by word is comparing the ids."
-    width = -(-ids.shape[1] // 8) * 8
-    padded = ids if ids.shape[1] == width else np.pad(ids, ((0, 0), (0, width - ids.shape[1])))
-    return np.ascontiguousarray(padded).view(">u8").astype(np.uint64)
+    width = -(-max(ids.shape[1], width) // 8) * 8
+    padded = ids
+    if ids.shape[1] != width or not ids.flags.c_contiguous:
+        padded = np.zeros((len(ids), width), dtype=np.uint8)
+        padded[:, :ids.shape[1]] = ids
+    return padded.view(">u8").astype(np.uint64)
+
+# %% ../nbs/52_trec.ipynb #88a14f95
+SMALL_TABLE_ROWS = 1 << 16               # tables smaller than this sort and match long ids by their ranks
+
+
+def _word_ranks(words: np.ndarray,       # (L, k) uint64 id words (`_doc_keys`)
+                ) -> np.ndarray:
+    "(L,) int64 dense ranks of the rows: equal ids equal ranks, and ranks in the ids' string order."
+    rank = np.unique(words[:, 0], return_inverse=True)[1].ravel().astype(np.int64)
+    for j in range(1, words.shape[1]):
+        nxt = np.unique(words[:, j], return_inverse=True)[1].ravel().astype(np.int64)
+        rank = np.unique(rank * (int(nxt.max(initial=0)) + 1) + nxt, return_inverse=True)[1].ravel().astype(np.int64)
+    return rank
 
 # %% ../nbs/52_trec.ipynb #190a940f
 @dataclass
@@ -158,8 +234,9 @@ class TrecTable:
     def to_dict(self) -> dict:
         "{qid: {docid: value}}, the dictionaries read_run and read_qrels give."
         docs = self.docids.view(f"S{self.docids.shape[1]}").ravel().tolist()
+        text = b"\x00".join(docs).decode("utf-8").split("\x00")   # one decoding (no id holds a NUL)
         values = self.values.tolist()
-        return {q: {docs[r].decode("utf-8"): values[r] for r in range(a, b)}
+        return {q: dict(zip(text[a:b], values[a:b]))
                 for q, a, b in zip(self.qids, self.starts[:-1].tolist(), self.starts[1:].tolist())}
 
 # %% ../nbs/52_trec.ipynb #b97a068e
@@ -197,8 +274,10 @@ def _segment_order(starts: np.ndarray, keys: list, stable: bool = True) -> np.nd
 
 # %% ../nbs/52_trec.ipynb #a6aa5ced
 def _doc_order_keys(doc_ids: np.ndarray) -> list:
-    "np.lexsort keys (last first) that order rows by document id."
+    "np.lexsort keys (last first) that order rows by document id: the words, or a small table's ranks of them."
     keys = _doc_keys(doc_ids)
+    if keys.shape[1] > 1 and len(keys) < SMALL_TABLE_ROWS:
+        return [_word_ranks(keys)]
     return [keys[:, j] for j in range(keys.shape[1] - 1, -1, -1)]
 
 # %% ../nbs/52_trec.ipynb #663052da
@@ -268,7 +347,7 @@ def read_run(path,                      # a run file, one line 'qid Q0 docid ran
     """A TREC run file as {qid: {docid: score}} (pytrec_eval's and ranx's shape), or as a `TrecTable` with
     table=True; with_tag=True also returns the tag of its first line (trec_eval's `runid`)."""
     table = check_bool(table, "table")
-    fast = _fast_fields(path, RUN_COLUMNS, ("id", "skip", "id", "check", "float", "skip"))
+    fast = _fields(path, RUN_COLUMNS, ("id", "skip", "id", "check", "float", "skip"))
     out = None if fast is None else _sorted_table(fast[0][0], fast[0][1], fast[1][0])
     if out is not None:
         tag = _first_tag(path)
@@ -293,7 +372,7 @@ def read_qrels(path,                    # a qrels file, one line 'qid iter docid
     """A TREC qrels file as {qid: {docid: rel}} (or a `TrecTable` with table=True): rel >= 1 relevant (and its
     gain), 0 judged non-relevant, < 0 unjudged."""
     table = check_bool(table, "table")
-    fast = _fast_fields(path, QRELS_COLUMNS, ("id", "skip", "id", "int"))
+    fast = _fields(path, QRELS_COLUMNS, ("id", "skip", "id", "int"))
     out = None
     if fast is not None and int(fast[1][0].max(initial=0)) <= MAX_TREC_GRADE:
         out = _sorted_table(fast[0][0], fast[0][1], fast[1][0])
@@ -432,7 +511,8 @@ def check_qrels(qrels,                  # {qid: {docid: rel}}: whole numbers <= 
 # %% ../nbs/52_trec.ipynb #6581eeb9
 _FLOAT_TYPES = {float, np.float64, np.float32, np.float16}   # scores numpy reads as float() does, bit for bit
 _WHOLE_TYPES = {int, np.int64, np.int32, np.int16, np.int8, np.uint8, np.uint16, np.uint32}
-_FAST_DICT_ENTRIES = 1 << 16   # dictionaries this large take the fast path even before numba is loaded
+_FAST_DICT_ENTRIES = 1 << 24   # dictionaries this large load the compiled split_ids (chapter 57): its speed then
+                               # outweighs numba's load; below, only if it is loaded already
 _SPACE = re.compile(r"\s")                               # str.split()'s spaces (the same set: str.isspace)
 
 
@@ -454,11 +534,28 @@ def _fast_values(inner: list, n: int, name: str) -> np.ndarray | None:
     except (OverflowError, ValueError):                      # an integer beyond int64 or the doubles; a short count
         return None
 
+# %% ../nbs/52_trec.ipynb #9f6af1c8
+def _split_ids(data: np.ndarray,         # the ids' UTF-8 bytes (uint8), one NUL between two ids
+               n: int,                   # the number of ids joined
+               ) -> np.ndarray | None:
+    "(n, width) zero-padded bytes of each id, or None (an empty id, an ASCII space in one, not n ids)."
+    if n >= _FAST_DICT_ENTRIES or "retrieval_lit.trec_kernel" in sys.modules:
+        from retrieval_lit.trec_kernel import split_ids
+        ok, ids = split_ids(data, n)
+        return ids if ok else None
+    raw = data.tobytes()
+    if any(space in raw for space in ASCII_SPACE_BYTES):        # a few memchr scans, no copy
+        return None
+    parts = raw.split(b"\x00")
+    if len(parts) != n or b"" in parts:
+        return None
+    ids = np.fromiter(parts, dtype=f"S{max(map(len, parts))}", count=n)   # zero-padded to the longest
+    return ids.view(np.uint8).reshape(n, ids.itemsize)
+
 # %% ../nbs/52_trec.ipynb #761b581c
 def _fast_table(x, name: str) -> TrecTable | None:
     """The TrecTable of a run (name 'run') or qrels dictionary in whole-array steps, the one `_table_from_nested`
-    builds from the checked dictionary; None where an entry needs the careful check (or numba is not loaded and the
-    dictionary is small)."""
+    builds from the checked dictionary; None where an entry needs the careful check."""
     if hasattr(x, "to_dict") and not isinstance(x, Mapping):
         x = x.to_dict()
     if not isinstance(x, Mapping) or not x:
@@ -476,18 +573,17 @@ def _fast_table(x, name: str) -> TrecTable | None:
     inner = [topics[q] for q in qids]
     sizes = np.fromiter(map(len, inner), dtype=np.int64, count=len(inner))
     n = int(sizes.sum())
-    if n == 0 or "retrieval_lit.trec_kernel" not in sys.modules and n < _FAST_DICT_ENTRIES:
+    if n == 0:
         return None
     try:
-        from retrieval_lit.trec_kernel import split_ids
         joined = "\x00".join(["\x00".join(d) for d in inner if len(d)])   # TypeError: an id that is not a string
         data = np.frombuffer(joined.encode("utf-8"), dtype=np.uint8)     # UnicodeEncodeError: a lone surrogate
-    except (ImportError, TypeError, UnicodeEncodeError):
+    except (TypeError, UnicodeEncodeError):
         return None
     if not joined.isascii() and _SPACE.search(joined):
         return None
-    ok, ids = split_ids(data, n)                             # not ok: an empty id, an ASCII space, or not n ids
-    values = _fast_values(inner, n, name) if ok else None
+    ids = _split_ids(data, n)                                # None: an empty id, an ASCII space, or not n ids
+    values = None if ids is None else _fast_values(inner, n, name)
     if values is None:
         return None
     starts = run_offsets(sizes)
@@ -517,6 +613,8 @@ class TrecRanking:
     judged: list             # per topic, per document in that order: grade >= 1 relevant, 0 non-relevant, -1 unjudged
     n_nonrel: np.ndarray     # (Q,) documents the qrels judge non-relevant (rel = 0)
     dropped: list = field(default_factory=list)   # topics of the run that the qrels lack (not evaluated, as trec_eval)
+    pooled: list = field(default_factory=list)    # per topic, per document: True where the qrels hold it with a
+                                                  # negative judgement (in the pool, unjudged); [] for none
     _fixed: dict = field(default_factory=dict, repr=False)   # tie mode -> (Q, W) codes in that fixed order, once
 
     @property
@@ -529,30 +627,38 @@ class TrecRanking:
         "(Q,) relevant documents retrieved per topic."
         return np.array([int((j > 0).sum()) for j in self.judged], dtype=np.int64)
 
+    @property
+    def n_nonrel_ret(self) -> np.ndarray:
+        "(Q,) retrieved documents judged non-relevant per topic."
+        return np.array([int((j == 0).sum()) for j in self.judged], dtype=np.int64)
+
 # %% ../nbs/52_trec.ipynb #533050de
-_COMPILED_JOIN_ROWS = 1 << 16   # a run of this many rows or more is matched with the qrels by the compiled merge
+_COMPILED_JOIN_ROWS = 1 << 16   # a run this large is matched by the compiled merge, if numba is loaded already
 
 
 def _join(qrels: TrecTable, run: TrecTable, qids: list) -> np.ndarray:
     """For each run row, the qrels row of the same topic (one of `qids`) and document, or -1: both tables hold each
-    topic's rows sorted by document id, so one merge of the two sorted lists per topic finds every pair."""
+    topic's rows sorted by document id, so a merge of the two sorted lists per topic (compiled, for a large run once
+    the compiled reader is loaded) or a binary search of each topic's run ids among its qrels ids (numpy) finds every
+    pair."""
     width = max(qrels.docids.shape[1], run.docids.shape[1])
-    kq = _doc_keys(np.pad(qrels.docids, ((0, 0), (0, width - qrels.docids.shape[1]))))
-    kr = _doc_keys(np.pad(run.docids, ((0, 0), (0, width - run.docids.shape[1]))))
-    ranges = []
+    kq, kr = _doc_keys(qrels.docids, width), _doc_keys(run.docids, width)
+    spans = []                                                   # each topic of `qids`: its rows in either table
     for table in (qrels, run):
-        at = {q: i for i, q in enumerate(table.qids)}
-        ranges.append(np.array([(table.starts[at[q]], table.starts[at[q] + 1]) if q in at else (0, 0) for q in qids],
-                               dtype=np.int64).reshape(len(qids), 2))
-    if len(kr) >= _COMPILED_JOIN_ROWS:                           # a large run: the compiled merge
+        where = {q: i for i, q in enumerate(table.qids)}
+        spans.append(np.array([(table.starts[where[q]], table.starts[where[q] + 1]) if q in where else (0, 0)
+                               for q in qids], dtype=np.int64).reshape(len(qids), 2))
+    if len(kr) >= _COMPILED_JOIN_ROWS and "retrieval_lit.trec_kernel" in sys.modules:   # the compiled merge
         from retrieval_lit.trec_kernel import merge_join
-        return merge_join(kq, ranges[0], kr, ranges[1])
+        return merge_join(kq, spans[0], kr, spans[1])
+    both = np.concatenate([kq, kr])
+    key = both[:, 0] if both.shape[1] == 1 else _word_ranks(both)   # one word: the key itself; more: their rank
+    kq, kr = key[:len(kq)], key[len(kq):]
     match = np.full(len(kr), -1, dtype=np.int64)
-    q_ids, r_ids = [row.tobytes() for row in kq], [row.tobytes() for row in kr]
-    for (qa, qb), (ra, rb) in zip(ranges[0].tolist(), ranges[1].tolist()):   # a small run: a dictionary per topic
-        where = {q_ids[i]: i for i in range(qa, qb)}
-        for j in range(ra, rb):
-            match[j] = where.get(r_ids[j], -1)
+    for (qa, qb), (ra, rb) in zip(spans[0].tolist(), spans[1].tolist()):   # a binary search per topic
+        if qa < qb and ra < rb:
+            pos = np.minimum(np.searchsorted(kq[qa:qb], kr[ra:rb]), qb - qa - 1)
+            match[ra:rb] = np.where(kq[qa:qb][pos] == kr[ra:rb], qa + pos, -1)
     return match
 
 # %% ../nbs/52_trec.ipynb #39448e63
@@ -620,6 +726,7 @@ def rank_run(qrels,                     # {qid: {docid: rel}} or a TrecTable: re
     keep = keep[_segment_order(seg, [-run.values[keep]])]
     rel = qrels.values
     judged_all = np.append(rel, -1)[match[keep]]                 # match -1 (not in the qrels) reads the -1 appended
+    pooled_all = (judged_all < 0) & (match[keep] >= 0)           # in the qrels with a negative judgement: the pool
     judged_all = np.where(judged_all >= 0, judged_all, -1).astype(np.int64)
     scores_all = run.values[keep]
     cuts = seg[1:-1]
@@ -636,13 +743,15 @@ def rank_run(qrels,                     # {qid: {docid: rel}} or a TrecTable: re
     n_nonrel = np.bincount(q_topic[(q_topic >= 0) & (rel == 0)], minlength=n_q).astype(np.int64)
     judged_topics = set(qrels.qids)
     dropped = [q for q in run.qids if q not in judged_topics]
-    return TrecRanking(qids, summary, scores, judged, n_nonrel, dropped)
+    pooled = np.split(pooled_all, cuts) if pooled_all.any() else []
+    return TrecRanking(qids, summary, scores, judged, n_nonrel, dropped, pooled)
 
 # %% ../nbs/52_trec.ipynb #65c04efc
 CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)          # trec_eval's default cutoffs for P, recall, map_cut, ndcg_cut
 SUCCESS_CUTOFFS = (1, 5, 10)
 RECALL_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
-MIN_GEO_MEAN = 1e-5                                          # gm_map's floor, as trec_eval's
+RPREC_MULTIPLES = (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)   # Rprec_mult's default multiples of R
+MIN_GEO_MEAN = 1e-5                                          # gm_map's and gm_bpref's floor, as trec_eval's
 TREC_CONVENTIONS = dict(ap_denominator="all", gain="linear", empty="zero")
 TREC_TIES = ("trec_eval", "expected", "optimistic", "pessimistic")
 TREC_VERSIONS = ("9", "10")                                 # the trec_eval versions whose recall cut c(x) is followed
@@ -710,30 +819,219 @@ def interpolated_precision(judged: np.ndarray,  # one topic's codes in rank orde
             out[i] = at_rel[max(c, 1) - 1]
     return out
 
+# %% ../nbs/52_trec.ipynb #0c9bcbfb
+_LOG2 = [0.0, 0.0]            # log2(0) (never read) and log2(1); grown on demand
+
+
+def log2_table(n: int,                  # the largest argument needed
+               ) -> np.ndarray:
+    "(n + 1,) log2(0), ..., log2(n) as the C library computes each (math.log2); the entry for 0 is 0 (never read)."
+    while len(_LOG2) <= n:
+        _LOG2.extend(math.log2(i) for i in range(len(_LOG2), 2 * len(_LOG2)))
+    return np.array(_LOG2[:n + 1])
+
+# %% ../nbs/52_trec.ipynb #772c4a99
+ORDER_FREE = ("num_nonrel_judged_ret", "set_P", "set_recall", "set_relative_P", "set_map", "set_F", "utility")
+
+
+def _order_free_rows(family: str,        # one of ORDER_FREE
+                     param,              # set_F: (beta,); utility: (p1, p2, p3, p4); the others: None
+                     counts: tuple,      # (n, a, R, judged non-relevant retrieved), each (Q,) int
+                     ) -> np.ndarray:
+    "(Q,) one measure of the retrieved set of every topic (0 where its denominator is 0, as trec_eval leaves it)."
+    n, a, r, nonrel = (np.asarray(x, dtype=np.float64) for x in counts)
+    div = lambda x, y, ok: np.divide(x, y, out=np.zeros(len(a)), where=ok)
+    if family == "num_nonrel_judged_ret":
+        return np.asarray(counts[3], dtype=np.int64)
+    if family == "set_P":
+        return div(a, n, n > 0)
+    if family == "set_recall":
+        return div(a, r, r > 0)
+    if family == "set_relative_P":
+        return div(a, np.minimum(n, r), (n > 0) & (r > 0))
+    if family == "set_map":
+        return div(a * a, n * r, (n > 0) & (r > 0))
+    if family == "set_F":
+        beta, p, rec = param[0], div(a, n, a > 0), div(a, r, a > 0)
+        return div((beta + 1.0) * p * rec, beta * p + rec, a > 0)
+    p1, p2, p3, p4 = param                                   # utility; the collection size N is 0 (p4 is 0)
+    return p1 * a + p2 * (n - a) + p3 * (r - a) + p4 * (a - n - r)
+
+# %% ../nbs/52_trec.ipynb #416ba28e
+def _cut_precision_rows(codes: np.ndarray,   # (Q, W) codes in a fixed order (>= 1 relevant), padded
+                        c: np.ndarray,       # (Q,) the places read: the first c[i] (past the end: none relevant)
+                        den: np.ndarray,     # (Q,) what the count is divided by (0: the value is 0)
+                        ) -> np.ndarray:
+    "(Q,) the relevant documents among the first c[i] places of row i, divided by den[i] (0 where den is 0)."
+    hits = np.zeros((len(codes), codes.shape[1] + 1), dtype=np.int64)
+    np.cumsum(codes > 0, axis=1, out=hits[:, 1:])
+    count = hits[np.arange(len(codes)), np.minimum(c, codes.shape[1])]
+    return np.divide(count.astype(np.float64), den, out=np.zeros(len(codes)), where=np.asarray(den) > 0)
+
+
+def rprec_mult_cut(x: float, n_rel: np.ndarray) -> np.ndarray:
+    "(Q,) c = int(x R + 0.9), the places Rprec_mult_x reads (trec_eval 9 and 10 alike)."
+    return np.trunc(x * np.asarray(n_rel, dtype=np.float64) + 0.9).astype(np.int64)
+
+# %% ../nbs/52_trec.ipynb #50952b1c
+INFAP_EPSILON = 1e-5                     # trec_eval's smoothing of infAP's estimated precision
+
+
+def _infap_rows(codes: np.ndarray,       # (Q, W) codes, fixed order: >= 1 relevant, 0, -1 outside the pool, -2 in it
+                n_rel: np.ndarray,       # (Q,) R
+                ) -> np.ndarray:
+    "(Q,) infAP of every row: the terms t_j of its relevant documents added left to right, / R (0 without R)."
+    rel = codes > 0
+    r = np.cumsum(rel, axis=1) - 1                               # relevant documents above each place
+    u, p = np.cumsum(codes == 0, axis=1), np.cumsum(codes == -2, axis=1)
+    j = np.arange(codes.shape[1], dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):        # j = 0, and places that hold no relevant document
+        estimate = (r + INFAP_EPSILON) / ((r + u) + 2 * INFAP_EPSILON)
+        terms = 1.0 / (j + 1.0) + (j / (j + 1.0)) * ((r + u + p) / j) * estimate
+    terms[:, :1] = 1.0
+    sums = row_sums(np.where(rel, terms, 0.0))
+    return np.divide(sums, n_rel, out=sums, where=np.asarray(n_rel) > 0)
+
+# %% ../nbs/52_trec.ipynb #c9d917b4
+def _bing_rows(codes: np.ndarray,        # (Q, W) codes in a fixed order (>= 1 relevant), padded
+               n_rel: np.ndarray,        # (Q,) R
+               ) -> np.ndarray:
+    "(Q,) binG: 1 / log2(2 + the non-relevant documents above) over the relevant documents, added left to right, / R."
+    rel = codes > 0
+    m = np.arange(codes.shape[1]) - (np.cumsum(rel, axis=1) - 1)   # non-relevant above each place (at relevant ones)
+    logs = log2_table(codes.shape[1] + 2)
+    terms = np.where(rel, 1.0 / logs[np.clip(2 + m, 1, None)], 0.0)
+    return np.divide(row_sums(terms), n_rel, out=np.zeros(len(codes)), where=np.asarray(n_rel) > 0)
+
+# %% ../nbs/52_trec.ipynb #2a7a77d3
+def _ideal_gains(grade_totals: np.ndarray,  # (Q, G + 1) judged documents of each grade (summary.grade_totals)
+                 width: int,                # the places wanted (at least the largest R + 1)
+                 ) -> np.ndarray:
+    "(Q, width) each topic's grades >= 1 in descending order, then 0: the ideal gains g*_1 >= g*_2 >= ..."
+    counts = np.asarray(grade_totals, dtype=np.int64)[:, :0:-1]   # grades G, G - 1, ..., 1
+    q, g = counts.shape
+    per_topic = counts.sum(axis=1)
+    values = np.repeat(np.tile(np.arange(g, 0, -1), q), counts.ravel())   # each topic's grades, descending
+    topic, place = np.repeat(np.arange(q), per_topic), positions_in_runs(per_topic)
+    out = np.zeros((q, width))
+    keep = place < width
+    out[topic[keep], place[keep]] = values[keep]
+    return out
+
+# %% ../nbs/52_trec.ipynb #cf1fe562
+def _g_rows(gains: np.ndarray,          # (Q, W) each place's gain (the grade; 0 non-relevant, unjudged, padding)
+            ideal: np.ndarray,          # (Q, W') the ideal gains, descending (`_ideal_gains`)
+            ) -> np.ndarray:
+    "(Q,) G: sum_i g_i / log2(2 + C_i - G_i) / sum_j g*_j (0 where the ideal gains nothing)."
+    q, w = gains.shape
+    best = np.zeros((q, w))
+    best[:, :min(w, ideal.shape[1])] = ideal[:, :w]
+    cost = np.cumsum(np.maximum(best, 1.0), axis=1)             # C_i: each place costs its ideal gain, at least 1
+    arg = ((2 + cost) - np.cumsum(gains, axis=1)).astype(np.int64)
+    logs = log2_table(int(arg.max(initial=2)))
+    terms = np.where(gains != 0, gains / logs[np.clip(arg, 1, None)], 0.0)
+    total = ideal.sum(axis=1)                                    # whole numbers: exact in any order
+    return np.divide(row_sums(terms), total, out=np.zeros(q), where=total > 0)
+
+# %% ../nbs/52_trec.ipynb #0a182c37
+def _dcg_prefix(gains: np.ndarray,       # (Q, W) gains in rank order
+                ) -> np.ndarray:
+    "(Q, W + 1): column i the DCG of the first i places, gain / log2(place + 1) added left to right (trec_eval's)."
+    q, w = gains.shape
+    terms = np.where(gains != 0, gains / log2_table(w + 1)[2:], 0.0)
+    out = np.zeros((q, w + 1))
+    np.cumsum(terms, axis=1, out=out[:, 1:])
+    return out
+
+# %% ../nbs/52_trec.ipynb #713d191f
+def _rndcg_rows(gains: np.ndarray,       # (Q, W) gains in rank order, 0 past each row's end
+                ideal: np.ndarray,       # (Q, W') the ideal gains (`_ideal_gains`, W' > the largest R)
+                n_ret: np.ndarray,       # (Q,) n
+                ) -> np.ndarray:
+    "(Q,) Rndcg: nDCG at each place where the ideal gain changes level (and at n > R + 1), averaged; 0 without R."
+    q, n_ret = len(gains), np.asarray(n_ret)
+    r = (ideal > 0).sum(axis=1)
+    w = int(r.max(initial=0)) + 1
+    best = np.zeros((q, w + 1))
+    best[:, :min(w + 1, ideal.shape[1])] = ideal[:, :w + 1]
+    run, ideal_dcg = _dcg_prefix(gains), _dcg_prefix(best)
+    place = np.arange(1, w + 1)
+    change = (best[:, 1:] != best[:, :-1]) & (place <= r[:, None])
+    rows = np.arange(q)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        at = np.where(change, run[rows[:, None], np.minimum(place, n_ret[:, None])] / ideal_dcg[:, 1:w + 1], 0.0)
+        end = n_ret > r + 1
+        last = np.where(end, run[rows, n_ret] / ideal_dcg[rows, r], 0.0)
+    count = change.sum(axis=1) + end
+    return np.divide(row_sums(np.column_stack([at, last])), count, out=np.zeros(q), where=r > 0)
+
+# %% ../nbs/52_trec.ipynb #8e8ca763
+def _ndcg_rel_rows(gains: np.ndarray,    # (Q, W) gains in rank order, 0 past each row's end
+                   ideal: np.ndarray,    # (Q, W') the ideal gains (`_ideal_gains`)
+                   n_ret: np.ndarray,    # (Q,) n
+                   ) -> np.ndarray:
+    "(Q,) ndcg_rel: DCG(i) / IDCG(min(i, R)) at each relevant place, (R - a) DCG(n) / IDCG(R) for the rest, / R."
+    q, w, n_ret = gains.shape[0], gains.shape[1], np.asarray(n_ret)
+    r = (ideal > 0).sum(axis=1)
+    best = np.zeros((q, max(int(r.max(initial=0)), 1)))
+    best[:, :min(best.shape[1], ideal.shape[1])] = ideal[:, :best.shape[1]]
+    run, ideal_dcg = _dcg_prefix(gains), _dcg_prefix(best)
+    rows, place = np.arange(q), np.arange(1, w + 1)
+    rel = (gains > 0) & (place <= n_ret[:, None])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        at = np.where(rel, run[:, 1:] / ideal_dcg[rows[:, None], np.minimum(place, r[:, None])], 0.0)
+        rest = (r - rel.sum(axis=1)).astype(np.float64) * run[rows, n_ret] / ideal_dcg[rows, r]
+    total = row_sums(np.column_stack([at, rest]))
+    return np.divide(total, r, out=np.zeros(q), where=total > 0)
+
+# %% ../nbs/52_trec.ipynb #3b54379b
+def _relstring_rows(codes: np.ndarray,   # (Q, W) codes in a fixed order (-1 outside the pool, -2 in it, unjudged)
+                    n_ret: np.ndarray,   # (Q,) n
+                    n: int,              # the places shown (relstring's N)
+                    ) -> np.ndarray:
+    "(Q,) object array of str: each topic's first min(N, n) codes as relstring's characters."
+    chars = np.array(list("0123456789" + ">" * 246 + ".-"))     # code c at [c]; -2 -> '.', -1 -> '-'
+    width = min(n, codes.shape[1])
+    shown = chars[codes[:, :width]]
+    return np.array(["".join(row[:m]) for row, m in zip(shown.tolist(), np.minimum(n_ret, n).tolist())], dtype=object)
+
 # %% ../nbs/52_trec.ipynb #58486b49
 MEASURE_ORDER = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
-                 "recip_rank", "iprec_at_recall", "P", "recall", "ndcg", "ndcg_cut", "map_cut", "success",
-                 "recip_rank_cut", "judged", "err_cut")
+                 "recip_rank", "iprec_at_recall", "P", "relstring", "recall", "infAP", "gm_bpref", "Rprec_mult",
+                 "utility", "11pt_avg", "binG", "G", "ndcg", "ndcg_rel", "Rndcg", "ndcg_cut", "map_cut",
+                 "relative_P", "success", "set_P", "set_relative_P", "set_recall", "set_map", "set_F",
+                 "num_nonrel_judged_ret", "recip_rank_cut", "judged", "err_cut")   # trec_eval's printing order
 NOT_TREC_EVAL = ("recip_rank_cut", "judged", "err_cut")   # RR@k, Judged@k and ERR@k (chapter 15, on the declared
                                                            # max_grade), which trec_eval lacks: not in all_trec
-DEFAULT_PARAMS = {"iprec_at_recall": RECALL_LEVELS, "P": CUTOFFS, "recall": CUTOFFS, "ndcg_cut": CUTOFFS,
-                  "map_cut": CUTOFFS, "success": SUCCESS_CUTOFFS, "recip_rank_cut": CUTOFFS,
-                  "judged": CUTOFFS, "err_cut": CUTOFFS}
-NICKNAMES = {"official": MEASURE_ORDER[:12], "all_trec": tuple(f for f in MEASURE_ORDER if f not in NOT_TREC_EVAL)}
+DEFAULT_PARAMS = {"iprec_at_recall": RECALL_LEVELS, "P": CUTOFFS, "recall": CUTOFFS, "Rprec_mult": RPREC_MULTIPLES,
+                  "ndcg_cut": CUTOFFS, "map_cut": CUTOFFS, "relative_P": CUTOFFS, "success": SUCCESS_CUTOFFS,
+                  "recip_rank_cut": CUTOFFS, "judged": CUTOFFS, "err_cut": CUTOFFS}   # one output line per parameter
+LEVEL_FAMILIES = ("iprec_at_recall", "Rprec_mult")         # real parameters, printed as %3.2f
+SINGLE_PARAMS = {"set_F": (1.0,), "utility": (1.0, -1.0, 0.0, 0.0), "11pt_avg": RECALL_LEVELS,
+                 "relstring": (10,)}                      # one output line, its parameters' defaults
+GAIN_FAMILIES = ("G", "ndcg", "ndcg_rel", "Rndcg")         # trec_eval's 'rel=gain' parameters: not read here
+OFFICIAL = MEASURE_ORDER[:12]                              # runid ... P: trec_eval's default set
+NICKNAMES = {"official": OFFICIAL,
+             "set": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P", "set_recall",
+                     "set_relative_P", "set_map", "set_F"),
+             "all_trec": tuple(f for f in MEASURE_ORDER if f not in NOT_TREC_EVAL)}
 LIBRARY_METRICS = {"map": "map", "Rprec": "rprec", "recip_rank": "mrr", "ndcg": "ndcg", "P": "p@{}",
                    "recall": "recall@{}", "ndcg_cut": "ndcg@{}", "map_cut": "map@{}", "success": "success@{}",
                    "recip_rank_cut": "mrr@{}", "err_cut": "err@{}"}
-COUNT_MEASURES = ("num_q", "num_ret", "num_rel", "num_rel_ret")
-SUMMARY_ONLY = ("runid", "num_q", "gm_map")
-FIXED_ORDER_MEASURES = ("bpref", "iprec_at_recall")
+COUNT_MEASURES = ("num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret")   # sums over topics
+SUMMARY_ONLY = ("runid", "num_q", "gm_map", "gm_bpref")    # no line per topic
+TOPIC_ONLY = ("relstring",)                               # no line over all topics: text
+FIXED_ORDER_MEASURES = ("bpref", "gm_bpref", "iprec_at_recall", "11pt_avg", "infAP", "Rprec_mult", "relative_P",
+                        "binG", "G", "Rndcg", "ndcg_rel", "relstring")   # computed here on codes in a fixed order
 
 
 @dataclass(frozen=True)
 class TrecMeasure:
     "One output line's measure: its printed name ('P_10'), family ('P') and parameter (10; None for 'map')."
-    name: str                        # the printed name: 'map', 'P_10', 'iprec_at_recall_0.50'
-    family: str                      # the measure's family in MEASURE_ORDER: 'map', 'P', 'iprec_at_recall'
-    param: float | int | None = None  # the cutoff (int) or recall level (float); None: a family without one
+    name: str                        # the printed name: 'map', 'P_10', 'iprec_at_recall_0.50', 'set_F_0.5'
+    family: str                      # the measure's family in MEASURE_ORDER ('map', 'P'), or 'ranx' (a ranx name)
+    param: float | int | tuple | None = None   # the cutoff (int), level or multiple (float), or a single-value
+                                     # measure's parameters (tuple: set_F's beta, utility's p1..p4); None: none
     rel_level: int = 1               # a document is relevant when rel >= this (trec_eval -l; ir_measures' rel=)
 
 # %% ../nbs/52_trec.ipynb #03b13e7c
@@ -748,27 +1046,52 @@ def _trec_measure(name: str,            # an ir_measures name: 'nDCG@10', 'RR@10
     return trec_spec(name)
 
 # %% ../nbs/52_trec.ipynb #93156a11
-def _measure(family: str, param) -> TrecMeasure:
+def _measure(family: str,               # a family of MEASURE_ORDER
+             param,                     # its cutoff, level or multiple; a single-value family's tuple; None: default
+             text: str | None = None,   # a single-value family's parameters as typed (printed in its name)
+             ) -> TrecMeasure:
+    "The TrecMeasure of one output line, named as trec_eval prints it."
+    if family in SINGLE_PARAMS:
+        name = family if text is None else f"{family}_{text}"
+        return TrecMeasure(name, family, SINGLE_PARAMS[family] if param is None else tuple(param))
     if param is None:
         return TrecMeasure(family, family)
-    if family == "iprec_at_recall":
+    if family in LEVEL_FAMILIES:
         return TrecMeasure(f"{family}_{param:3.2f}", family, float(param))
     return TrecMeasure(f"{family}_{int(param)}", family, int(param))
 
 # %% ../nbs/52_trec.ipynb #34deec9b
+_PARAM_RULES = {   # family -> (whole numbers?, count or None, the rule for one value, what it says when broken)
+    "iprec_at_recall": (False, None, lambda v: 0 <= v <= 1, "recall levels lie in [0, 1]"),
+    "11pt_avg": (False, None, lambda v: 0 <= v <= 1, "recall levels lie in [0, 1]"),
+    "Rprec_mult": (False, None, lambda v: v > 0, "multiples of R are positive"),
+    "set_F": (False, 1, lambda v: v >= 0, "set_F takes one weight beta >= 0"),
+    "utility": (False, 4, lambda v: True, "utility takes four coefficients p1,p2,p3,p4"),
+    "relstring": (True, 1, lambda v: v >= 1, "relstring takes one length from 1"),
+}
+
+
 def _params(family: str, text: str, spec: str) -> list:
-    "The cutoffs (or recall levels) of 'P.5,10' or 'P_10', checked."
+    "The parameters of 'P.5,10', 'P_10' or 'set_F.0.5' (the text after the family's name), checked."
+    cutoffs = (True, None, lambda v: v >= 1, "cutoffs are whole numbers from 1")
+    whole, count, ok, rule = _PARAM_RULES.get(family, cutoffs)
+    what = "cutoff" if whole and family != "relstring" else "recall level" if "levels" in rule else "number"
     values = []
     for part in text.split(","):
         try:
-            v = float(part) if family == "iprec_at_recall" else int(part)
+            v = int(part) if whole else float(part)
         except ValueError:
-            fail("measures", f"{spec!r}: {part!r} is not a {'recall level' if family == 'iprec_at_recall' else 'cutoff'}")
-        if family == "iprec_at_recall" and not 0 <= v <= 1:
-            fail("measures", f"{spec!r}: recall levels lie in [0, 1], got {part}")
-        if family != "iprec_at_recall" and v < 1:
-            fail("measures", f"{spec!r}: cutoffs are whole numbers from 1, got {part}")
+            fail("measures", f"{spec!r}: {part!r} is not a {what}")
+        if not (math.isfinite(v) and ok(v)):
+            fail("measures", f"{spec!r}: {rule}, got {part}")
         values.append(v)
+    if count is not None and len(values) != count:
+        fail("measures", f"{spec!r}: {rule}, got {len(values)}")
+    if family == "utility" and values[3] != 0:
+        fail("measures", f"{spec!r}: p4 weighs the relevant documents not retrieved and the rest of the collection, "
+                         "whose size (trec_eval's -N) a run does not carry: give p4 = 0")
+    if family == "11pt_avg" and values != sorted(set(values)):
+        fail("measures", f"{spec!r}: give the recall levels ascending, each once (trec_eval reads them in order)")
     return values
 
 # %% ../nbs/52_trec.ipynb #5e96a3d6
@@ -787,75 +1110,115 @@ def _unknown_measure(spec: str):
                                                                  if near else ""))
 
 # %% ../nbs/52_trec.ipynb #40b33f1d
-def _in_trec_order(wanted: dict,        # family -> its cutoffs (a set) or None (a family without a cutoff)
-                   leveled: dict,       # name -> TrecMeasure with a relevance level rel=L > 1, in the order named
+def _in_trec_order(wanted: dict,        # family -> its cutoffs (a set), {text: parameters} (a single-value family)
+                                        # or None (a family without a parameter)
+                   leveled: dict,       # name -> TrecMeasure printed under its own spelling, in the order named
                    ) -> list:
     "The TrecMeasures of `wanted` in trec_eval's order, each family's cutoffs ascending, then the `leveled` ones."
     out = []
     for family in MEASURE_ORDER:
         if family in wanted:
             params = wanted[family]
-            out += [_measure(family, None)] if params is None else [_measure(family, p) for p in sorted(params)]
+            if family in SINGLE_PARAMS:
+                out += [_measure(family, p, text) for text, p in params.items()]
+            else:
+                out += [_measure(family, None)] if params is None else [_measure(family, p) for p in sorted(params)]
     return out + list(leveled.values())
 
 # %% ../nbs/52_trec.ipynb #6d4485c1
+def _read_spec(spec: str,                # one name, no nickname: 'map', 'P.5,10', 'set_F.0.5', 'AP@100', 'ranx:map'
+               wanted: dict,             # family -> parameters, filled (see _in_trec_order)
+               leveled: dict,            # name -> TrecMeasure under its own spelling, filled
+               ):
+    "Read one measure name into `wanted` / `leveled`, refusing an unknown one with the known ones and the nearest."
+    if spec.strip().startswith("ranx:"):                         # ranx's names: chapter 08's reader
+        try:
+            meaning = read_name(spec)
+        except RetrievalInputError as e:
+            fail("measures", str(e).split(" ", 1)[1])
+        leveled.setdefault(meaning.spelling, TrecMeasure(meaning.spelling, "ranx"))
+        return
+    if re.fullmatch(r"Judged@[0-9]+", spec):                    # ir_measures' spelling of judged_k
+        spec = "judged_" + spec[len("Judged@"):]
+    ir = None if spec in MEASURE_ORDER else _trec_measure(spec)
+    if ir is not None and ir[1] > 1:                             # a relevance level: printed under its own spelling
+        spelled = read_name(spec)                                # None for an alias (MAP, NDCG, MRR): as typed
+        for m in parse_measures(ir[0]):
+            m = replace(m, name=spec.strip() if spelled is None else spelled.spelling, rel_level=ir[1])
+            leveled.setdefault(m.name, m)
+        return
+    family, text = (spec, None) if ir is None else (ir[0], None)
+    if family.split(".", 1)[0] in GAIN_FAMILIES and "." in family:
+        fail("measures", f"{spec!r}: trec_eval's gain parameters ('rel=gain') are not read here; "
+                         f"{family.split('.', 1)[0]} is computed with the default gains (the grade)")
+    if "." in family and family.split(".", 1)[0] in (*DEFAULT_PARAMS, *SINGLE_PARAMS):
+        family, text = family.split(".", 1)
+    elif family not in MEASURE_ORDER:
+        family, _, text = family.rpartition("_")
+        if family not in DEFAULT_PARAMS and family not in SINGLE_PARAMS:
+            _unknown_measure(spec)
+    params = None if text is None else _params(family, text, spec)
+    if family in SINGLE_PARAMS:
+        wanted.setdefault(family, {}).setdefault(text, None if params is None else tuple(params))
+    elif family in DEFAULT_PARAMS:
+        wanted.setdefault(family, set()).update(DEFAULT_PARAMS[family] if params is None else params)
+    else:
+        wanted.setdefault(family, None)
+
+# %% ../nbs/52_trec.ipynb #9b40fc46
 def parse_measures(specs,               # a name or a list: 'map', 'P' (default cutoffs), 'P.5,10', 'P_10', 'official',
-                                        # or ir_measures' 'AP@100', 'nDCG@10', 'P(rel=2)@5' (chapter 08)
+                                        # ir_measures' 'AP@100', 'nDCG@10', 'P(rel=2)@5' (chapter 08), 'ranx:map@100'
                    ) -> list:
     """TrecMeasures for trec_eval-style names, in trec_eval's order (a measure named twice is listed once). An
     ir_measures name is the trec_eval measure it equals (printed under trec_eval's name); one with a relevance level
-    rel=L > 1 comes after the others, printed under its own spelling.
+    rel=L > 1 comes after the others, printed under its own spelling, as does a ranx name.
 
     >>> [m.name for m in parse_measures(["P.5,10", "map", "P_10"])]
     ['map', 'P_5', 'P_10']
     >>> [m.name for m in parse_measures(["nDCG@10", "AP@100", "P(rel=2)@5"])]
     ['ndcg_cut_10', 'map_cut_100', 'P(rel=2)@5']
     """
-    specs = [specs] if isinstance(specs, str) else list(specs)
+    if isinstance(specs, str):
+        specs = [specs]
+    elif not isinstance(specs, (list, tuple)):
+        fail("measures", f"must be a measure name or a list of names (e.g. ['map', 'P_10'] or 'official'), "
+                         f"got {shown(specs)[:60]}")
     if not specs:
         fail("measures", "is empty: name at least one measure, e.g. 'official' or 'map'")
-    wanted, leveled = {}, {}
     for spec in specs:
         if not isinstance(spec, str):
             fail("measures", f"entries must be measure names, got {shown(spec)}")
-        for family in NICKNAMES.get(spec, (spec,)):
-            if re.fullmatch(r"Judged@[0-9]+", family):           # ir_measures' spelling of judged_k
-                family = "judged_" + family[len("Judged@"):]
-            ir = None if family in MEASURE_ORDER or family in NICKNAMES else _trec_measure(family)
-            if ir is not None:
-                if ir[1] > 1:
-                    spelled = read_name(family)                  # None for an alias (MAP, NDCG, MRR): as typed
-                    for m in parse_measures(ir[0]):
-                        m = replace(m, name=family.strip() if spelled is None else spelled.spelling, rel_level=ir[1])
-                        leveled.setdefault(m.name, m)
-                    continue
-                family = ir[0]
-            name, params = family, None
-            if "." in family and family.split(".", 1)[0] in DEFAULT_PARAMS:
-                name, text = family.split(".", 1)
-                params = _params(name, text, spec)
-            elif name not in MEASURE_ORDER:
-                base, _, tail = family.rpartition("_")
-                if base not in DEFAULT_PARAMS:
-                    _unknown_measure(spec)
-                name, params = base, _params(base, tail, spec)
-            if name in DEFAULT_PARAMS:
-                wanted.setdefault(name, set()).update(DEFAULT_PARAMS[name] if params is None else params)
-            else:
-                wanted.setdefault(name, None)
-    return _in_trec_order(wanted, leveled)
+    return list(_parse_names(tuple(specs)))
+
+
+@lru_cache(maxsize=256)
+def _parse_names(specs: tuple) -> tuple:
+    "parse_measures' reading of a tuple of names (read once per tuple: a TrecMeasure cannot change)."
+    wanted, leveled = {}, {}
+    for spec in specs:
+        check_name_digits(spec, "measures")
+        for name in NICKNAMES.get(spec, (spec,)):
+            _read_spec(name, wanted, leveled)
+    return tuple(_in_trec_order(wanted, leveled))
 
 # %% ../nbs/52_trec.ipynb #c1e1c505
 def _fixed_order(ranking: TrecRanking, ties: str) -> list:
-    "Each topic's judged codes in trec_eval's order, or relevant first / last inside each run of equal scores."
-    if ties == "trec_eval":
-        return ranking.judged
-    out = []
-    for scores, judged in zip(ranking.scores, ranking.judged):
-        group = np.concatenate([[0], np.cumsum(scores[1:] != scores[:-1])]) if len(scores) else scores
-        first = -1 if ties == "optimistic" else 1
-        out.append(judged[np.lexsort((np.arange(len(judged)), first * (judged > 0), group))])
-    return out
+    """Each topic's codes (grade >= 1, 0 judged non-relevant, -1 unjudged outside the pool, -2 in it) in trec_eval's
+    order, or, inside each run of equal scores, higher grades first (optimistic) / lower grades first (pessimistic),
+    documents of one grade in trec_eval's order."""
+    sizes = ranking.n_ret
+    codes = np.concatenate(ranking.judged).astype(np.int64)
+    if ranking.pooled:
+        codes[np.concatenate(ranking.pooled)] = -2
+    if ties != "trec_eval":
+        scores = np.concatenate(ranking.scores)
+        new = np.ones(len(scores), dtype=bool)
+        new[1:] = scores[1:] != scores[:-1]
+        new[run_offsets(sizes)[:-1][sizes > 0]] = True           # a topic's first document opens a group
+        grade = np.maximum(codes, 0)
+        key = np.cumsum(new) * 512 + (255 - grade if ties == "optimistic" else grade)
+        codes = codes[np.argsort(key, kind="stable")]
+    return np.split(codes, run_offsets(sizes)[1:-1])
 
 # %% ../nbs/52_trec.ipynb #eadb89b6
 def _fixed_order_matrix(ranking: TrecRanking, ties: str) -> np.ndarray:
@@ -894,23 +1257,70 @@ def _iprec_rows(tables: tuple, n_rel: np.ndarray, level: float, trec_version: st
     at = np.argmax(hits >= np.maximum(c, 1)[:, None], axis=1)  # the rank of the c-th relevant document
     return np.where((n_rel_ret > 0) & (c <= n_rel_ret), best_after[np.arange(len(at)), at], 0.0)
 
+# %% ../nbs/52_trec.ipynb #b5af8cc5
+def _pt11_rows(tables: tuple,            # `_precision_tables` of a (Q, W) code matrix in a fixed order
+               n_rel: np.ndarray,        # (Q,) R
+               levels,                   # the recall levels, ascending
+               trec_version: str,        # "9" | "10": the recall cut c(x)
+               ) -> np.ndarray:
+    "(Q,) 11pt_avg: the interpolated precision at each level, added from the last level to the first, / L."
+    total = np.zeros(len(n_rel))
+    for x in reversed(levels):
+        total = total + _iprec_rows(tables, n_rel, x, trec_version)
+    return total / len(levels)
+
 # %% ../nbs/52_trec.ipynb #26820158
+def _gain_values(family: str,           # "G" | "Rndcg" | "ndcg_rel"
+                 gains: np.ndarray,     # (Q, W) each place's gain in rank order, 0 past each topic's end
+                 ranking: TrecRanking,  # the ranking: its grade totals (the ideal) and documents retrieved
+                 ) -> np.ndarray:
+    "(Q,) one of trec_eval's gain measures of every topic, with trec_eval's default gains."
+    totals = ranking.summary.grade_totals
+    ideal = _ideal_gains(totals, int(totals[:, 1:].sum(axis=1).max(initial=0)) + 1)
+    if family == "G":
+        return _g_rows(gains, ideal)
+    if family == "Rndcg":
+        return _rndcg_rows(gains, ideal, ranking.n_ret)
+    return _ndcg_rel_rows(gains, ideal, ranking.n_ret)
+
+# %% ../nbs/52_trec.ipynb #7bf24b07
 def _fixed_order_values(m: TrecMeasure, ranking: TrecRanking, ties: str, trec_version: str) -> np.ndarray:
-    n_rel = ranking.summary.n_relevant
-    judged = _fixed_order_matrix(ranking, ties)
-    if m.family == "bpref":
-        return _bpref_rows(judged, n_rel, ranking.n_nonrel)
-    if ("precision", ties) not in ranking._fixed:
-        ranking._fixed["precision", ties] = _precision_tables(judged)
-    return _iprec_rows(ranking._fixed["precision", ties], n_rel, m.param, trec_version)
+    "(Q,) a measure of FIXED_ORDER_MEASURES of every topic, on its codes in the fixed order `ties` names."
+    n_rel, n_ret, family = ranking.summary.n_relevant, ranking.n_ret, m.family
+    codes = _fixed_order_matrix(ranking, ties)
+    if family in ("bpref", "gm_bpref"):
+        v = _bpref_rows(codes, n_rel, ranking.n_nonrel)
+        return np.log(np.maximum(v, MIN_GEO_MEAN)) if family == "gm_bpref" else v
+    if family in ("iprec_at_recall", "11pt_avg"):
+        if ("precision", ties) not in ranking._fixed:
+            ranking._fixed["precision", ties] = _precision_tables(codes)
+        tables = ranking._fixed["precision", ties]
+        if family == "11pt_avg":
+            return _pt11_rows(tables, n_rel, m.param, trec_version)
+        return _iprec_rows(tables, n_rel, m.param, trec_version)
+    if family == "Rprec_mult":
+        return _cut_precision_rows(codes, rprec_mult_cut(m.param, n_rel), rprec_mult_cut(m.param, n_rel))
+    if family == "relative_P":
+        return _cut_precision_rows(codes, np.full(len(n_rel), m.param), np.minimum(m.param, n_rel))
+    if family == "infAP":
+        return _infap_rows(codes, n_rel)
+    if family == "binG":
+        return _bing_rows(codes, n_rel)
+    if family == "relstring":
+        return _relstring_rows(codes, n_ret, m.param[0])
+    return _gain_values(family, np.maximum(codes, 0).astype(np.float64), ranking)
 
 # %% ../nbs/52_trec.ipynb #244d8deb
 def _counts(m: TrecMeasure, ranking: TrecRanking) -> np.ndarray:
+    "(Q,) a count (num_ret, num_rel, num_rel_ret) or a measure of the retrieved set (ORDER_FREE) of every topic."
     if m.family == "num_ret":
         return ranking.n_ret
     if m.family == "num_rel":
         return ranking.summary.n_relevant.astype(np.int64)
-    return ranking.n_rel_ret
+    if m.family == "num_rel_ret":
+        return ranking.n_rel_ret
+    counts = (ranking.n_ret, ranking.n_rel_ret, ranking.summary.n_relevant, ranking.n_nonrel_ret)
+    return _order_free_rows(m.family, m.param, counts)
 
 # %% ../nbs/52_trec.ipynb #a9b3c6ca
 def _check_measure_and_ranking(m,        # measure_values' `m`: a TrecMeasure with a value per topic
@@ -922,7 +1332,7 @@ def _check_measure_and_ranking(m,        # measure_values' `m`: a TrecMeasure wi
     if m.family in ("runid", "num_q"):
         fail("m", f"must be a measure with a value per topic, got {m.name!r}, which exists only over all topics "
                   f"(evaluate_run reports it)")
-    if m.family not in MEASURE_ORDER:
+    if m.family not in MEASURE_ORDER and m.family != "ranx":
         fail("m", f"must be a measure parse_measures knows, got the family {m.family!r}")
     if not isinstance(ranking, TrecRanking):
         if isinstance(ranking, Mapping):
@@ -931,15 +1341,55 @@ def _check_measure_and_ranking(m,        # measure_values' `m`: a TrecMeasure wi
             got = shown(ranking)[:60] + ("" if ranking is None else f" ({type(ranking).__name__})")
         fail("ranking", f"must be a TrecRanking (from rank_run), got {got}")
 
+# %% ../nbs/52_trec.ipynb #2101b406
+NO_EXPECTED = {"bpref": "no closed form", "gm_bpref": "no closed form", "iprec_at_recall": "no closed form",
+               "11pt_avg": "no closed form", "ndcg_rel": "no closed form", "infAP": "no closed form",
+               "G": "no closed form", "relstring": "it is text, which has no mean"}
+NO_BOUNDS = {"infAP": "its extremes over tie orders are not at the relevant-first and relevant-last orders (a "
+                      "relevant document moved above a tied pooled-but-unjudged one can lower it)",
+             "G": "its extremes over tie orders are not at fixed orders (a higher grade moved up can lower a later "
+                  "term)", "relstring": "it is text, which has no range"}
+
+
+def unsupported(m: TrecMeasure,          # a parsed measure
+                ties: str,               # the tie mode asked for
+                bounds: bool,            # whether ranges over tie orders are asked for
+                ) -> tuple | None:
+    "(argument, message) refusing `m` under `ties` / `bounds`, or None where it has a value there."
+    if ties == "expected" and m.family in NO_EXPECTED:
+        why = ("no closed form for the mean over tie orders here" if NO_EXPECTED[m.family] == "no closed form"
+               else NO_EXPECTED[m.family])
+        return "ties", (f"is 'expected', but {m.name} has {why}; use ties='trec_eval', 'optimistic' or 'pessimistic' "
+                        "for it, or leave it out" if why.startswith("no") else
+                        f"is 'expected', but {m.name}: {why}; use another tie mode for it, or leave it out")
+    if bounds and m.family in NO_BOUNDS:
+        return "bounds", (f"is True, but {m.name} has no exact range here: {NO_BOUNDS[m.family]}; compute it without "
+                          "bounds, or leave it out")
+    return None
+
+# %% ../nbs/52_trec.ipynb #7ab1e047
+@lru_cache(maxsize=512)
+def _library_metric(m: TrecMeasure) -> "Metric":
+    "The library Metric that computes `m` (map for gm_map; a ranx name its own, level and conventions included)."
+    if m.family == "ranx":
+        return parse_metric(m.name)
+    return parse_metric(LIBRARY_METRICS["map" if m.family == "gm_map" else m.family].format(m.param))
+
+
+@lru_cache(maxsize=8)
+def _trec_conventions(ties: str) -> Conventions:
+    "trec_eval's conventions under a tie mode ('trec_eval' is the library's 'index' order on a TrecRanking)."
+    return Conventions.make(ties="index" if ties == "trec_eval" else ties, **TREC_CONVENTIONS)
+
 # %% ../nbs/52_trec.ipynb #6bfe0b94
 def measure_values(m: TrecMeasure,      # the measure (not runid or num_q: those exist only over all topics)
                    ranking: TrecRanking,  # rank_run's ranking of the run
                    ties: str = "trec_eval",  # "trec_eval" | "expected" | "optimistic" | "pessimistic"
                    bounds: bool = False,  # also each topic's range over every order of its tied documents
-                   trec_version: str = "9",  # "9" | "10": iprec_at_recall's recall cut
+                   trec_version: str = "9",  # "9" | "10": iprec_at_recall's and 11pt_avg's recall cut
                    ) -> tuple:
     """(values, (low, high) or None): one trec measure per topic (Q,) under `ties`; with bounds, its range over all
-    tie orders. gm_map's per-topic values are the logs trec_eval averages.
+    tie orders. gm_map's and gm_bpref's per-topic values are the logs trec_eval averages; relstring's are strings.
 
     >>> tr = rank_run({"q": {"a": 1, "b": 0}}, {"q": {"a": 0.5, "b": 0.5}})        # a and b tie; trec_eval: b first
     >>> p1 = parse_measures("P_1")[0]
@@ -954,23 +1404,21 @@ def measure_values(m: TrecMeasure,      # the measure (not runid or num_q: those
     check_choice(ties, "ties", TREC_TIES)
     bounds = check_bool(bounds, "bounds")
     check_choice(trec_version, "trec_version", TREC_VERSIONS)
-    if m.family in ("num_ret", "num_rel", "num_rel_ret"):
+    refused = unsupported(m, ties, bounds)
+    if refused is not None:
+        fail(*refused)
+    if m.family in COUNT_MEASURES or m.family in ORDER_FREE:      # no tie order moves them
         v = _counts(m, ranking)
         return v, ((v, v) if bounds else None)
     if m.family == "judged":
         return _judged_values(ranking, m.param, ties, bounds)
     if m.family in FIXED_ORDER_MEASURES:
-        if ties == "expected":
-            fail("ties", f"is 'expected', but {m.name} has no closed form for the mean over tie orders here; "
-                         f"use ties='trec_eval', 'optimistic' or 'pessimistic' for it, or leave it out")
-        v = _fixed_order_values(m, ranking, ties, trec_version)
+        v = _expected_values(m, ranking) if ties == "expected" else _fixed_order_values(m, ranking, ties, trec_version)
         if not bounds:
             return v, None
         return v, tuple(_fixed_order_values(m, ranking, t, trec_version) for t in ("pessimistic", "optimistic"))
-    conventions = Conventions.make(ties="index" if ties == "trec_eval" else ties, **TREC_CONVENTIONS)
-    family = "map" if m.family == "gm_map" else m.family
-    metric = parse_metric(LIBRARY_METRICS[family].format(m.param))
-    summary = at_relevance_level(ranking.summary, m.rel_level)      # rel >= rel_level is relevant (trec_eval -l)
+    conventions, metric = _trec_conventions(ties), _library_metric(m)
+    summary = ranking.summary if m.family == "ranx" else at_relevance_level(ranking.summary, m.rel_level)
     v = np.asarray(metric.compute(summary, conventions), dtype=np.float64)
     lo_hi = tie_range(metric, summary, conventions) if bounds else None
     if m.family == "gm_map":
@@ -979,30 +1427,32 @@ def measure_values(m: TrecMeasure,      # the measure (not runid or num_q: those
     return v, lo_hi
 
 # %% ../nbs/52_trec.ipynb #935cf899
-def _judged_groups(ranking: TrecRanking, c: np.ndarray) -> tuple:
-    """(full, m, J, G) per topic, all (Q,) int64: the judged documents (rel >= 0) in the tie groups wholly inside the
-    first c[i] ranks, and the group that rank c[i] cuts: its places inside (m), its judged documents (J) and its size
-    (G); (0, 0, 1) where no group is cut."""
+def _cut_groups(ranking: TrecRanking,   # the ranking (its scores give the tie groups)
+                c: np.ndarray,          # (Q,) the places read: the first c[i] of topic i
+                marked: np.ndarray,     # (L,) bool, one per retrieved document in trec_eval's order: the ones counted
+                ) -> tuple:
+    """(full, m, J, G) per topic, all (Q,) int64: the marked documents in the tie groups wholly inside the first c[i]
+    places, and the group that place c[i] cuts: its places inside (m), its marked documents (J) and its size (G);
+    (0, 0, 1) where no group is cut."""
     sizes = ranking.n_ret
-    n_q, starts = len(sizes), np.concatenate([[0], np.cumsum(sizes)])
+    n_q, starts = len(sizes), run_offsets(sizes)
     scores = np.concatenate(ranking.scores).astype(np.float64)
-    judged = np.concatenate(ranking.judged) >= 0
     new = np.ones(len(scores), dtype=bool)
     new[1:] = scores[1:] != scores[:-1]
     new[starts[:-1][sizes > 0]] = True                           # a topic's first row opens a group
     first = np.flatnonzero(new)                                  # each group's first row
     size = np.diff(np.append(first, len(scores)))
-    n_judged = np.bincount((np.cumsum(new) - 1)[judged], minlength=len(first))
+    n_marked = np.bincount((np.cumsum(new) - 1)[marked], minlength=len(first))
     topic = np.repeat(np.arange(n_q), sizes)[first]
     inside = np.clip(c[topic] - (first - starts[topic]), 0, size)   # the group's places among the first c
     whole = inside == size
-    full = np.bincount(topic[whole], weights=n_judged[whole], minlength=n_q).astype(np.int64)   # exact: counts
+    full = np.bincount(topic[whole], weights=n_marked[whole], minlength=n_q).astype(np.int64)   # exact: counts
     cut = (inside > 0) & ~whole                                  # at most one group per topic
     m, J, G = np.zeros(n_q, np.int64), np.zeros(n_q, np.int64), np.ones(n_q, np.int64)
-    m[topic[cut]], J[topic[cut]], G[topic[cut]] = inside[cut], n_judged[cut], size[cut]
+    m[topic[cut]], J[topic[cut]], G[topic[cut]] = inside[cut], n_marked[cut], size[cut]
     return full, m, J, G
 
-
+# %% ../nbs/52_trec.ipynb #2bb56743
 def _judged_values(ranking: TrecRanking, k: int, ties: str, bounds: bool) -> tuple:
     """(values, (low, high) or None): Judged@k of every topic, the share of its first c = min(k, retrieved) documents
     that the qrels judge (rel >= 0), 0 where c = 0; under `ties` (expected: the mean over every tie order, as the one
@@ -1010,7 +1460,7 @@ def _judged_values(ranking: TrecRanking, k: int, ties: str, bounds: bool) -> tup
     c = np.minimum(ranking.n_ret, k)
     share = lambda count, den: np.divide(count, den, out=np.zeros(len(c)), where=den > 0)
     if ties == "expected" or bounds:
-        full, m, J, G = _judged_groups(ranking, c)
+        full, m, J, G = _cut_groups(ranking, c, np.concatenate(ranking.judged) >= 0)
     if ties == "expected":
         values = share((full * G + m * J).astype(np.float64), (G * c).astype(np.float64))
     else:
@@ -1020,6 +1470,60 @@ def _judged_values(ranking: TrecRanking, k: int, ties: str, bounds: bool) -> tup
         return values, None
     return values, (share(full + np.maximum(m - (G - J), 0), c), share(full + np.minimum(m, J), c))
 
+# %% ../nbs/52_trec.ipynb #ea1fceb8
+def _mean_gains(ranking: TrecRanking) -> np.ndarray:
+    "(Q, W) each retrieved place's mean gain over its tie group (the grade averaged), 0 past each topic's end."
+    sizes = ranking.n_ret
+    starts = run_offsets(sizes)
+    scores, grades = np.concatenate(ranking.scores), np.maximum(np.concatenate(ranking.judged), 0)
+    new = np.ones(len(scores), dtype=bool)
+    new[1:] = scores[1:] != scores[:-1]
+    new[starts[:-1][sizes > 0]] = True
+    group = np.cumsum(new) - 1
+    mean = (np.bincount(group, weights=grades) / np.bincount(group))[group]
+    out = np.zeros((len(sizes), max(int(sizes.max(initial=0)), 1)))
+    out[np.repeat(np.arange(len(sizes)), sizes), positions_in_runs(sizes)] = mean
+    return out
+
+# %% ../nbs/52_trec.ipynb #7b012f28
+def _bing_expected(ranking: TrecRanking) -> np.ndarray:
+    "(Q,) binG's mean over every order of tied documents: r / (s + 1) sum_t 1 / log2(2 + m0 + t) per tie group, / R."
+    sizes, n_rel = ranking.n_ret, ranking.summary.n_relevant
+    starts = run_offsets(sizes)
+    scores, rel = np.concatenate(ranking.scores), np.concatenate(ranking.judged) > 0
+    new = np.ones(len(scores), dtype=bool)
+    new[1:] = scores[1:] != scores[:-1]
+    new[starts[:-1][sizes > 0]] = True
+    first = np.flatnonzero(new)
+    topic = np.repeat(np.arange(len(sizes)), sizes)[first]
+    r = np.add.reduceat(rel.astype(np.int64), first) if len(first) else np.zeros(0, np.int64)
+    s = np.diff(np.append(first, len(scores))) - r
+    above = np.concatenate([[0], np.cumsum(~rel)])
+    m0 = above[first] - above[starts[topic]]                     # non-relevant documents above each group
+    ones = np.repeat(np.flatnonzero(r > 0), (s + 1)[r > 0])      # each group with relevant documents, s + 1 times
+    t = positions_in_runs((s + 1)[r > 0])
+    logs = log2_table(int((2 + m0 + s).max(initial=2)))
+    gaps = np.bincount(ones, weights=1.0 / logs[2 + m0[ones] + t], minlength=len(first))
+    terms = np.divide(r * gaps, s + 1)
+    sums = np.bincount(topic, weights=terms, minlength=len(sizes))
+    return np.divide(sums, n_rel, out=np.zeros(len(sizes)), where=np.asarray(n_rel) > 0)
+
+# %% ../nbs/52_trec.ipynb #52c27a6a
+def _expected_values(m: TrecMeasure,    # Rprec_mult, relative_P, binG or Rndcg (the others are refused first)
+                     ranking: TrecRanking,
+                     ) -> np.ndarray:
+    "(Q,) the exact mean over every order of the tied documents of one of the measures above."
+    n_rel = ranking.summary.n_relevant
+    if m.family in ("Rprec_mult", "relative_P"):
+        c = rprec_mult_cut(m.param, n_rel) if m.family == "Rprec_mult" else np.full(len(n_rel), m.param)
+        den = c if m.family == "Rprec_mult" else np.minimum(m.param, n_rel)
+        full, inside, J, G = _cut_groups(ranking, c, np.concatenate(ranking.judged) > 0)
+        return np.divide((full * G + inside * J).astype(np.float64), (G * den).astype(np.float64),
+                         out=np.zeros(len(c)), where=den > 0)
+    if m.family == "binG":
+        return _bing_expected(ranking)
+    return _gain_values("Rndcg", _mean_gains(ranking), ranking)
+
 # %% ../nbs/52_trec.ipynb #90eef35e
 def _mean(values: np.ndarray) -> float:
     "trec_eval's average: the values added in topic order, divided by the number of topics."
@@ -1027,9 +1531,10 @@ def _mean(values: np.ndarray) -> float:
 
 # %% ../nbs/52_trec.ipynb #38127f0d
 def _aggregate(m: TrecMeasure, values):
-    if m.family in ("num_ret", "num_rel", "num_rel_ret"):
+    "A measure over all topics: a count summed, gm_map / gm_bpref the exponential of the mean log, else the mean."
+    if m.family in COUNT_MEASURES:
         return int(np.sum(values))
-    if m.family == "gm_map":
+    if m.family in ("gm_map", "gm_bpref"):
         return math.exp(_mean(values))
     return _mean(values)
 
@@ -1043,13 +1548,14 @@ class TrecReport:
     "trec_eval's measures of one run: per topic and over all topics."
     qids: list               # the evaluated topics, in string order
     measures: list           # the TrecMeasures, in printing order
-    per_query: dict          # name -> (Q,) values (gm_map: the logs it averages; runid and num_q: none)
+    per_query: dict          # name -> (Q,) values (gm_map, gm_bpref: the logs they average; runid, num_q: none)
     summary: dict            # name -> the value over all topics, as trec_eval prints it on the "all" lines
     ties: str                # the tie mode the values were computed under
     runid: str               # the name printed on the runid line
     dropped: list            # topics of the run that the qrels lack (not evaluated)
     bounds: dict = field(default_factory=dict)           # with bounds=True: name -> ((Q,) lows, (Q,) highs)
     summary_bounds: dict = field(default_factory=dict)   # with bounds=True: name -> (low, high) over all topics
+    texts: dict = field(default_factory=dict)            # name -> (Q,) str: relstring's text of each topic
 
     def lines(self,
               per_query: bool = False,  # each topic's lines first, as `trec_eval -q`
@@ -1062,18 +1568,23 @@ class TrecReport:
         if per_query:
             for i, qid in enumerate(self.qids):
                 for m in self.measures:
-                    if m.family not in SUMMARY_ONLY:
+                    if m.name in self.texts:
+                        out.append(line(m.name, qid, f"'{self.texts[m.name][i]}'"))
+                    elif m.family not in SUMMARY_ONLY:
                         b = self.bounds.get(m.name)
                         out.append(line(m.name, qid, self.per_query[m.name][i].item(),
                                         None if b is None else (b[0][i].item(), b[1][i].item())))
         for m in self.measures:
-            out.append(line(m.name, "all", self.summary[m.name], self.summary_bounds.get(m.name)))
+            if m.name in self.summary:
+                out.append(line(m.name, "all", self.summary[m.name], self.summary_bounds.get(m.name)))
         return out
 
     def to_dict(self) -> dict:
-        "{qid: {measure: value}} for the per-topic measures, the shape pytrec_eval's evaluate returns."
-        names = [m.name for m in self.measures if m.family not in SUMMARY_ONLY]
-        return {q: {n: float(self.per_query[n][i]) for n in names} for i, q in enumerate(self.qids)}
+        """{qid: {measure: value}} for the per-topic measures, the shape pytrec_eval's evaluate returns (relstring as
+        its text, where pytrec_eval gives 0: a C double cannot hold it)."""
+        names = [m.name for m in self.measures if m.family not in SUMMARY_ONLY and m.name in self.per_query]
+        return {q: {n: float(self.per_query[n][i]) for n in names} | {n: t[i] for n, t in self.texts.items()}
+                for i, q in enumerate(self.qids)}
 
     def __repr__(self):
         shown_ = ", ".join(f"{k}={_text(v).strip()}" for k, v in list(self.summary.items())[:6])
@@ -1081,7 +1592,8 @@ class TrecReport:
 
 # %% ../nbs/52_trec.ipynb #2cf2a2c1
 def _ir_measures_reading(specs) -> bool | None:
-    "True if every named measure is an ir_measures spelling, False if every one is trec_eval's, None if they mix."
+    """True if every named measure is another tool's spelling (ir_measures', with Judged@k, or ranx's), False if
+    every one is trec_eval's, None if they mix."""
     specs = [specs] if isinstance(specs, str) else list(specs)
     kinds = set()
     for spec in specs:
@@ -1090,6 +1602,9 @@ def _ir_measures_reading(specs) -> bool | None:
         if spec in MEASURE_ORDER or spec in NICKNAMES:
             if read_name(spec) is None:                # Rprec is spelled alike by both tools: it decides nothing
                 kinds.add("trec")
+            continue
+        if spec.strip().startswith("ranx:") or re.fullmatch(r"Judged@[0-9]+", spec.strip()):
+            kinds.add("ir")                            # ranx's names and ir_measures' Judged@k score a missing topic 0
             continue
         try:
             kinds.add("trec" if trec_spec(spec) is None else "ir")
@@ -1101,7 +1616,7 @@ def _ir_measures_reading(specs) -> bool | None:
 def _fill_report(report: TrecReport,     # an empty report: its topics, measures, tie mode and runid set
                  ranking: TrecRanking,   # rank_run's ranking of the run
                  bounds: bool,           # also each value's range over every order of the tied documents
-                 trec_version: str,      # "9" | "10": iprec_at_recall's recall cut
+                 trec_version: str,      # "9" | "10": iprec_at_recall's and 11pt_avg's recall cut
                  ) -> TrecReport:
     "The report, filled: per topic and over all topics, each measure of `report.measures` under `report.ties`."
     for m in report.measures:
@@ -1109,6 +1624,8 @@ def _fill_report(report: TrecReport,     # an empty report: its topics, measures
             report.summary[m.name] = report.runid
         elif m.family == "num_q":
             report.summary[m.name] = len(ranking.qids)
+        elif m.family in TOPIC_ONLY:
+            report.texts[m.name] = measure_values(m, ranking, report.ties, bounds, trec_version)[0].tolist()
         else:
             values, rng = measure_values(m, ranking, report.ties, bounds, trec_version)
             report.per_query[m.name] = values
@@ -1125,20 +1642,20 @@ def evaluate_run(qrels,                  # {qid: {docid: rel}}: rel >= 1 relevan
                  ties: str = "trec_eval",  # "trec_eval" (tied: descending docid) | "expected" | "optimistic" | ...
                  bounds: bool = False,   # also each value's range over every order of the tied documents
                  complete: bool | None = None,  # every topic of the qrels, one the run lacks scoring 0 (trec_eval -c,
-                                         # ir_measures); None: True for ir_measures spellings, False for trec_eval names
-                 trec_version: str = "9",  # "9" (pytrec_eval, trec_eval 9.x) | "10": only iprec_at_recall differs
+                                         # ir_measures, ranx); None: True for their spellings, False for trec_eval's
+                 trec_version: str = "9",  # "9" (pytrec_eval, trec_eval 9.x) | "10": iprec_at_recall, 11pt_avg differ
                  runid: str = "run",     # the runid line's name (read_run(..., with_tag=True) gives the file's)
-                 skip_unsupported: bool = False,  # ties="expected": leave out bpref and iprec_at_recall, not refuse
+                 skip_unsupported: bool = False,  # leave out what `ties` / `bounds` refuse (bpref under expected...)
                  max_grade: int | None = None,  # the grade scale 0..max_grade (err_cut reads it); None: the qrels'
                  ) -> TrecReport:
     """trec_eval's measures of a run against qrels, computed through the library's ranking summary.
 
     qrels and run as read_qrels / read_run give them, or pytrec_eval's dictionaries, or ranx's Qrels / Run. `ties`:
     "trec_eval" (descending docid inside a tie, trec_eval's order), "expected" (the mean over all tie orders),
-    "optimistic" / "pessimistic" (relevant first / last inside each tie). A qrels topic the run lacks scores 0 under
-    ir_measures' spellings (as in ir_measures) and is left out under trec_eval's names (as in trec_eval without -c).
-    `max_grade` declares the grade scale 0..max_grade that `err_cut_k` (ERR@k, chapter 15) reads; None takes the
-    largest grade of the evaluated topics, so a topic's ERR then depends on the topics beside it.
+    "optimistic" / "pessimistic" (higher / lower grades first inside each tie). A qrels topic the run lacks scores 0
+    under ir_measures' and ranx's spellings (as in those tools) and is left out under trec_eval's names (as in
+    trec_eval without -c). `max_grade` declares the grade scale 0..max_grade that `err_cut_k` (ERR@k, chapter 15)
+    reads; None takes the largest grade of the evaluated topics, so a topic's ERR then depends on the topics beside it.
 
     >>> evaluate_run({"q": {"a": 1, "b": 0}}, {"q": {"a": 1.0, "b": 1.0}}, ["map", "P_1"]).lines()  # b ranks first
     ['map                   \\tall\\t0.5000', 'P_1                   \\tall\\t0.0000']
@@ -1155,12 +1672,12 @@ def evaluate_run(qrels,                  # {qid: {docid: rel}}: rel >= 1 relevan
     if complete is None:
         complete = _ir_measures_reading(measures)
         if complete is None:
-            fail("complete", "must be True or False when `measures` mixes ir_measures spellings (AP@100, nDCG@10) "
-                             "and trec_eval names (map, ndcg_cut_10): ir_measures scores a topic the run lacks 0 "
-                             "(complete=True, trec_eval -c), trec_eval leaves it out (complete=False)")
+            fail("complete", "must be True or False when `measures` mixes other tools' spellings (AP@100, nDCG@10, "
+                             "ranx:map@100) and trec_eval names (map, ndcg_cut_10): ir_measures and ranx score a topic "
+                             "the run lacks 0 (complete=True, trec_eval -c), trec_eval leaves it out (complete=False)")
     complete = check_bool(complete, "complete")
-    if ties == "expected" and skip_unsupported:
-        wanted = [m for m in wanted if m.family not in FIXED_ORDER_MEASURES]
+    if skip_unsupported:
+        wanted = [m for m in wanted if unsupported(m, ties, bounds) is None]
     ranking = rank_run(qrels, run, complete, max_grade)
     report = TrecReport(ranking.qids, wanted, {}, {}, ties, str(runid), ranking.dropped)
     return _fill_report(report, ranking, bounds, trec_version)

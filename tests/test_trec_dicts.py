@@ -139,10 +139,47 @@ def test_large_dictionaries_take_the_fast_path_and_equal_pytrec_eval(monkeypatch
     assert all(ours[q][m] == theirs[q][m] for q in ours for m in ours[q])
 
 
-def test_small_dictionaries_without_the_kernel_take_the_careful_path(monkeypatch):
+def test_small_dictionaries_take_the_numpy_path_without_the_kernel(monkeypatch):
+    "Issue 41: a typical run's dictionaries are checked in whole arrays without numba (no import, no compiling)."
     monkeypatch.delitem(sys.modules, "retrieval_lit.trec_kernel")
-    assert trec_module._fast_table({"q": {"d": 1.0}}, "run") is None
+    monkeypatch.setitem(sys.modules, "numba", None)                  # numba not importable: nothing may need it
+    assert same_table(trec_module._fast_table({"q": {"d": 1.0}}, "run"), careful_table({"q": {"d": 1.0}}, "run"))
     assert evaluate_run({"q": {"d": 1}}, {"q": {"d": 1.0}}, ["map"]).summary == {"map": 1.0}
+    assert "retrieval_lit.trec_kernel" not in sys.modules
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_numpy_and_compiled_splits_give_the_same_tables(seed, monkeypatch):
+    "The numpy split (a typical run) and the compiled split_ids (from _FAST_DICT_ENTRIES ids on): the same tables."
+    qrels, run = random_dicts(np.random.default_rng(700 + seed))
+    with monkeypatch.context() as m:                                   # as in a process without the kernel
+        m.delitem(sys.modules, "retrieval_lit.trec_kernel")
+        numpy_tables = [trec_module._fast_table(x, n) for x, n in ((qrels, "qrels"), (run, "run"))]
+        assert "retrieval_lit.trec_kernel" not in sys.modules
+    compiled = [trec_module._fast_table(x, n) for x, n in ((qrels, "qrels"), (run, "run"))]   # the kernel is loaded
+    assert all(same_table(a, b) for a, b in zip(numpy_tables, compiled))
+    assert all(same_table(a, careful_table(x, n)) for a, (x, n) in zip(numpy_tables, ((qrels, "qrels"), (run, "run"))))
+
+
+@pytest.mark.parametrize("text, n", [("d1\x00d10\x00é", 3), ("d1\x00\x00d2", 3), ("d1\x00d 2", 2), ("d1\x00d2", 3),
+                                     ("d1\x1fx", 1), ("x\x00", 2), ("\x00x", 2), ("a\x0bb", 1), ("文書\x00b", 2)])
+def test_numpy_split_refuses_what_the_compiled_one_refuses(text, n, monkeypatch):
+    data = np.frombuffer(text.encode(), dtype=np.uint8)
+    ok, want = split_ids(data, n)
+    monkeypatch.delitem(sys.modules, "retrieval_lit.trec_kernel")      # numpy's split
+    got = trec_module._split_ids(data, n)
+    assert (got is None) == (not ok) and (got is None or got.tolist() == want.tolist())
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_small_joins_equal_the_compiled_merge(seed, monkeypatch):
+    "The numpy join of a small run (one word or ranks of several) and chapter 57's merge: the same pairs."
+    qrels, run = random_dicts(np.random.default_rng(800 + seed))
+    tq, tr = trec_module._as_table(qrels, "qrels"), trec_module._as_table(run, "run")
+    qids = [q for q in tq.qids if q in set(tr.qids)]
+    small = trec_module._join(tq, tr, qids)
+    monkeypatch.setattr(trec_module, "_COMPILED_JOIN_ROWS", 0)
+    assert small.tolist() == trec_module._join(tq, tr, qids).tolist()
 
 
 @pytest.mark.parametrize("run, message", [
