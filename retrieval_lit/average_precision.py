@@ -275,7 +275,7 @@ def ap_expected(n,                              # (Q, G) items per tie group, ne
 
 # %% ../nbs/11_average_precision.ipynb #03312710
 def _split_group_terms(nc, rc, jc, nb, rb, a, cells: int = 1 << 22, interpolation: str = "step"):
-    "Sum over h of P(H=h) * (a + E[S_c | H=h]) / (rb + h), and P(rb + H > 0), in row blocks of bounded size."
+    "Sum over y of P(Y=y) * (a + E[S_c | Y=y]) / (rb + y), and P(rb + Y > 0), in row blocks of bounded size."
     value, p_defined = np.zeros(len(nc)), np.zeros(len(nc))
     width = np.minimum(jc, rc) - np.maximum(0, jc - (nc - rc)) + 1
     for lo_row, hi_row in row_blocks(len(nc), int(width.max()), cells, 1):
@@ -307,7 +307,7 @@ def finish_ap(parts: APParts,              # from `ap_ordered` or `ap_expected`
     return apply_empty_policy(values, undefined, conventions, what)
 
 # %% ../nbs/11_average_precision.ipynb #21b9e8f6
-def ap_from_sums(sums,                     # the engine's IndexSums (precision_sum: sum of k_j / r_j over the hits)
+def ap_from_sums(sums,                     # the engine's IndexSums (precision_sum: sum of i / m_i over the hits)
                  n_relevant: np.ndarray,   # (Q,) relevant items R of each query
                  ) -> tuple:
     "(values, undefined): AP over the whole ranking in index order; undefined where R = 0 (value 0 there)."
@@ -461,7 +461,7 @@ def expected_ap_sums(rows,           # (G,) the query (row of the block) of each
                      counts,         # (G, grades) the group's items per grade (grade > 0 is relevant)
                      n_rows: int,    # the queries of the block (rows without a relevant group sum to 0)
                      ):
-    """(n_rows,) float64 on the tensors' device: each query's E[sum over ranks of rel_k * hits_k / k] over uniform tie
+    """(n_rows,) float64 on the tensors' device: each query's E[sum over ranks m of rel_m * hits_m / m] over uniform tie
     orders, by the closed form per rank. A slot i (1-based) of a group of n items holding r relevant, after a items
     and b relevant ones: P(relevant) = r / n, and then E[hits] = b + 1 + (i-1)(r-1)/(n-1)."""
     torch = array_library(start)

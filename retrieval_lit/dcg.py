@@ -239,7 +239,7 @@ def rbp_at(summary: RankSummary,                # the ranking summary (chapter 0
            k: int = -1,                         # the cutoff: the top k ranks; -1: the whole ranking
            conventions: Conventions = Conventions(),  # ties, and the persistence rho (rbp_persistence)
            ) -> np.ndarray:
-    """RBP (1 - rho) sum_{i<=k} rho^(i-1) rel_i of each query (relevant = grade > 0), rho = conventions.rbp_persistence.
+    """RBP (1 - rho) sum_{m<=k} rho^(m-1) rel_m of each query (relevant = grade > 0), rho = conventions.rbp_persistence.
 
     >>> from retrieval_lit.ranking import list_summary
     >>> s = list_summary([1, 0, 0, 1], [2, 2])           # two tie groups of two: one relevant item in each

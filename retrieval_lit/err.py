@@ -31,14 +31,14 @@ def satisfaction(max_grade: int,   # the grade scale G: grades 0..G
 def err_of_ordered(grades: np.ndarray,   # (Q, k) whole-number grades 0..G in rank order (0 past a query's ranking)
                    max_grade: int,       # the grade scale G (the summary's max_grade)
                    ) -> np.ndarray:
-    """ERR of the first k ranks of each row: sum_r R(g_r) prod_{i<r} (1 - R(g_i)) / r, R(g) = (2^g - 1) / 2^G.
+    """ERR of the first k ranks of each row: sum_m R(g_m) prod_{i<m} (1 - R(g_i)) / m, R(g) = (2^g - 1) / 2^G.
 
     >>> err_of_ordered(np.array([[3, 2, 0, 1]]), 3)       # 7/8 + (1/8)(3/8)/2 + 0 + (1/8)(5/8)(1)(1/8)/4
     array([0.90087891])
     """
     r, keep = satisfaction(max_grade)
     g = np.asarray(grades, dtype=np.int64)
-    reach = np.cumprod(np.concatenate([np.ones((len(g), 1)), keep[g[:, :-1]]], axis=1), axis=1)   # P_{r-1}
+    reach = np.cumprod(np.concatenate([np.ones((len(g), 1)), keep[g[:, :-1]]], axis=1), axis=1)   # P_{m-1}
     return row_sums(reach * r[g] / np.arange(1, g.shape[1] + 1))
 
 # %% ../nbs/15_err.ipynb #b5d46b77
@@ -108,7 +108,7 @@ def err_at(summary: RankSummary,                 # the ranking summary (chapter 
                                                  # costs O(N^2) per tie group: use a cutoff on large galleries)
            conventions: Conventions = Conventions(),  # its `ties`
            ) -> np.ndarray:
-    """ERR@k of each query (Chapelle et al. 2009): sum_{r<=k} R(g_r) prod_{i<r} (1 - R(g_i)) / r, R(g) = (2^g - 1) /
+    """ERR@k of each query (Chapelle et al. 2009): sum_{m<=k} R(g_m) prod_{i<m} (1 - R(g_i)) / m, R(g) = (2^g - 1) /
     2^G, G = summary.max_grade (the declared scale); exact mean over tie orders for ties="expected".
 
     >>> from retrieval_lit.ranking import list_summary

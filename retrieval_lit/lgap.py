@@ -26,9 +26,9 @@ __all__ = ['ball_size', 'phi', 'lgap', 'BallHistogram', 'ball_histogram', 'ball_
 
 # %% ../nbs/20_lgap.ipynb #41abfe60
 def ball_size(nbits: int,    # K >= 1, the code length
-              radius: int,   # k >= 0 (k >= K: the whole cube, 2^K codes)
+              radius: int,   # r >= 0 (r >= K: the whole cube, 2^K codes)
               ) -> int:
-    """V(K, k): the number of codes within Hamming distance `radius` of a `nbits`-bit code, as an exact int.
+    """V(K, r): the number of codes within Hamming distance `radius` of a `nbits`-bit code, as an exact int.
 
     >>> ball_size(4, 2), ball_size(64, 64) == 2**64      # 1 + 4 + 6 codes; the whole 64-bit cube, beyond int64
     (11, True)
@@ -41,8 +41,9 @@ def ball_size(nbits: int,    # K >= 1, the code length
 def inverse_ball_sizes(nbits: int,   # K >= 1, the code length
                        kmax: int,    # the largest radius >= 0 (capped at K)
                        ) -> np.ndarray:
-    """1 / V(K, k) for k = 0..min(kmax, K), each correctly rounded from the exact integer (Python's int / int).
-    The binomials are built one from the last, C(K, k) = C(K, k-1) (K-k+1) / k: O(K) big-integer steps, not O(K^2)."""
+    """1 / V(K, l) for the radii l = 0..min(kmax, K), each correctly rounded from the exact integer (Python's int /
+    int). The binomials are built one from the last, C(K, i) = C(K, i-1) (K-i+1) / i: O(K) big-integer steps, not
+    O(K^2)."""
     nbits, kmax = check_int(nbits, "nbits", 1), min(check_int(kmax, "kmax", 0), nbits)
     out, comb, size = np.empty(kmax + 1), 1, 0
     for k in range(kmax + 1):
@@ -54,7 +55,7 @@ def inverse_ball_sizes(nbits: int,   # K >= 1, the code length
 
 # %% ../nbs/20_lgap.ipynb #572f504f
 def phi(counts,         # (m,) items on each code of the ball (the bars; zeros allowed, m <= n_codes)
-        n_codes: int,   # V(K, k): every code of the ball, occupied or not (`ball_size`)
+        n_codes: int,   # V(K, r): every code of the ball, occupied or not (`ball_size`)
         ) -> float:
     """φ(S) = A(S) / B(S) (Ding, Li & Li 2018, Fig. 6b): items in the ball over (largest bar x `n_codes`, the
     number of codes of the ball, occupied or not). NaN for an empty ball (0/0).
@@ -76,10 +77,10 @@ def lgap_terms(rel_at,       # (..., K+1) relevant items at each distance d
                nbits: int,   # K, the code length (the last axis has K + 1 entries)
                r: int,       # the radius r >= 0 (beyond K: the terms repeat the whole cube's)
                ) -> np.ndarray:
-    """The terms (P@d_H<=k) * φ(S_k) = R_k / (M_k V(K,k)), k = 0..r, from per-distance counts whose last
+    """The terms (P@d_H<=l) * φ(S_l) = R_l / (M_l V(K,l)), l = 0..r, from per-distance counts whose last
     axis is d = 0..K: relevant items at d (`rel_at`), the largest number of items on one code at d (`max_at`).
-    The items in the ball, n_k, cancel between P and φ, so they are not an argument. A term is 0 where the ball
-    S_k is empty (M_k = 0)."""
+    The items in the ball, n_l, cancel between P and φ, so they are not an argument. A term is 0 where the ball
+    S_l is empty (M_l = 0)."""
     r = check_int(r, "r", 0)
     rel_at, max_at = (np.asarray(x, dtype=np.int64) for x in (rel_at, max_at))
     kmax = min(r, nbits)
@@ -150,7 +151,7 @@ def lgap(query_code,      # (K,) the query's code, {0,1} or {-1,+1}
 class BallHistogram(NamedTuple):
     "The gallery items inside the Hamming ball of radius `radius` around `query`, per occupied code."
     query: np.ndarray        # (K,) uint8 bits of the query code
-    radius: int              # k: the ball holds every code within Hamming distance k of the query
+    radius: int              # r: the ball holds every code within Hamming distance r of the query
     codes: np.ndarray        # (m, K) uint8 bits of the occupied codes, nearest first (then by code bits)
     distances: np.ndarray    # (m,) Hamming distance of each occupied code to the query
     counts: np.ndarray       # (m,) gallery items on each code (the bars)
@@ -179,7 +180,7 @@ class BallHistogram(NamedTuple):
 # %% ../nbs/20_lgap.ipynb #a92ffb7f
 def ball_histogram(query_code,              # the query's code: 1-D, {0,1} or {-1,+1}
                    gallery_codes,           # N x K codes in either alphabet, or PackedCodes
-                   radius: int,             # k >= 0: the ball holds the codes within Hamming distance k
+                   radius: int,             # r >= 0: the ball holds the codes within Hamming distance r
                    grades=None,             # (N,) grades, relevant = grade > 0 (None: no relevant counts)
                    ) -> BallHistogram:
     """Items per occupied code inside the Hamming ball of `radius` around `query_code` (1-D, {0,1} or
@@ -214,7 +215,7 @@ def ball_histogram(query_code,              # the query's code: 1-D, {0,1} or {-
 
 # %% ../nbs/20_lgap.ipynb #073a3013
 def ball_codes(query_code,    # (K,) the centre, {0,1} or {-1,+1}
-               radius: int,   # k >= 0 (k >= K: every code of the cube)
+               radius: int,   # r >= 0 (r >= K: every code of the cube)
                ) -> np.ndarray:
     "(V, K) uint8: every code of the Hamming ball, nearest first (flips of the bit positions in lexicographic order)."
     q = check_code(query_code, "query_code")
@@ -231,7 +232,7 @@ def ball_codes(query_code,    # (K,) the centre, {0,1} or {-1,+1}
 def plot_phi(hist: BallHistogram,          # one ball, from `ball_histogram`
              ax=None,                       # Axes to draw on (None: a new figure)
              max_slots: int = 128,          # draw every code of the ball up to this many; beyond, the occupied ones
-             title: str | None = None,      # None: "r = k: φ = A/B = ..." with the numbers
+             title: str | None = None,      # None: "r = <radius>: φ = A/B = ..." with the numbers
              legend: bool = True):          # draw the legend (and leave headroom above the bars for it)
     "Draw the ball's histogram and the rectangle B(S) (Ding, Li & Li 2018, Fig. 6b); returns the matplotlib Axes."
     from matplotlib.patches import Rectangle

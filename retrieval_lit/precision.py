@@ -64,7 +64,7 @@ def hits_in_top(summary: RankSummary,   # the ranking summary (chapter 03): tie 
     k_in = np.minimum(k, summary.n_ranks)                            # positions beyond N hold nothing
     f = _rowwise_searchsorted(c_n, k_in, summary.n_ranks)           # groups wholly inside the top k
     whole_items = np.take_along_axis(c_n0, f, axis=1)                # C
-    whole_hits = np.take_along_axis(c_r, f, axis=1)                  # H
+    whole_hits = np.take_along_axis(c_r, f, axis=1)                  # R_f
     cut = np.minimum(f, n.shape[1] - 1)
     has_cut = f < n.shape[1]
     n_c = np.where(has_cut, np.take_along_axis(n, cut, axis=1), 1)
@@ -220,7 +220,7 @@ def precision_within_radius(grades,                 # the ranked list's grades, 
 # %% ../nbs/10_precision.ipynb #cb9e5161
 class PRCurve(NamedTuple):
     "Precision and recall at each point x of a curve: per query (Q, L) and their means over queries (L,)."
-    x: np.ndarray               # the cutoffs K or the radii r
+    x: np.ndarray               # the cutoffs k or the radii r
     precision: np.ndarray       # (Q, L)
     recall: np.ndarray          # (Q, L)
     kind: str                   # "rank" or "radius"
@@ -245,7 +245,7 @@ def _nanmean_columns(a: np.ndarray) -> np.ndarray:
 def pr_curve_by_rank(summary: RankSummary,      # the ranking summary (chapter 03)
                      conventions: Conventions,  # reads `ties`, and `empty` for the recall of a query with R = 0
                      ks=None,                   # the cutoffs k >= 1, (L,); None: `points` cutoffs spread over 1..N
-                     points: int = 100,         # how many cutoffs when ks is None (fewer if they round to the same K)
+                     points: int = 100,         # how many cutoffs when ks is None (fewer if they round to the same k)
                      ) -> PRCurve:
     """P@k and recall@k for the cutoffs `ks` (default: `points` cutoffs spread evenly over 1..N).
 
@@ -423,7 +423,7 @@ def device_hits(ranking: DeviceRanking,   # a block ranked on a device (chapter 
 
 # %% ../nbs/10_precision.ipynb #4ca325a4
 def device_first_relevant(ranking: DeviceRanking,   # a block ranked on a device (chapter 62)
-                          k: int,                   # the cutoff K: ranks beyond it count nothing
+                          k: int,                   # the cutoff k: ranks beyond it count nothing
                           ties: str,                # the tie mode
                           reciprocal: bool,         # True: RR@k (mrr) | False: success@k
                           ):
