@@ -411,9 +411,9 @@ def _p_values(p_values) -> np.ndarray:
     return p
 
 
-def bonferroni(p_values,   # (m,) p-values of m tests, each in [0, 1]
+def bonferroni(p_values,   # (F,) p-values of F tests, each in [0, 1]
                ) -> np.ndarray:
-    """Bonferroni's adjusted p-values: min(1, m p).
+    """Bonferroni's adjusted p-values: min(1, F p).
 
     >>> bonferroni([0.01, 0.04, 0.3])
     array([0.03, 0.12, 0.9 ])
@@ -422,9 +422,9 @@ def bonferroni(p_values,   # (m,) p-values of m tests, each in [0, 1]
     return np.minimum(1.0, len(p) * p)
 
 # %% ../nbs/53_compare.ipynb #94fa06fe
-def holm(p_values,   # (m,) p-values of m tests, each in [0, 1]
+def holm(p_values,   # (F,) p-values of F tests, each in [0, 1]
          ) -> np.ndarray:
-    """Holm's step-down adjusted p-values: the k-th smallest becomes max over j <= k of min(1, (m - j + 1) p_(j)).
+    """Holm's step-down adjusted p-values: the i-th smallest becomes max over j <= i of min(1, (F - j + 1) p_(j)).
 
     >>> holm([0.01, 0.04, 0.3])
     array([0.03, 0.08, 0.3 ])

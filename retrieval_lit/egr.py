@@ -238,7 +238,7 @@ def paper_precision(rel,                 # one returned list's grades, rank orde
 def paper_map(rel,                       # one returned list's grades, rank order (relevant = grade > 0)
               exact: bool = False,       # True: an exact Fraction; False: a float
               ):
-    """The tables' MAP: (1/r) sum_i i / r_i over the r relevant items retrieved (0 if none).
+    """The tables' MAP: (1/r) sum_i i / m_i over the r relevant items retrieved, at ranks m_i (0 if none).
 
     >>> paper_map([1, 0, 1, 0], exact=True)                                # (1/1 + 2/3) / 2
     Fraction(5, 6)

@@ -69,9 +69,9 @@ def clustering_entropy(table,            # clusters x partitions counts (whole n
     a = _check_contingency(table)
     if a.shape[1] < 2:
         return 0.0
-    k = a.sum(1)
+    sizes = a.sum(1)
     per_cluster = np.array([_entropy_of_counts(row) if row.sum() else 0.0 for row in a])
-    return float((k / a.sum() * per_cluster).sum() / math.log(a.shape[1]))
+    return float((sizes / a.sum() * per_cluster).sum() / math.log(a.shape[1]))
 
 # %% ../nbs/34_egr_companions.ipynb #aedb81f3
 def purity(table,                        # clusters x partitions counts (whole numbers >= 0, not all 0), 2-D

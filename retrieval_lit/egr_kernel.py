@@ -82,14 +82,16 @@ def _egr_closed1(n, n_rel, s, class_reading):
 
 # %% ../nbs/32_egr_kernel.ipynb #36c94c7c
 @njit(parallel=True, cache=True)
-def _expected_egr_kernel(rel, irr, t, length, class_reading, f, out):
-    "out[i] = `_expected_egr_counts(rel[i], irr[i], t, reading, length)`, every query in parallel; f = `_flogf(0..2t)`."
+def _expected_egr_kernel(rel, irr, ranked, length, class_reading, f, out):
+    """out[i] = `_expected_egr_counts(rel[i], irr[i], ranked, reading, length)`, every query in parallel: the top
+    `ranked` items (the cutoff k, or all the items when k is beyond them), a list of N = `length` (k);
+    f = `_flogf(0..2 ranked)`."""
     for i in prange(rel.shape[0]):
-        carry = np.zeros(t + 1)
-        spare = np.zeros(t + 1)
-        law = np.zeros(t + 1)
+        carry = np.zeros(ranked + 1)
+        spare = np.zeros(ranked + 1)
+        law = np.zeros(ranked + 1)
         carry[0], nc = 1.0, 1
-        s, r_full, left = 0.0, 0, t
+        s, r_full, left = 0.0, 0, ranked
         big_a, big_b, m = -1, 0, 0
         for d in range(rel.shape[1]):
             a, b = rel[i, d], irr[i, d]
@@ -145,9 +147,10 @@ def _x_log10_x(n: int) -> np.ndarray:
     return x * np.log10(np.where(x > 0, x, 1.0))
 
 # %% ../nbs/32_egr_kernel.ipynb #aa81291a
-def expected_egr_rows(rel: np.ndarray, irr: np.ndarray, t: int, length: int, reading: str) -> np.ndarray:
-    "(Q,) expected EGR of the top t of every query (padded to `length`) from its per-group counts, compiled."
+def expected_egr_rows(rel: np.ndarray, irr: np.ndarray, ranked: int, length: int, reading: str) -> np.ndarray:
+    """(Q,) expected EGR of the top `ranked` items of every query (the cutoff k, or all the items when k is
+    beyond them), a list of N = `length` (the cutoff k: padded), from its per-group counts, compiled."""
     out = np.zeros(rel.shape[0])
     _expected_egr_kernel(np.ascontiguousarray(rel, dtype=np.int64), np.ascontiguousarray(irr, dtype=np.int64),
-                         int(t), int(length), reading == "class", _x_log10_x(2 * t + 2), out)
+                         int(ranked), int(length), reading == "class", _x_log10_x(2 * ranked + 2), out)
     return out

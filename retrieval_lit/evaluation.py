@@ -588,48 +588,6 @@ def _summarize_block(job: EvaluationJob, start: int, stop: int, cluster, bar: Pr
     bar.update(stop - start)
     return summaries
 
-# %% ../nbs/50_evaluation.ipynb #04981389
-class Accumulator:
-    """Per-query values of every metric, block after block, under the conventions and the two fixed orders; the Report.
-    A block's runs of queries are finished on the evaluation's one thread pool (`OnePool`), closed by `report` (or
-    `close`, when a run stops early)."""
-
-    def __init__(self, job: EvaluationJob):
-        self.job = job
-        self.modes = {"value": job.conv}
-        if job.bounds:
-            self.modes.update(last=job.conv.with_ties("pessimistic"), first=job.conv.with_ties("optimistic"))
-        self.ranged = [n for n, m in job.metrics.items() if m.tie_bounds] if job.bounds else []
-        self.out = {mode: {n: [] for n in job.metrics} for mode in self.modes}
-        self.ranges = {n: ([], []) for n in self.ranged}
-        self.pool = OnePool(usable_cpus())           # the count in force in the evaluation's thread (`threads=`)
-
-    def add(self, summary: RankSummary):
-        """Finish every metric on one block's summary, in runs of queries whose finishing fits `max_block_bytes`; the
-        runs are finished side by side on the pool (numpy releases the GIL) and kept in query order."""
-        parts = _finish_in_runs(summary, self.job, lambda ab: _run_values(self, _summary_rows(summary, *ab)), self.pool)
-        for values, ranges in parts:
-            for mode, by_metric in values.items():
-                for n, v in by_metric.items():
-                    self.out[mode][n].append(v)
-            for n, ends in ranges.items():
-                for acc, v in zip(self.ranges[n], ends):
-                    acc.append(v)
-
-    def add_values(self, values: dict):
-        "A block's per-query values finished elsewhere (chapter 62's device finish): {metric: (b,) float64}."
-        for n, v in values.items():
-            self.out["value"][n].append(np.asarray(v, dtype=np.float64))
-
-    def close(self):
-        "Shut the pool down (idempotent)."
-        self.pool.close()
-
-    def report(self) -> Report:
-        "The Report of every block added; the pool is shut down."
-        self.close()
-        return _report_of(self.job, self.out, self.ranges, self.ranged)
-
 # %% ../nbs/50_evaluation.ipynb #f2e3e942
 class OnePool:
     """One thread pool for a whole evaluation: made on first need, reused by every later block, shut down once
@@ -721,6 +679,48 @@ def _run_values(acc: Accumulator,       # the accumulator: its job's metrics and
     ranges = {n: tuple(np.asarray(v, dtype=np.float64) for v in tie_range(metrics[n], read(metrics[n]), acc.job.conv))
               for n in acc.ranged}
     return values, ranges
+
+# %% ../nbs/50_evaluation.ipynb #04981389
+class Accumulator:
+    """Per-query values of every metric, block after block, under the conventions and the two fixed orders; the Report.
+    A block's runs of queries are finished on the evaluation's one thread pool (`OnePool`), closed by `report` (or
+    `close`, when a run stops early)."""
+
+    def __init__(self, job: EvaluationJob):
+        self.job = job
+        self.modes = {"value": job.conv}
+        if job.bounds:
+            self.modes.update(last=job.conv.with_ties("pessimistic"), first=job.conv.with_ties("optimistic"))
+        self.ranged = [n for n, m in job.metrics.items() if m.tie_bounds] if job.bounds else []
+        self.out = {mode: {n: [] for n in job.metrics} for mode in self.modes}
+        self.ranges = {n: ([], []) for n in self.ranged}
+        self.pool = OnePool(usable_cpus())           # the count in force in the evaluation's thread (`threads=`)
+
+    def add(self, summary: RankSummary):
+        """Finish every metric on one block's summary, in runs of queries whose finishing fits `max_block_bytes`; the
+        runs are finished side by side on the pool (numpy releases the GIL) and kept in query order."""
+        parts = _finish_in_runs(summary, self.job, lambda ab: _run_values(self, _summary_rows(summary, *ab)), self.pool)
+        for values, ranges in parts:
+            for mode, by_metric in values.items():
+                for n, v in by_metric.items():
+                    self.out[mode][n].append(v)
+            for n, ends in ranges.items():
+                for acc, v in zip(self.ranges[n], ends):
+                    acc.append(v)
+
+    def add_values(self, values: dict):
+        "A block's per-query values finished elsewhere (chapter 62's device finish): {metric: (b,) float64}."
+        for n, v in values.items():
+            self.out["value"][n].append(np.asarray(v, dtype=np.float64))
+
+    def close(self):
+        "Shut the pool down (idempotent)."
+        self.pool.close()
+
+    def report(self) -> Report:
+        "The Report of every block added; the pool is shut down."
+        self.close()
+        return _report_of(self.job, self.out, self.ranges, self.ranged)
 
 # %% ../nbs/50_evaluation.ipynb #d4fe0002
 def _checked_settings(engine: str,           # "auto" or a registered engine's name
