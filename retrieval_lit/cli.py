@@ -222,6 +222,51 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog.split()[0]} --help)\n")
 
+# %% ../nbs/80_cli.ipynb #8f56ffe0
+def _add_comparison_options(p,                  # the subcommand's parser
+                            trec: bool = False,  # True: the options of `trec-eval`, which also takes --compare
+                            ):
+    "The options of a comparison of systems (chapter 53's `compare`): the test, the correction, the level, the output."
+    g = p.add_argument_group("comparing systems" + (" (with --compare)" if trec else ""))
+    if trec:
+        g.add_argument("--compare", action="store_true", help="compare several runs: every run against the first "
+                       "(mean differences, bootstrap intervals, p-values; with --bounds, what tie orders allow)")
+    g.add_argument("--test", choices=TESTS, default="randomization", help="the paired test (default: randomization)")
+    g.add_argument("--correction", choices=CORRECTIONS, default="holm",
+                   help="multiple-comparison correction over each measure's comparisons (default: holm)")
+    g.add_argument("--confidence", type=float, default=0.95,
+                   help="the intervals' level; significance is judged at 1 - confidence (default: 0.95)")
+    g.add_argument("--resamples", type=int, default=10_000,
+                   help="bootstrap resamples and randomization-test draws (default: 10000; at most 10000000, and "
+                        "resamples x queries at most 1000000000)")
+    g.add_argument("--seed", type=int, default=0, help="seed of the resampling (default: 0)")
+    g.add_argument("--baseline", default=None, metavar="NAME",
+                   help="the baseline's name (default: the first system), or 'all' to compare every pair")
+    fmt = g.add_mutually_exclusive_group()
+    fmt.add_argument("--latex", action="store_true", help="print the table as LaTeX (booktabs)")
+    fmt.add_argument("--markdown", action="store_true", help="print the table as Markdown")
+    t = p.add_argument_group("the --latex / --markdown table")
+    t.add_argument("--caption", metavar="TEXT",
+                   help="the table's caption (LaTeX: a table float; Markdown: a 'Table:' line)")
+    t.add_argument("--label", metavar="NAME", help="its label, with --caption (LaTeX \\label; Markdown {#NAME})")
+    t.add_argument("--decimals", type=int, metavar="N", help="decimals of means, differences and intervals, 1 to 10 "
+                   "(default: 4; p-values keep 4)")
+    t.add_argument("--p-values", action="store_const", const=True, default=None,
+                   help="each compared value's adjusted p-value (a column of the all-pairs table already)")
+    t.add_argument("--intervals", action="store_const", const=True, default=None,
+                   help="each compared value's bootstrap interval (a column of the all-pairs table already)")
+
+
+def _add_compare(sub):
+    "The `compare` command: systems from reports written by `evaluate --json`."
+    c = sub.add_parser("compare", help="compare systems from reports written by `evaluate --json`", epilog=EXAMPLES,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    c.add_argument("reports", nargs="+", metavar="REPORT.json",
+                   help="reports written by `retrieval-lit evaluate --json` (or `demo --json`) on the same queries")
+    c.add_argument("--names", nargs="+", metavar="NAME", help="one name per report (default: the file names)")
+    c.add_argument("--metrics", nargs="+", metavar="NAME", help="metrics to compare (default: those of the first report)")
+    _add_comparison_options(c)
+
 # %% ../nbs/80_cli.ipynb #506adc02
 def _add_trec_eval(sub):
     "The `trec-eval` command: trec_eval's interface for its standard measures, plus what ties hide."
@@ -323,51 +368,6 @@ def build_parser() -> argparse.ArgumentParser:
     _add_course(sub)
     _add_compare(sub)
     return parser
-
-# %% ../nbs/80_cli.ipynb #8f56ffe0
-def _add_comparison_options(p,                  # the subcommand's parser
-                            trec: bool = False,  # True: the options of `trec-eval`, which also takes --compare
-                            ):
-    "The options of a comparison of systems (chapter 53's `compare`): the test, the correction, the level, the output."
-    g = p.add_argument_group("comparing systems" + (" (with --compare)" if trec else ""))
-    if trec:
-        g.add_argument("--compare", action="store_true", help="compare several runs: every run against the first "
-                       "(mean differences, bootstrap intervals, p-values; with --bounds, what tie orders allow)")
-    g.add_argument("--test", choices=TESTS, default="randomization", help="the paired test (default: randomization)")
-    g.add_argument("--correction", choices=CORRECTIONS, default="holm",
-                   help="multiple-comparison correction over each measure's comparisons (default: holm)")
-    g.add_argument("--confidence", type=float, default=0.95,
-                   help="the intervals' level; significance is judged at 1 - confidence (default: 0.95)")
-    g.add_argument("--resamples", type=int, default=10_000,
-                   help="bootstrap resamples and randomization-test draws (default: 10000; at most 10000000, and "
-                        "resamples x queries at most 1000000000)")
-    g.add_argument("--seed", type=int, default=0, help="seed of the resampling (default: 0)")
-    g.add_argument("--baseline", default=None, metavar="NAME",
-                   help="the baseline's name (default: the first system), or 'all' to compare every pair")
-    fmt = g.add_mutually_exclusive_group()
-    fmt.add_argument("--latex", action="store_true", help="print the table as LaTeX (booktabs)")
-    fmt.add_argument("--markdown", action="store_true", help="print the table as Markdown")
-    t = p.add_argument_group("the --latex / --markdown table")
-    t.add_argument("--caption", metavar="TEXT",
-                   help="the table's caption (LaTeX: a table float; Markdown: a 'Table:' line)")
-    t.add_argument("--label", metavar="NAME", help="its label, with --caption (LaTeX \\label; Markdown {#NAME})")
-    t.add_argument("--decimals", type=int, metavar="N", help="decimals of means, differences and intervals, 1 to 10 "
-                   "(default: 4; p-values keep 4)")
-    t.add_argument("--p-values", action="store_const", const=True, default=None,
-                   help="each compared value's adjusted p-value (a column of the all-pairs table already)")
-    t.add_argument("--intervals", action="store_const", const=True, default=None,
-                   help="each compared value's bootstrap interval (a column of the all-pairs table already)")
-
-
-def _add_compare(sub):
-    "The `compare` command: systems from reports written by `evaluate --json`."
-    c = sub.add_parser("compare", help="compare systems from reports written by `evaluate --json`", epilog=EXAMPLES,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
-    c.add_argument("reports", nargs="+", metavar="REPORT.json",
-                   help="reports written by `retrieval-lit evaluate --json` (or `demo --json`) on the same queries")
-    c.add_argument("--names", nargs="+", metavar="NAME", help="one name per report (default: the file names)")
-    c.add_argument("--metrics", nargs="+", metavar="NAME", help="metrics to compare (default: those of the first report)")
-    _add_comparison_options(c)
 
 # %% ../nbs/80_cli.ipynb #37f5d5b8
 DEMO_METRICS = ("map", "map@100", "p@10", "p@r2", "rprec", "recall@100", "ndcg@100", "mlgap@2", "egr@12")

@@ -85,6 +85,27 @@ OPTIONAL = {   # chapter: why it is reading, not a session
     "96": "the syllabus: outcomes, calendar, policies, grading",
 }
 
+# %% ../nbs/95_course.ipynb #8a54d0bc
+def _printed_rtol(entry: dict,  # a plain answer-key entry: {"value": ..., "printed": a string or a list of strings}
+                  ) -> float:
+    """The relative tolerance that accepts what the solution prints (`entry['printed']`): over the numbers not printed
+    exactly, the largest half unit in the last printed place divided by the key's number, rounded up to 1, 2 or 5
+    times a power of ten (so that it does not give the number back); 0 when none."""
+    printed = entry.get("printed")
+    if printed is None:
+        return 0.0
+    forms = [printed] if isinstance(printed, str) else list(printed)
+    values = np.asarray(entry["value"], dtype=np.float64).reshape(-1).tolist()
+    worst = Fraction(0)
+    for form, v in zip(forms, values):
+        d = Decimal(form)
+        if float(d) != v and v != 0:
+            worst = max(worst, Fraction(1, 2) * Fraction(10) ** d.as_tuple().exponent / abs(Fraction(v)))
+    if worst == 0:
+        return 0.0
+    power = Fraction(10) ** math.floor(math.log10(worst))
+    return float(next(m * power for m in (1, 2, 5, 10) if m * power >= worst))
+
 # %% ../nbs/95_course.ipynb #edfd0578
 _EXERCISE_ID = re.compile(r"(\d\d)\.([1-9][0-9]*)")
 _GRID = 8                    # grid cells per tolerance: every answer within a tolerance is accepted, none beyond 9/8 of it
@@ -124,27 +145,6 @@ def _digest(salt: bytes, exercise_id: str, i: int, level: str, regime: str, cell
     "The salted digest of one cell of number `i` of an exercise's answer, at one level (right, close), on one grid."
     token = f"{exercise_id}|{i}|{level}|{regime}|{cell}".encode()
     return hashlib.blake2b(token, digest_size=16, salt=salt, person=_PERSON).hexdigest()
-
-# %% ../nbs/95_course.ipynb #8a54d0bc
-def _printed_rtol(entry: dict,  # a plain answer-key entry: {"value": ..., "printed": a string or a list of strings}
-                  ) -> float:
-    """The relative tolerance that accepts what the solution prints (`entry['printed']`): over the numbers not printed
-    exactly, the largest half unit in the last printed place divided by the key's number, rounded up to 1, 2 or 5
-    times a power of ten (so that it does not give the number back); 0 when none."""
-    printed = entry.get("printed")
-    if printed is None:
-        return 0.0
-    forms = [printed] if isinstance(printed, str) else list(printed)
-    values = np.asarray(entry["value"], dtype=np.float64).reshape(-1).tolist()
-    worst = Fraction(0)
-    for form, v in zip(forms, values):
-        d = Decimal(form)
-        if float(d) != v and v != 0:
-            worst = max(worst, Fraction(1, 2) * Fraction(10) ** d.as_tuple().exponent / abs(Fraction(v)))
-    if worst == 0:
-        return 0.0
-    power = Fraction(10) ** math.floor(math.log10(worst))
-    return float(next(m * power for m in (1, 2, 5, 10) if m * power >= worst))
 
 # %% ../nbs/95_course.ipynb #010ac3a0
 def _key_object(data: bytes,    # the bytes of an answer key file, plain or sealed
@@ -351,16 +351,6 @@ def check(exercise_id: str,      # the exercise, "CC.N": exercise N of chapter C
         print(_verdict_message(exercise_id, sealed, right, verdict))
     return verdict
 
-# %% ../nbs/95_course.ipynb #8c372898
-def _check_dest(dest: Path, nbs: Path, what: str) -> None:
-    """Refuse a `dest` that holds files (no one's work is overwritten), lies inside the notebook folder, or cannot be
-    written (`_check_writable`): all before any work starts."""
-    if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
-        fail("dest", f"{str(dest)!r} exists and is not an empty folder: choose a new folder for {what}")
-    if dest.resolve() == nbs.resolve() or nbs.resolve() in dest.resolve().parents:
-        fail("dest", f"{str(dest)!r} is inside the notebook folder {str(nbs)!r}: choose a folder outside it")
-    _check_writable(dest, what)
-
 # %% ../nbs/95_course.ipynb #467ad7a8
 def _check_writable(dest: Path,  # the folder a writer will create or fill
                     what: str,   # what goes there, for the message
@@ -377,6 +367,16 @@ def _check_writable(dest: Path,  # the folder a writer will create or fill
     except OSError as e:
         fail("dest", f"{str(dest)!r} cannot be written ({e.strerror} in {str(base)!r}): choose a folder you can write "
                      f"for {what}")
+
+# %% ../nbs/95_course.ipynb #8c372898
+def _check_dest(dest: Path, nbs: Path, what: str) -> None:
+    """Refuse a `dest` that holds files (no one's work is overwritten), lies inside the notebook folder, or cannot be
+    written (`_check_writable`): all before any work starts."""
+    if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
+        fail("dest", f"{str(dest)!r} exists and is not an empty folder: choose a new folder for {what}")
+    if dest.resolve() == nbs.resolve() or nbs.resolve() in dest.resolve().parents:
+        fail("dest", f"{str(dest)!r} is inside the notebook folder {str(nbs)!r}: choose a folder outside it")
+    _check_writable(dest, what)
 
 # %% ../nbs/95_course.ipynb #391be003
 def _kept_or_sealed(ex: str,      # the exercise, "CC.N"

@@ -39,9 +39,9 @@ def demo_summaries(bits=(12, 32, 64),         # the code lengths, one or several
 
 # %% ../nbs/70_demo.ipynb #06d12c4c
 def pr_curves(summaries: dict,                # {nbits: (data, summary)} as demo_summaries returns, or {label: summary}
-              by: str = "rank",               # "rank": P@K and recall@K as K grows | "radius": as the ball grows
+              by: str = "rank",               # "rank": P@k and recall@k as k grows | "radius": as the ball grows
               ties: str = "expected",         # the tie mode of the by-rank curves
-              points: int = 100,              # cutoffs K of a by-rank curve, spread evenly over 1..N
+              points: int = 100,              # cutoffs k of a by-rank curve, spread evenly over 1..N
               empty: str = "skip",            # a query with an empty ball (or no relevant item): chapter 10's "skip"
               ) -> dict:
     """{label: PRCurve} from {nbits: (data, summary)} (as `demo_summaries` returns) or {label: summary}. An empty
@@ -121,7 +121,7 @@ def _usage_figure(sums: dict,  # {nbits: (data, summary)}, as demo_summaries ret
 # %% ../nbs/70_demo.ipynb #dec3afad
 def _ball_figure(sums: dict,  # {nbits: (data, summary)}: the first code length's first query is drawn
                  ):
-    "The figure of φ's ball: Fig. 6 of Ding, Li & Li (2018) for k = 0, 1, 2, and the digits' first query."
+    "The figure of φ's ball: Fig. 6 of Ding, Li & Li (2018) for the radii 0, 1, 2, and the digits' first query."
     from matplotlib.figure import Figure
     q6, codes6, grades6 = paper_fig6_gallery()
     first = next(iter(sums.values()))[0]

@@ -319,7 +319,7 @@ def ordered_hits(rel, start, n, r, before,   # from `rank_positions`
 
 # %% ../nbs/62_torch_engine.ipynb #f35b0005
 def device_hypergeometric(n, r, j) -> tuple:
-    """(h (c, L) float64, w (c, L)): w[:, k] = P(H = h[:, k]) for H the relevant items among the first j slots of a
+    """(h (c, L) float64, w (c, L)): w[:, i] = P(H = h[:, i]) for H the relevant items among the first j slots of a
     group of n items holding r relevant ones, on the device; `ranking.hypergeometric_weights`' ratios from the mode,
     zero-padded. n, r, j: (c,) int64 tensors."""
     torch = _torch()
@@ -657,6 +657,39 @@ def _refuse_cpu_inputs(client,         # a Dask client (refused) or None
             fail(name, "are ranked by Hamming distance on the CPU (chapter 60); the torch path (`device`, tensor "
                        "inputs) ranks `scores` or embeddings: give codes as numpy arrays, without `device`")
 
+# %% ../nbs/62_torch_engine.ipynb #fb559091
+def _run_blocks(work: _DeviceJob,     # the run's device job (its device, queries and gallery)
+                step: int,            # queries per block to start with (`block_rows`): halved while a block is too big
+                finishes: dict,       # `device_finishes`' {name: DeviceFinish}; None: summaries come back
+                conv: Conventions,    # the conventions in force
+                values: Accumulator,  # what the summaries are added to
+                bar: Progress,        # advanced block by block
+                ) -> list:
+    "The blocks of queries on the device, halving a block too big for its memory; the device-finished parts."
+    dev, n_q, n_g = work.dev, work.rel.n_queries, work.n
+    start = 0
+    parts = []
+    while start < n_q:
+        stop = min(start + step, n_q)
+        try:
+            got = (work.finish(start, stop, finishes, conv) if finishes else work.summary(start, stop))
+        except Exception as e:                                   # a block too big for the device: halve it, retry
+            if not _is_oom(e):
+                raise
+            if dev.type == "cuda":
+                _torch().cuda.empty_cache()
+            if step == 1:
+                fail("device", f"{dev} has too little free memory for one query's {n_g:,} scores ({e})")
+            step = max(1, step // 2)
+            continue
+        if finishes:
+            parts.append(got)
+        else:
+            values.add(got)
+        bar.update(stop - start)
+        start = stop
+    return parts
+
 # %% ../nbs/62_torch_engine.ipynb #ea760f32
 def evaluate_on_device(device=None,            # a torch device or its name; None: the device of the tensors given
                        *,
@@ -740,36 +773,3 @@ def evaluate_on_device(device=None,            # a torch device or its name; Non
 
 # %% ../nbs/62_torch_engine.ipynb #ea7600f2
 register_device_path("torch", evaluate_on_device)
-
-# %% ../nbs/62_torch_engine.ipynb #fb559091
-def _run_blocks(work: _DeviceJob,     # the run's device job (its device, queries and gallery)
-                step: int,            # queries per block to start with (`block_rows`): halved while a block is too big
-                finishes: dict,       # `device_finishes`' {name: DeviceFinish}; None: summaries come back
-                conv: Conventions,    # the conventions in force
-                values: Accumulator,  # what the summaries are added to
-                bar: Progress,        # advanced block by block
-                ) -> list:
-    "The blocks of queries on the device, halving a block too big for its memory; the device-finished parts."
-    dev, n_q, n_g = work.dev, work.rel.n_queries, work.n
-    start = 0
-    parts = []
-    while start < n_q:
-        stop = min(start + step, n_q)
-        try:
-            got = (work.finish(start, stop, finishes, conv) if finishes else work.summary(start, stop))
-        except Exception as e:                                   # a block too big for the device: halve it, retry
-            if not _is_oom(e):
-                raise
-            if dev.type == "cuda":
-                _torch().cuda.empty_cache()
-            if step == 1:
-                fail("device", f"{dev} has too little free memory for one query's {n_g:,} scores ({e})")
-            step = max(1, step // 2)
-            continue
-        if finishes:
-            parts.append(got)
-        else:
-            values.add(got)
-        bar.update(stop - start)
-        start = stop
-    return parts
