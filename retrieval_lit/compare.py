@@ -1065,6 +1065,7 @@ def _pair_row(s: _Systems,             # the systems, read and checked
               y: str,                  # its baseline
               defined: np.ndarray,     # (Q,) mask of the paired queries (_paired_queries)
               means: dict,             # system -> its mean of m over the paired queries
+              *,
               test: str,               # "randomization" | "t" | "wilcoxon" | "sign"
               confidence: float,       # the bootstrap interval's level; the tie verdicts' alpha = 1 - confidence
               n_resamples: int,        # bootstrap resamples and randomization draws
@@ -1130,7 +1131,8 @@ def compare(systems,                         # {name: Report | TrecReport | (n,)
     for m in s.metrics:
         vals, defined = s.values[m], paired[m]
         means[m] = {name: float(vals[name][defined].mean()) for name in s.names}
-        metric_rows = [_pair_row(s, m, x, y, defined, means[m], test, confidence, n_resamples, seed) for x, y in pairs]
+        metric_rows = [_pair_row(s, m, x, y, defined, means[m], test=test, confidence=confidence,
+                                 n_resamples=n_resamples, seed=seed) for x, y in pairs]
         if correction != "none" and metric_rows:
             adjust = holm if correction == "holm" else bonferroni
             for row, p in zip(metric_rows, adjust([r["p_value"] for r in metric_rows])):

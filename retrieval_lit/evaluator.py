@@ -274,6 +274,7 @@ def _compute(ev,                # the evaluator: its settings and batches
              gallery_labels,    # its N class ids or multi-hot rows; None with gallery=None
              ignore,            # items removed from each query's ranking, as `evaluate` takes it
              self_index,        # each query's own gallery index (-1: none); None with gallery=None: itself
+             *,
              bounds: bool,      # also the range over every tie order
              engine: str,       # Hamming ranking: "auto" | "numpy" | "numba"
              max_block_bytes: int,  # memory bound of one query block
@@ -358,4 +359,5 @@ class Evaluator:
                 ) -> Report:
         """The `Report` of `evaluate` on the concatenated batches against `gallery`; without a gallery, the queries
         against themselves, each query's own item removed."""
-        return _compute(self, gallery, gallery_labels, ignore, self_index, bounds, engine, max_block_bytes, progress)
+        return _compute(self, gallery, gallery_labels, ignore, self_index, bounds=bounds, engine=engine,
+                        max_block_bytes=max_block_bytes, progress=progress)

@@ -97,9 +97,9 @@ def test_hand_values():
     assert dispersion_loss(U, [0, 1], 12, 1, 2)[0] == 5.0
     assert dsh_loss(U, [0, 0], 12)[0] == 2.0
     assert dsh_loss(U, [0, 1], 12)[0] == 4.0
-    assert dispersion2_loss(U, [0, 0], [0, 0], 12, 0.5, 1, 1, 2)[0] == 0.5
-    assert dispersion2_loss(U, [0, 0], [0, 0], 12, 0.5, 1, 1, 2, literal=True)[0] == 0.5
-    assert dispersion2_loss(U, [0, 1], [0, 1], 12, 0.5, 1, 1, 2)[0] == 5.0
+    assert dispersion2_loss(U, [0, 0], [0, 0], m=12, r1=0.5, r2=1, r3=1, r4=2)[0] == 0.5
+    assert dispersion2_loss(U, [0, 0], [0, 0], m=12, r1=0.5, r2=1, r3=1, r4=2, literal=True)[0] == 0.5
+    assert dispersion2_loss(U, [0, 1], [0, 1], m=12, r1=0.5, r2=1, r3=1, r4=2)[0] == 5.0
     assert dsh_loss(2 * U, [0, 0], 12)[0] == pytest.approx(8.0 + 0.01 * 12)   # regulariser: |2| - 1 = 1 per entry
 
 
@@ -113,7 +113,7 @@ def test_paper_margins():
     (lambda: dsh_loss(np.zeros((1, 2)), [0], 4), "`U` needs at least 2 rows"),
     (lambda: dsh_loss(np.zeros(4), [0, 1, 1, 0], 4), "`U` must be a 2-D array"),
     (lambda: dispersion_loss([[np.nan, 0], [0, 0]], [0, 1], 4, 1, 2), "`U` contains nan"),
-    (lambda: dispersion2_loss(np.zeros((2, 2)), [0, 0], [0, 1], 4, 1, 2, 2, 3), "`superlabels` must give every class one superclass"),
+    (lambda: dispersion2_loss(np.zeros((2, 2)), [0, 0], [0, 1], m=4, r1=1, r2=2, r3=2, r4=3), "`superlabels` must give every class one superclass"),
     (lambda: lsh(np.zeros((5, 3)), 4), "`nbits` must be at most 3"),
     (lambda: pcah(np.zeros(5), 1), "`X` must be a 2-D array"),
     (lambda: paper_margins(12, 3), "`levels` must be at most 2"),

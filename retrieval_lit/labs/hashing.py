@@ -167,7 +167,7 @@ def dispersion_loss(U, labels, m: float, r1: float, r2: float, alpha: float = 0.
     return pair_objective(U, pair_loss, "l1", alpha)
 
 # %% ../../nbs/21_hashing.ipynb #fd1366a0
-def dispersion2_loss(U, labels, superlabels, m: float, r1: float, r2: float, r3: float, r4: float,
+def dispersion2_loss(U, labels, superlabels, *, m: float, r1: float, r2: float, r3: float, r4: float,
                      alpha: float = 0.01, literal: bool = False) -> tuple:
     """Eq. 25: same class in band [r1, r2], same superclass (other class) in band [r3, r4], other
     superclasses past margin m. `literal=True` also charges same-class pairs the [r3, r4] band, as printed."""
@@ -239,7 +239,7 @@ def init_mlp(X, nbits: int, hidden: int = 64, seed: int = 0, name: str = "MLP") 
     return MLPHash(name, X.mean(0), scale, params)
 
 # %% ../../nbs/21_hashing.ipynb #3416af9c
-def train_hash(X, batch_loss, nbits: int, name: str, epochs: int = 30, batch: int = 200, lr: float = 0.01,
+def train_hash(X, batch_loss, nbits: int, name: str, *, epochs: int = 30, batch: int = 200, lr: float = 0.01,
                hidden: int = 64, seed: int = 0) -> MLPHash:
     """Train an `MLPHash` with Adam. `batch_loss(U, idx) -> (loss, dL/dU)` scores the outputs U of the
     training rows `idx` (so it can look up their labels). The rate drops by 40% at each fifth of the run."""
@@ -252,12 +252,13 @@ def train_hash(X, batch_loss, nbits: int, name: str, epochs: int = 30, batch: in
     t, losses = 0, []
     with _one_blas_thread():
         for epoch in range(epochs):
-            t = _train_epoch(model, X, batch_loss, batch, lr * 0.6 ** (5 * epoch // epochs), rng, m1, m2, t, losses)
+            t = _train_epoch(model, X, batch_loss, batch, lr * 0.6 ** (5 * epoch // epochs), rng=rng, m1=m1,
+                                 m2=m2, t=t, losses=losses)
     model.losses = np.array(losses)
     return model
 
 
-def _train_epoch(model, X, batch_loss, batch, rate, rng, m1, m2, t, losses) -> int:
+def _train_epoch(model, X, batch_loss, batch, rate, *, rng, m1, m2, t, losses) -> int:
     "One pass of Adam over shuffled mini-batches; appends the epoch's mean loss; returns the step count."
     order = rng.permutation(len(X))
     total = 0.0
