@@ -47,8 +47,8 @@ class Conventions:
                            "order inside tie groups: exact mean over all orders; relevant first; irrelevant "
                            "first; gallery index (stable)")
     ap_denominator: str = convention("retrieved", AP_DENOMINATORS,   # "retrieved" (the papers) | "all" (R) | "min"
-                                     "AP divides by the relevant items in the top p (the papers), all relevant "
-                                     "items (trec_eval), or min(R, p)")
+                                     "AP divides by the relevant items in the top k (the papers), all relevant "
+                                     "items (trec_eval), or min(R, k)")
     empty: str = convention("zero", EMPTY_POLICIES,          # "zero" (0) | "skip" (NaN, left out of means) | "error"
                             "a query with an undefined value (no relevant item, empty ball, iDCG = 0): 0, "
                             "skipped, or an error")
@@ -130,27 +130,6 @@ def apply_empty_policy(values: np.ndarray,        # (Q,) per-query values (entri
         out[undefined] = 0.0 if conventions.empty == "zero" else np.nan
     return out
 
-# %% ../nbs/04_metrics.ipynb #31f13b47
-@dataclass(frozen=True)
-class Metric:
-    """A named metric: `compute(summary, conventions)` gives one float per query (NaN = skipped).
-
-    The other fields declare what the metric reads, so `evaluate` builds only that: see the comments."""
-    name: str                           # canonical name, e.g. "map@1000"
-    compute: Callable                   # compute(summary, conventions) -> (Q,) float64, NaN = skipped
-    cutoff: int = 0                     # the last rank it reads in stable order under ties="index": 0 none (finished
-                                        # from the tie groups), p the first p, -1 (WHOLE_RANKING) the whole ranking
-    code_max: bool = False              # reads summary.code_max (LGAP)
-    hamming_only: bool = False          # reads a group index as a Hamming radius: refused on score rankings
-    higher_is_better: bool = True       # the direction (False: lower is better, e.g. EGR, an entropy)
-    tie_bounds: bool = True             # the report gives its range over all tie orders
-    index_sums: bool = False            # whole-ranking metric the engine can finish from streamed sums
-    bounds: Callable | None = None      # bounds(summary, conventions) -> (low, high) per query; None: the
-                                        # relevant-last / relevant-first orders are the extremes
-    on_list: Callable | None = None     # on_list(grades, tie_sizes, conventions) -> float: the chapter's function
-                                        # of one ranked list; None: the chapter has none
-    device: DeviceFinish | None = None  # how it finishes on a torch device (chapter 62); None: host only
-
 # %% ../nbs/04_metrics.ipynb #daf92d52
 class RankPositions(NamedTuple):
     "Each ranked position of a block's rows on a device, as (b, w) tensors (w: the columns read, in rank order)."
@@ -227,6 +206,27 @@ class DeviceFinish:
     def serves(self, conventions: Conventions) -> bool:
         "Whether the part serves these conventions (else the metric is finished on the host)."
         return self.takes is None or bool(self.takes(conventions))
+
+# %% ../nbs/04_metrics.ipynb #31f13b47
+@dataclass(frozen=True)
+class Metric:
+    """A named metric: `compute(summary, conventions)` gives one float per query (NaN = skipped).
+
+    The other fields declare what the metric reads, so `evaluate` builds only that: see the comments."""
+    name: str                           # canonical name, e.g. "map@1000"
+    compute: Callable                   # compute(summary, conventions) -> (Q,) float64, NaN = skipped
+    cutoff: int = 0                     # the last rank it reads in stable order under ties="index": 0 none (finished
+                                        # from the tie groups), k the first k, -1 (WHOLE_RANKING) the whole ranking
+    code_max: bool = False              # reads summary.code_max (LGAP)
+    hamming_only: bool = False          # reads a group index as a Hamming radius: refused on score rankings
+    higher_is_better: bool = True       # the direction (False: lower is better, e.g. EGR, an entropy)
+    tie_bounds: bool = True             # the report gives its range over all tie orders
+    index_sums: bool = False            # whole-ranking metric the engine can finish from streamed sums
+    bounds: Callable | None = None      # bounds(summary, conventions) -> (low, high) per query; None: the
+                                        # relevant-last / relevant-first orders are the extremes
+    on_list: Callable | None = None     # on_list(grades, tie_sizes, conventions) -> float: the chapter's function
+                                        # of one ranked list; None: the chapter has none
+    device: DeviceFinish | None = None  # how it finishes on a torch device (chapter 62); None: host only
 
 # %% ../nbs/04_metrics.ipynb #99b35035
 @dataclass(frozen=True)
@@ -401,7 +401,7 @@ def parse_cutoff(text: str,              # the digits the name's pattern capture
                  what: str = "cutoff",   # what the number is called in error messages: "cutoff", "radius", ...
                  minimum: int = 1,       # the smallest value allowed (0 for radii)
                  ) -> int:
-    """A metric's numeric parameter (the p of 'map@p', the r of 'p@r2'): a whole number from `minimum` to 2**53.
+    """A metric's numeric parameter (the k of 'map@k', the r of 'p@r2'): a whole number from `minimum` to 2**53.
 
     >>> parse_cutoff("1000", "map@1000")
     1000

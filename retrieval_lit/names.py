@@ -57,9 +57,9 @@ DCG_FORMS = {"log2": "linear", "exp-log2": "exp2"}   # ir_measures' nDCG(dcg=...
 # (" MAP@1000" is map@1000), under the call's conventions: write AP and nDCG for ir_measures' conventions.
 IR_ALIASES = {"MAP": "map (the call's ap_denominator; ir_measures' AP is AP)",
               "NDCG": "ndcg (the call's gain; ir_measures' nDCG is nDCG)", "MRR": "mrr (the same as RR)"}
-# Library spellings of other communities' names: metric-learning papers' Recall@K is success@K (chapter 56).
-SYNONYMS = {"ml_recall@{k}": ("success@{k}", "metric-learning Recall@K (Recall@K of metric-learning papers): "
-                                             "1 if a same-class item is among the K nearest")}
+# Library spellings of other communities' names: metric-learning papers' "Recall@K" is success@k (chapter 56).
+SYNONYMS = {"ml_recall@{k}": ("success@{k}", "metric-learning papers' \"Recall@K\": 1 if a same-class item is "
+                                             "among the k nearest")}
 
 # %% ../nbs/08_names.ipynb #65c682e6
 @dataclass(frozen=True)
@@ -468,7 +468,7 @@ def names_table() -> str:
         rows.append(f"| `{alias}`, `{alias}@k` | ir_measures' alias; here the library's name | {meaning} "
                     "| the call's | — |")
     for pattern, (target, doc) in SYNONYMS.items():
-        rows.append(f"| `{pattern.replace('{k}', 'K')}` | {doc} | `{target.replace('{k}', 'K')}` | — | — |")
+        rows.append(f"| `{pattern.replace('{k}', 'k')}` | {doc} | `{target.replace('{k}', 'k')}` | — | — |")
     return "\n".join(rows)
 
 # %% ../nbs/08_names.ipynb #7f262f0c

@@ -20,7 +20,7 @@ from .validate import (check_choice, check_int, check_nonempty, check_same_nbits
 __all__ = ['TIE_MODES', 'RankSummary', 'summarize', 'ordered_top', 'list_summary', 'hypergeometric_weights']
 
 # %% ../nbs/03_ranking.ipynb #c26f6b7f
-def group_starts(counts,   # (..., G) items in each group (or run), in rank order
+def group_starts(counts,   # (..., groups) items in each group (or run), in rank order
                  ) -> np.ndarray:
     """Items ranked ahead of each group: the exclusive running sum of `counts` along the last axis (int64).
 
@@ -74,13 +74,14 @@ def tie_group_sizes(distances: np.ndarray,   # (N,) one query's whole-number dis
 class IndexSums:
     """Whole-ranking sums in the stable (index) order, per query; `hist`'s R = grade > 0 items.
 
-    precision_sum: (Q,) float64, sum over relevant items j of k_j / r_j (r_j: 1-based rank; k_j: relevant
-                   items ranked at or before j), correctly rounded
-    discount_sum:  (Q, G) float64, sum over items of grade g >= 1 of 1 / log2(r_j + 1) (column 0 stays 0:
+    precision_sum: (Q,) float64, sum over the relevant items of i / m_i (m_i: the 1-based rank of the i-th
+                   relevant item), correctly rounded
+    discount_sum:  (Q, max_grade + 1) float64, sum over the items of grade g >= 1 of 1 / log2(m + 1), m an item's
+                   rank (column 0 stays 0:
                    grade 0 has gain 0 under either convention, so it is not accumulated)
     r_hits:        (Q,) int64, relevant items among the first R ranks"""
-    precision_sum: np.ndarray    # (Q,) float64: sum over relevant items j of k_j / r_j (AP's numerator)
-    discount_sum: np.ndarray     # (Q, G) float64: sum over items of grade g >= 1 of 1 / log2(r_j + 1) (DCG)
+    precision_sum: np.ndarray    # (Q,) float64: sum of i / m_i over the relevant items (AP's numerator)
+    discount_sum: np.ndarray     # (Q, max_grade + 1) float64: sum of 1 / log2(m + 1) over grade g >= 1 (DCG)
     r_hits: np.ndarray           # (Q,) int64: relevant items among the first R ranks (R-precision)
 
 
@@ -90,7 +91,7 @@ def join_index_sums(parts: list,  # IndexSums of consecutive blocks of queries, 
     fields = ("precision_sum", "discount_sum", "r_hits")
     return IndexSums(*(np.concatenate([getattr(p, f) for p in parts]) for f in fields))
 
-
+# %% ../nbs/03_ranking.ipynb #73ef9749
 def stack_padded(parts: list,         # arrays with the same number of axes: blocks of queries' rows, in order
                  least: tuple = (),   # the least extent of axes 1, 2, ... where the parts may fall short of it
                  ) -> np.ndarray:
@@ -365,6 +366,24 @@ def summarize(query_codes,                    # Q x K codes, {0,1} or {-1,+1}, o
         cmax = code_max_by_distance(q, distinct, mult, ignore, code_of)
     return RankSummary(hist, len(g), top_grades, cmax)
 
+# %% ../nbs/03_ranking.ipynb #216a7f50
+def tie_order_runs(summary: RankSummary,   # the ranking summary
+                   ties: str,              # "optimistic" (higher grades first in each group) | "pessimistic"
+                   ) -> tuple:
+    """(counts, run_grades): each query's ranking under a fixed tie order, as runs of equal grade: counts (Q, R)
+    int64 items per run, run_grades (R,) the grade of each run, R = n_groups x (max_grade + 1). The one source of
+    the two fixed orders (`ordered_top` expands them; DCG sums over them without expanding).
+
+    >>> counts, grades = tie_order_runs(list_summary([1, 0, 2, 0, 1], [2, 3]), "optimistic")
+    >>> counts.tolist(), grades.tolist()              # group (1, 0): 0 x 2, 1 x 1, 1 x 0; group (2, 0, 1): 2, 1, 0
+    ([[0, 1, 1, 1, 1, 1]], [2, 1, 0, 2, 1, 0])
+    """
+    check_choice(ties, "ties", ("optimistic", "pessimistic"))
+    n_grades = summary.max_grade + 1
+    grade_order = np.arange(n_grades)[::-1] if ties == "optimistic" else np.arange(n_grades)
+    counts = summary.hist[:, :, grade_order].reshape(summary.n_queries, -1)
+    return counts, np.tile(grade_order, summary.n_groups)
+
 # %% ../nbs/03_ranking.ipynb #863a1cf3
 TIE_MODES = ("expected", "optimistic", "pessimistic", "index")
 
@@ -420,24 +439,6 @@ def positions_in_runs(counts,   # (R,) entries in each run (row), in order
     c = np.asarray(counts, dtype=np.int64).reshape(-1)
     return np.arange(int(c.sum()), dtype=np.int64) - np.repeat(group_starts(c), c)
 
-# %% ../nbs/03_ranking.ipynb #216a7f50
-def tie_order_runs(summary: RankSummary,   # the ranking summary
-                   ties: str,              # "optimistic" (higher grades first in each group) | "pessimistic"
-                   ) -> tuple:
-    """(counts, run_grades): each query's ranking under a fixed tie order, as runs of equal grade: counts (Q, R)
-    int64 items per run, run_grades (R,) the grade of each run, R = n_groups x (max_grade + 1). The one source of
-    the two fixed orders (`ordered_top` expands them; DCG sums over them without expanding).
-
-    >>> counts, grades = tie_order_runs(list_summary([1, 0, 2, 0, 1], [2, 3]), "optimistic")
-    >>> counts.tolist(), grades.tolist()              # group (1, 0): 0 x 2, 1 x 1, 1 x 0; group (2, 0, 1): 2, 1, 0
-    ([[0, 1, 1, 1, 1, 1]], [2, 1, 0, 2, 1, 0])
-    """
-    check_choice(ties, "ties", ("optimistic", "pessimistic"))
-    n_grades = summary.max_grade + 1
-    grade_order = np.arange(n_grades)[::-1] if ties == "optimistic" else np.arange(n_grades)
-    counts = summary.hist[:, :, grade_order].reshape(summary.n_queries, -1)
-    return counts, np.tile(grade_order, summary.n_groups)
-
 # %% ../nbs/03_ranking.ipynb #80445be6
 def list_summary(grades,           # the ranked list's whole-number grades 0..255, rank order (ties in the given order)
                  tie_sizes=None,   # sizes of consecutive tie groups, in rank order; None: no ties (groups of one)
@@ -455,12 +456,20 @@ def list_summary(grades,           # the ranked list's whole-number grades 0..25
     np.add.at(hist[0], (group, g), 1)
     return RankSummary(hist, len(g), top_grades=g[None, :].copy())
 
+# %% ../nbs/03_ranking.ipynb #a8346195
+def row_sums(a,   # an array of real numbers, summed along its last axis (an empty axis sums to 0)
+             ) -> np.ndarray:
+    """Sums along the last axis, added strictly left to right: a row's sum never depends on the other rows of the
+    array, nor on zeros padded at its end (numpy's pairwise `sum` can regroup the additions with the width)."""
+    a = np.asarray(a, dtype=np.float64)
+    return np.cumsum(a, axis=-1)[..., -1] if a.shape[-1] else np.zeros(a.shape[:-1])
+
 # %% ../nbs/03_ranking.ipynb #7dce0f14
 def hypergeometric_weights(n,   # (Q,) the tie groups' sizes
                            r,   # (Q,) relevant items in each group (0..n)
                            j,   # (Q,) the group's first slots counted (0..n): where the cutoff falls in the group
                            ) -> tuple:
-    """(h_lo, w): w[k] = P(Y = h_lo + k) for Y = relevant items among the first j slots of a group of n items
+    """(h_lo, w): w[i] = P(Y = h_lo + i) for Y = relevant items among the first j slots of a group of n items
     holding r relevant ones, all orders equally likely. n, r, j are (Q,) arrays; w is (Q, L), zero-padded.
 
     >>> lo, w = hypergeometric_weights([4], [2], [2])   # C(2,h) C(2,2-h) / C(4,2) = 1/6, 4/6, 1/6 for h = 0, 1, 2
@@ -470,27 +479,19 @@ def hypergeometric_weights(n,   # (Q,) the tie groups' sizes
     n, r, j = (np.asarray(a, dtype=np.int64) for a in (n, r, j))
     lo, hi = np.maximum(0, j - (n - r)), np.minimum(j, r)
     width = int((hi - lo).max(initial=0)) + 1
-    k = np.arange(width)
-    h = (lo[:, None] + k).astype(np.float64)
-    valid = k <= (hi - lo)[:, None]
+    i = np.arange(width)
+    h = (lo[:, None] + i).astype(np.float64)
+    valid = i <= (hi - lo)[:, None]
     nf, rf, jf = (a[:, None].astype(np.float64) for a in (n, r, j))
     den = (h + 1) * (nf - rf - jf + h + 1)
-    up = np.divide((rf - h) * (jf - h), den, out=np.zeros(h.shape), where=valid & (den > 0))  # w[k+1]/w[k]
+    up = np.divide((rf - h) * (jf - h), den, out=np.zeros(h.shape), where=valid & (den > 0))  # w[i+1]/w[i]
     mode = (np.clip((j + 1) * (r + 1) // (n + 2), lo, hi) - lo)[:, None]
-    step_right = np.where(k >= mode + 1, np.concatenate([np.ones((len(n), 1)), up[:, :-1]], axis=1), 1.0)
-    right = np.cumprod(step_right, axis=1)                                     # w[k]/w[mode] for k >= mode
-    step_left = np.where(k < mode, 1.0 / np.where(up > 0, up, 1.0), 1.0)
-    left = np.cumprod(step_left[:, ::-1], axis=1)[:, ::-1]                     # w[k]/w[mode] for k < mode
-    w = np.where(valid, np.where(k >= mode, right, left), 0.0)
+    step_right = np.where(i >= mode + 1, np.concatenate([np.ones((len(n), 1)), up[:, :-1]], axis=1), 1.0)
+    right = np.cumprod(step_right, axis=1)                                     # w[i]/w[mode] for i >= mode
+    step_left = np.where(i < mode, 1.0 / np.where(up > 0, up, 1.0), 1.0)
+    left = np.cumprod(step_left[:, ::-1], axis=1)[:, ::-1]                     # w[i]/w[mode] for i < mode
+    w = np.where(valid, np.where(i >= mode, right, left), 0.0)
     return lo, w / row_sums(w)[:, None]
-
-# %% ../nbs/03_ranking.ipynb #a8346195
-def row_sums(a,   # an array of real numbers, summed along its last axis (an empty axis sums to 0)
-             ) -> np.ndarray:
-    """Sums along the last axis, added strictly left to right: a row's sum never depends on the other rows of the
-    array, nor on zeros padded at its end (numpy's pairwise `sum` can regroup the additions with the width)."""
-    a = np.asarray(a, dtype=np.float64)
-    return np.cumsum(a, axis=-1)[..., -1] if a.shape[-1] else np.zeros(a.shape[:-1])
 
 # %% ../nbs/03_ranking.ipynb #c88d7097
 def over_relevant(x,            # (Q,) per-query amounts to divide (a streamed precision sum, hits in the top R)

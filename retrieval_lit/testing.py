@@ -102,8 +102,8 @@ def show_error(f,          # a callable expected to raise RetrievalInputError on
     """Call f(*args, **kwargs), print the RetrievalInputError it raises and return it; fail if it raises none.
 
     >>> from retrieval_lit.validate import check_int
-    >>> e = show_error(check_int, 0, "p", 1)
-    RetrievalInputError: `p` must be at least 1, got 0
+    >>> e = show_error(check_int, 0, "k", 1)
+    RetrievalInputError: `k` must be at least 1, got 0
     """
     try:
         f(*args, **kwargs)

@@ -177,6 +177,111 @@ def check_numbers(x,                         # the argument: any array-like of b
         fail(name, f"must have {columns} columns ({what}), got shape {a.shape}")
     return check_finite(a, name)
 
+# %% ../nbs/00_validate.ipynb #7f9ad23f
+def check_int(value,                      # a Python or numpy integer (bools and floats are refused)
+              name: str,                  # the argument's name, for the message
+              minimum: int | None = None,  # the smallest value allowed (None: no lower bound)
+              maximum: int | None = None,  # the largest value allowed (None: no upper bound)
+              ) -> int:
+    """A whole number (not a bool, not a float) within [minimum, maximum], as a Python int.
+
+    >>> check_int(np.int64(3), "k", 1)
+    3
+    >>> check_int(0, "k", 1)
+    Traceback (most recent call last):
+    ...
+    retrieval_lit.validate.RetrievalInputError: `k` must be at least 1, got 0
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        fail(name, f"must be a whole number, got {value!r} ({type(value).__name__})")
+    value = int(value)
+    if minimum is not None and value < minimum:
+        fail(name, f"must be at least {minimum}, got {value}")
+    if maximum is not None and value > maximum:
+        fail(name, f"must be at most {maximum}, got {value}")
+    return value
+
+# %% ../nbs/00_validate.ipynb #c0c9a51d
+def check_int_list(values,                     # one whole number, or a list, tuple, range or 1-D array of them
+                   name: str,                  # the argument's name, for the message
+                   minimum: int | None = None,  # the smallest value allowed (None: no lower bound)
+                   maximum: int | None = None,  # the largest value allowed (None: no upper bound)
+                   what: str = "value",         # what one value is, for the message ("k", "code length")
+                   ) -> list:
+    """One or several distinct whole numbers (cutoffs, code lengths) as a non-empty list of Python ints. A repeated
+    value is refused: results keyed by it would silently hold fewer entries than asked for.
+
+    >>> check_int_list(5, "kappas", 1), check_int_list(np.array([1, 5, 10]), "kappas", 1)
+    ([5], [1, 5, 10])
+    """
+    several = "must be one whole number or a list, tuple or array of them"
+    if isinstance(values, np.ndarray) and values.ndim == 0:
+        values = values.item()
+    if isinstance(values, np.ndarray):
+        if values.ndim != 1:
+            fail(name, f"{several}, got an array of shape {values.shape}")
+        values = values.tolist()
+    if isinstance(values, str):
+        fail(name, f"{several}, got the string {values!r}")
+    if not isinstance(values, (list, tuple, range)):
+        if not isinstance(values, numbers.Number):
+            fail(name, f"{several}, got {shown(values)} ({type(values).__name__})")
+        values = [values]
+    out = [check_int(v, name, minimum, maximum) for v in values]
+    if not out:
+        fail(name, f"must name at least one {what}, got an empty list")
+    twice = next((v for i, v in enumerate(out) if v in out[:i]), None)
+    if twice is not None:
+        fail(name, f"names {twice} twice: name each {what} once (the result has one entry per {what})")
+    return out
+
+# %% ../nbs/00_validate.ipynb #ae9cfad3
+def check_bool(value,                     # True or False (numpy bools too); a truthy string such as "no" is refused
+               name: str,                 # the argument's name, for the message
+               allow_none: bool = False,  # True: None is accepted too (and returned), meaning "automatic"
+               ):
+    "True or False (numpy bools too), or None where allowed: never a truthy string such as 'no'."
+    if value is None and allow_none:
+        return None
+    if not isinstance(value, (bool, np.bool_)):
+        fail(name, f"must be True or False{' or None (automatic)' if allow_none else ''}, got {value!r}")
+    return bool(value)
+
+# %% ../nbs/00_validate.ipynb #1aa30817
+def check_choice(value,       # the name given, returned as it is if allowed
+                 name: str,   # the argument's name, for the message
+                 choices,     # the allowed names, e.g. ("expected", "optimistic", "pessimistic", "index")
+                 ) -> str:
+    "One of a fixed set of names (conventions, modes)."
+    if value not in tuple(choices):
+        fail(name, f"must be one of {', '.join(map(repr, choices))}; got {value!r}")
+    return value
+
+# %% ../nbs/00_validate.ipynb #8a3e6b7e
+def check_real(value,                        # a Python or numpy real number (bools, NaN and inf are refused)
+               name: str,                    # the argument's name, for the message
+               minimum: float | None = None,  # the smallest value allowed (None: no lower bound)
+               ) -> float:
+    "A finite real number (not a bool), at least `minimum` if given: weights, thresholds, ink levels."
+    bad = isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) or not np.isfinite(value)
+    if bad or (minimum is not None and value < minimum):
+        fail(name, f"must be a finite real number{'' if minimum is None else f' >= {minimum}'}, got {value!r}")
+    return float(value)
+
+# %% ../nbs/00_validate.ipynb #29c08815
+def check_probability(value,                   # a finite real number (see `check_real`)
+                      name: str,               # the argument's name, for the message
+                      *,
+                      open_low: bool = True,   # True: 0 itself is refused; False: 0 is allowed
+                      open_high: bool = True,  # True: 1 itself is refused; False: 1 is allowed
+                      ) -> float:
+    "A real number in (0, 1) (the ends included where asked)."
+    v = check_real(value, name)
+    if (v < 0 or v > 1) or (open_low and v == 0) or (open_high and v == 1):
+        lo, hi = "(" if open_low else "[", ")" if open_high else "]"
+        fail(name, f"must lie in {lo}0, 1{hi}, got {v}")
+    return v
+
 # %% ../nbs/00_validate.ipynb #8ccbc5c9
 def check_codes(codes,       # items x bits, {0,1} or {-1,+1} (bools, ints or floats); -1 and 0 together are refused
                 name: str,   # the argument's name, for the message
@@ -417,108 +522,3 @@ def check_tie_sizes(tie_sizes,      # sizes of the consecutive tie groups, in ra
     if int(a.sum()) != n_items:
         fail("tie_sizes", f"adds up to {int(a.sum())} but `grades` has {n_items} items: the groups must cover the list")
     return a
-
-# %% ../nbs/00_validate.ipynb #7f9ad23f
-def check_int(value,                      # a Python or numpy integer (bools and floats are refused)
-              name: str,                  # the argument's name, for the message
-              minimum: int | None = None,  # the smallest value allowed (None: no lower bound)
-              maximum: int | None = None,  # the largest value allowed (None: no upper bound)
-              ) -> int:
-    """A whole number (not a bool, not a float) within [minimum, maximum], as a Python int.
-
-    >>> check_int(np.int64(3), "p", 1)
-    3
-    >>> check_int(0, "p", 1)
-    Traceback (most recent call last):
-    ...
-    retrieval_lit.validate.RetrievalInputError: `p` must be at least 1, got 0
-    """
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        fail(name, f"must be a whole number, got {value!r} ({type(value).__name__})")
-    value = int(value)
-    if minimum is not None and value < minimum:
-        fail(name, f"must be at least {minimum}, got {value}")
-    if maximum is not None and value > maximum:
-        fail(name, f"must be at most {maximum}, got {value}")
-    return value
-
-# %% ../nbs/00_validate.ipynb #c0c9a51d
-def check_int_list(values,                     # one whole number, or a list, tuple, range or 1-D array of them
-                   name: str,                  # the argument's name, for the message
-                   minimum: int | None = None,  # the smallest value allowed (None: no lower bound)
-                   maximum: int | None = None,  # the largest value allowed (None: no upper bound)
-                   what: str = "value",         # what one value is, for the message ("k", "code length")
-                   ) -> list:
-    """One or several distinct whole numbers (cutoffs, code lengths) as a non-empty list of Python ints. A repeated
-    value is refused: results keyed by it would silently hold fewer entries than asked for.
-
-    >>> check_int_list(5, "kappas", 1), check_int_list(np.array([1, 5, 10]), "kappas", 1)
-    ([5], [1, 5, 10])
-    """
-    several = "must be one whole number or a list, tuple or array of them"
-    if isinstance(values, np.ndarray) and values.ndim == 0:
-        values = values.item()
-    if isinstance(values, np.ndarray):
-        if values.ndim != 1:
-            fail(name, f"{several}, got an array of shape {values.shape}")
-        values = values.tolist()
-    if isinstance(values, str):
-        fail(name, f"{several}, got the string {values!r}")
-    if not isinstance(values, (list, tuple, range)):
-        if not isinstance(values, numbers.Number):
-            fail(name, f"{several}, got {shown(values)} ({type(values).__name__})")
-        values = [values]
-    out = [check_int(v, name, minimum, maximum) for v in values]
-    if not out:
-        fail(name, f"must name at least one {what}, got an empty list")
-    twice = next((v for i, v in enumerate(out) if v in out[:i]), None)
-    if twice is not None:
-        fail(name, f"names {twice} twice: name each {what} once (the result has one entry per {what})")
-    return out
-
-# %% ../nbs/00_validate.ipynb #ae9cfad3
-def check_bool(value,                     # True or False (numpy bools too); a truthy string such as "no" is refused
-               name: str,                 # the argument's name, for the message
-               allow_none: bool = False,  # True: None is accepted too (and returned), meaning "automatic"
-               ):
-    "True or False (numpy bools too), or None where allowed: never a truthy string such as 'no'."
-    if value is None and allow_none:
-        return None
-    if not isinstance(value, (bool, np.bool_)):
-        fail(name, f"must be True or False{' or None (automatic)' if allow_none else ''}, got {value!r}")
-    return bool(value)
-
-# %% ../nbs/00_validate.ipynb #1aa30817
-def check_choice(value,       # the name given, returned as it is if allowed
-                 name: str,   # the argument's name, for the message
-                 choices,     # the allowed names, e.g. ("expected", "optimistic", "pessimistic", "index")
-                 ) -> str:
-    "One of a fixed set of names (conventions, modes)."
-    if value not in tuple(choices):
-        fail(name, f"must be one of {', '.join(map(repr, choices))}; got {value!r}")
-    return value
-
-# %% ../nbs/00_validate.ipynb #8a3e6b7e
-def check_real(value,                        # a Python or numpy real number (bools, NaN and inf are refused)
-               name: str,                    # the argument's name, for the message
-               minimum: float | None = None,  # the smallest value allowed (None: no lower bound)
-               ) -> float:
-    "A finite real number (not a bool), at least `minimum` if given: weights, thresholds, ink levels."
-    bad = isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) or not np.isfinite(value)
-    if bad or (minimum is not None and value < minimum):
-        fail(name, f"must be a finite real number{'' if minimum is None else f' >= {minimum}'}, got {value!r}")
-    return float(value)
-
-# %% ../nbs/00_validate.ipynb #29c08815
-def check_probability(value,                   # a finite real number (see `check_real`)
-                      name: str,               # the argument's name, for the message
-                      *,
-                      open_low: bool = True,   # True: 0 itself is refused; False: 0 is allowed
-                      open_high: bool = True,  # True: 1 itself is refused; False: 1 is allowed
-                      ) -> float:
-    "A real number in (0, 1) (the ends included where asked)."
-    v = check_real(value, name)
-    if (v < 0 or v > 1) or (open_low and v == 0) or (open_high and v == 1):
-        lo, hi = "(" if open_low else "[", ")" if open_high else "]"
-        fail(name, f"must lie in {lo}0, 1{hi}, got {v}")
-    return v
