@@ -232,7 +232,7 @@ def _numpy_whole_group_sums(n, r, logs, table):
     return row_sums(terms)
 
 # %% ../nbs/11_average_precision.ipynb #c8a943f7
-WHOLE_PASS_CELLS = 1 << 20   # (query, group) cells up to which the whole-ranking passes run as numpy
+WHOLE_PASS_WIDTH = 1 << 11   # groups a query up to which the whole-ranking passes run as numpy
 
 
 @lru_cache(maxsize=1)
@@ -243,21 +243,22 @@ def _compiled_whole_passes() -> tuple:
     return njit(cache=True, nogil=True)(_gap_log_args), njit(cache=True, nogil=True)(_whole_group_sums)
 
 
-def _whole_passes(cells: int) -> tuple:
-    "The two passes for `cells` (query, group) cells: numpy up to WHOLE_PASS_CELLS (nothing compiled), else compiled."
-    return (_numpy_gap_log_args, _numpy_whole_group_sums) if cells <= WHOLE_PASS_CELLS else _compiled_whole_passes()
+def _whole_passes(width: int) -> tuple:
+    """The two passes for summaries `width` groups a query wide: numpy up to WHOLE_PASS_WIDTH (nothing compiled), else
+    compiled."""
+    return (_numpy_gap_log_args, _numpy_whole_group_sums) if width <= WHOLE_PASS_WIDTH else _compiled_whole_passes()
 
 # %% ../nbs/11_average_precision.ipynb #3482d408
 def whole_expected_sums(n,   # (Q, G) items per tie group, nearest group first (whole numbers)
                         r,   # (Q, G) relevant items per tie group
                         ) -> np.ndarray:
     """(Q,) each row's sum of the expected precision-at-relevant terms (*) over all its groups, every slot inside
-    (the whole ranking, step interpolation): the numerator of the expected AP. Numpy up to WHOLE_PASS_CELLS cells,
-    compiled above (`_whole_passes`); the same bits as the numpy form in `ap_expected` either way."""
+    (the whole ranking, step interpolation): the numerator of the expected AP. Numpy up to WHOLE_PASS_WIDTH groups a
+    query, compiled above (`_whole_passes`); the same bits as the numpy form in `ap_expected` either way."""
     n, r = np.ascontiguousarray(n, dtype=np.int64), np.ascontiguousarray(r, dtype=np.int64)
     if n.ndim != 2 or r.shape != n.shape:
         fail("n", f"must be a (Q, G) array of the shape of r {r.shape}, got {n.shape}")
-    log_args, group_sums = _whole_passes(n.size)
+    log_args, group_sums = _whole_passes(n.shape[1])
     table = _small_gap_table()
     return group_sums(n, r, np.log1p(log_args(n, r, table.shape[0] - 1)), table)
 

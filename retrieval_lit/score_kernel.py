@@ -22,13 +22,10 @@ def _bucket(x: float,     # a score, as a float64 (float32 scores convert exactl
             scale: float, # nb / (largest - smallest relevant score); 0 when they are equal
             nb: int,      # buckets over [lo, hi]
             ) -> int:
-    "0 below `lo`, then 1..nb+1: non-decreasing in x (a lower bucket holds only smaller scores)."
-    if x < lo:
-        return 0
-    f = (x - lo) * scale                                          # NaN only as inf * 0: the largest scores
-    if f < nb:
-        return 1 + int(f)
-    return nb + 1
+    """0 below `lo`, then 1..nb+1: non-decreasing in x (a lower bucket holds only smaller scores). Without a branch:
+    floor((x - lo) c) + [x >= lo] clipped to 0..nb+1 (the comparisons and clips compile to selects); a NaN (inf * 0:
+    the largest scores) loses both clips and goes to the top."""
+    return int(min(nb + 1.0, max(np.floor((x - lo) * scale) + (x >= lo), 0.0)))
 
 # %% ../nbs/58_score_kernel.ipynb #1c4b4fe7
 class Work(NamedTuple):
@@ -132,18 +129,21 @@ def _distinct_sorted(key, cols, m, bk, w):
         end[w.bucket[i]] += 1
     k, start = 0, 0
     for b in range(bk.nb + 2):
-        for a in range(start + 1, end[b]):                         # the bucket sorted in place
+        first[b] = k
+        stop = end[b]
+        if stop == start:                                          # an empty bucket (most of the 4m)
+            continue
+        for a in range(start + 1, stop):                           # the bucket sorted in place
             v, c = u[a], a - 1
             while c >= start and u[c] > v:
                 u[c + 1] = u[c]
                 c -= 1
             u[c + 1] = v
-        first[b] = k
-        for a in range(start, end[b]):                            # its distinct values, after the lower buckets'
+        for a in range(start, stop):                              # its distinct values, after the lower buckets'
             if k == 0 or u[a] != u[k - 1]:                         # (k <= a: nothing unread is overwritten)
                 u[k] = u[a]
                 k += 1
-        start = end[b]
+        start = stop
     first[bk.nb + 2] = k
     for i in range(m):
         p, x = first[w.bucket[i]], key[cols[i]]
