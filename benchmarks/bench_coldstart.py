@@ -24,7 +24,7 @@ and on CPU time (beside it: what the wall time is on an idle machine; this one i
               normalised embeddings, top-100 search) and pytrec_eval (import, RelevanceEvaluator, evaluate).
   threshold   where `SMALL_PAIRS` comes from: in one process, once compiled, summarize_scores(method="counts")
               against method="compiled" (index sums on, median of 3 interleaved) at sizes around it, and the AP
-              finish's numpy form against its compiled one around `WHOLE_PASS_CELLS`.
+              finish's numpy form against its compiled one around `WHOLE_PASS_WIDTH` (chapter 11).
 """
 import argparse
 import json
@@ -178,8 +178,8 @@ def peers(tries: int):
 def threshold():
     "The table behind SMALL_PAIRS and WHOLE_PASS_CELLS, in this process once everything is compiled."
     import numpy as np
-    from retrieval_lit.average_precision import _whole_passes, _compiled_whole_passes, _numpy_gap_log_args, \
-        _numpy_whole_group_sums, _small_gap_table
+    from retrieval_lit.average_precision import (_compiled_whole_passes, _numpy_gap_log_args, _numpy_whole_group_sums,
+                                                 _small_gap_table, _whole_passes)
     from retrieval_lit.relevance import relevance_from_labels
     from retrieval_lit.score_ranking import SMALL_PAIRS, similarity_rows, summarize_scores
     print(f"== threshold: numpy counts against the compiled method once compiled (SMALL_PAIRS = {SMALL_PAIRS:,}); "
@@ -201,10 +201,11 @@ def threshold():
     table = _small_gap_table()
     log_args, group_sums = _compiled_whole_passes()
     rng = np.random.default_rng(0)
-    print("== the AP finish's passes: numpy against compiled once compiled")
-    for cells in (1 << 18, 1 << 20, 1 << 22):
-        q = 250
-        n = rng.integers(0, 5, (q, cells // q))
+    print("== the AP finish's passes: numpy against compiled once compiled, on one run of evaluate's finishing "
+          "(about 230,000 cells whatever the ranking's size), by the summary's width")
+    for width in (65, 1000, 2048, 4096, 20_000):
+        q = max(1, 230_000 // width)
+        n = rng.integers(0, 5, (q, width))
         r = (rng.random(n.shape) * (n + 1)).astype(np.int64) * (rng.random(n.shape) < 0.5)
         out = {}
         for name, (la, gs) in (("numpy", (_numpy_gap_log_args, _numpy_whole_group_sums)),
@@ -215,8 +216,10 @@ def threshold():
                 gs(n, r, np.log1p(la(n, r, table.shape[0] - 1)), table)
                 best = min(best, time.perf_counter() - t)
             out[name] = best
-        print(f"  {cells:9,} cells: numpy {out['numpy']:.3f} s, compiled {out['compiled']:.3f} s "
-              f"(`_whole_passes` takes {'numpy' if _whole_passes(cells)[0] is _numpy_gap_log_args else 'compiled'})")
+        took = "numpy" if _whole_passes(width)[0] is _numpy_gap_log_args else "compiled"
+        print(f"  {width:6,} groups a query, {q:4} queries: numpy {out['numpy'] * 1e3:.1f} ms, compiled "
+              f"{out['compiled'] * 1e3:.1f} ms, {(out['numpy'] - out['compiled']) / q * 1e3:.2f} ms a query more "
+              f"(`_whole_passes` takes {took})")
 
 
 if __name__ == "__main__":
