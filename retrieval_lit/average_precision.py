@@ -175,7 +175,6 @@ def _gap_log_args(n, r, small):
             before += n[i, g]
     return args
 
-
 # %% ../nbs/11_average_precision.ipynb #5561756e
 def _whole_group_sums(n, r, logs, table):
     """Each row's sum of (*) over its groups holding a relevant item, all slots inside, left to right: what
@@ -206,8 +205,37 @@ def _whole_group_sums(n, r, logs, table):
         out[i] = s
     return out
 
+# %% ../nbs/11_average_precision.ipynb #81deb5ed
+def _numpy_gap_log_args(n, r, small):
+    "`_gap_log_args` by numpy: the same arguments, in the same order, by the same operations."
+    at = r > 0
+    before = group_starts(n)[at]                                 # items ranked before each group (chapter 03)
+    x = np.maximum(before, small).astype(np.float64)
+    y = np.maximum(before + n[at], small).astype(np.float64)
+    return np.where(y > x, (y - x) / x, 0.0)
+
+# %% ../nbs/11_average_precision.ipynb #fb758229
+def _numpy_whole_group_sums(n, r, logs, table):
+    "`_whole_group_sums` by numpy: each relevant group's term by the same operations, the rows added by `row_sums`."
+    small = table.shape[0] - 1
+    at = r > 0
+    items_before, rel_before, ng, rg = group_starts(n)[at], group_starts(r)[at], n[at], r[at]
+    end = items_before + ng
+    gap = table[np.minimum(items_before, small), np.minimum(end, small)]
+    x, y = np.maximum(items_before, small).astype(np.float64), np.maximum(end, small).astype(np.float64)
+    j, u, v = y - x, 1.0 / x, 1.0 / y                            # x >= small >= 1
+    uu, vv = u * u, v * v
+    tail = j * u * v * (-0.5 + (u + v) / 12 * (1 - (uu + vv) / 10 + (uu * uu + uu * vv + vv * vv) / 21))
+    gap = np.where(y > x, gap + (logs + tail), gap)
+    slope = np.where(ng != 1, (rg - 1) / np.maximum(ng - 1, 1), 0.0)
+    terms = np.zeros(n.shape)
+    terms[at] = rg / ng * (slope * ng + (rel_before + 1.0 - slope * (1 + items_before)) * gap)
+    return row_sums(terms)
 
 # %% ../nbs/11_average_precision.ipynb #c8a943f7
+WHOLE_PASS_WIDTH = 1 << 11   # groups a query up to which the whole-ranking passes run as numpy
+
+
 @lru_cache(maxsize=1)
 def _compiled_whole_passes() -> tuple:
     """The two passes compiled by numba (imported here, on first use: this chapter's module does not load it), without
@@ -216,17 +244,22 @@ def _compiled_whole_passes() -> tuple:
     return njit(cache=True, nogil=True)(_gap_log_args), njit(cache=True, nogil=True)(_whole_group_sums)
 
 
+def _whole_passes(width: int) -> tuple:
+    """The two passes for summaries `width` groups a query wide: numpy up to WHOLE_PASS_WIDTH (nothing compiled), else
+    compiled."""
+    return (_numpy_gap_log_args, _numpy_whole_group_sums) if width <= WHOLE_PASS_WIDTH else _compiled_whole_passes()
+
 # %% ../nbs/11_average_precision.ipynb #3482d408
 def whole_expected_sums(n,   # (Q, G) items per tie group, nearest group first (whole numbers)
                         r,   # (Q, G) relevant items per tie group
                         ) -> np.ndarray:
     """(Q,) each row's sum of the expected precision-at-relevant terms (*) over all its groups, every slot inside
-    (the whole ranking, step interpolation): the numerator of the expected AP. Compiled; the same bits as the numpy
-    form in `ap_expected`."""
+    (the whole ranking, step interpolation): the numerator of the expected AP. Numpy up to WHOLE_PASS_WIDTH groups a
+    query, compiled above (`_whole_passes`); the same bits as the numpy form in `ap_expected` either way."""
     n, r = np.ascontiguousarray(n, dtype=np.int64), np.ascontiguousarray(r, dtype=np.int64)
     if n.ndim != 2 or r.shape != n.shape:
         fail("n", f"must be a (Q, G) array of the shape of r {r.shape}, got {n.shape}")
-    log_args, group_sums = _compiled_whole_passes()
+    log_args, group_sums = _whole_passes(n.shape[1])
     table = _small_gap_table()
     return group_sums(n, r, np.log1p(log_args(n, r, table.shape[0] - 1)), table)
 

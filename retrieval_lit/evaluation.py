@@ -18,8 +18,8 @@ from .hamming import PackedCodes, n_words, pack_codes
 from .blocks import Progress, progress_wanted, row_blocks
 from .metrics import Conventions, metric_names, parse_metric, tie_range
 from .ranking import FrozenSummary, IndexSums, RankSummary, resolve_cutoff, summarize
-from .score_ranking import (PRECISIONS, ScoreBuffers, score_summaries, usable_cpus, check_scores,
-                                         compiled_layout, compiled_pair_bytes, similarity_rows)
+from .score_ranking import (PRECISIONS, ScoreBuffers, usable_cpus, check_scores, score_summaries,
+                                         compiled_layout, compiled_query_bytes, similarity_rows, summary_method)
 from .relevance import IgnoreSets, Relevance, make_ignore, make_relevance
 from .validate import (check_bool, check_choice, check_int, check_same_nbits, check_whole_numbers,
                                       fail)
@@ -552,7 +552,7 @@ def _plan_job(src, rel, ig, metrics, conv, bounds, engine, max_block_bytes) -> E
     else:   # scores: what the compiled summary holds per pair; the finishing is chunked (Accumulator.add)
         itemsize = np.dtype(src.precision or "float64").itemsize
         layout = compiled_layout(plan.cutoff, plan.index_sums, bool(src.embeddings))   # as summarize_scores decides
-        query_bytes = n_g * compiled_pair_bytes(itemsize, layout) + plan.read * 10
+        query_bytes = compiled_query_bytes(n_g, itemsize, layout, plan.cutoff) + plan.read * 10   # one wave a block
     rate = SECONDS_PER_PAIR.get(engine if src.kind == "hamming" else "numpy", SECONDS_PER_PAIR["numpy"])
     seconds = src.n_queries * n_g * (n_words(src.nbits) if src.nbits else 4) * rate * (1 + bool(plan.read))
     return EvaluationJob(src, rel, ig, metrics, conv, bounds, engine, plan, query_bytes, max_block_bytes, seconds)
@@ -571,8 +571,9 @@ def _summarize_block(job: EvaluationJob, start: int, stop: int, cluster, bar: Pr
     elif src.kind == "scores":
         rows = ((lambda a, b, items=None, out=None: src.rows(start + a, start + b, items, out)) if src.embeddings else
                 (lambda a, b: src.rows(start + a, start + b)))     # embeddings: a tile of items, or into a buffer
-        summaries = score_summaries(rows, rel, plan.top_columns, ig_rows, plan.cutoff, job.max_block_bytes,
-                                    plan.index_sums, "compiled", None, buffers)    # unpadded: finished one by one
+        summaries = score_summaries(rows, rel, plan.top_columns, ig_rows, plan.cutoff, index_sums=plan.index_sums,
+                                    max_block_bytes=job.max_block_bytes, buffers=buffers,   # unpadded: finished
+                                    method=summary_method(src.n_queries, src.n_gallery))   # one by one; by size
     elif cluster is not None:
         summaries = [cluster.scan(src.codes[0][start:stop], rel, top_columns=plan.top_columns,
                                   code_max=plan.code_max, index_sums=plan.index_sums, ignore=ig_rows).summary]

@@ -10,6 +10,7 @@ from numba import njit
 
 from .ranking import IndexSums, run_offsets
 from .relevance import Relevance, count_grades
+from .score_ranking import discount_table
 
 # %% auto #0
 __all__ = []
@@ -21,137 +22,189 @@ def _bucket(x: float,     # a score, as a float64 (float32 scores convert exactl
             scale: float, # nb / (largest - smallest relevant score); 0 when they are equal
             nb: int,      # buckets over [lo, hi]
             ) -> int:
-    "0 below `lo`, then 1..nb+1: non-decreasing in x (a lower bucket holds only smaller scores)."
-    if x < lo:
-        return 0
-    f = (x - lo) * scale                                          # NaN only as inf * 0: the largest scores
-    if f < nb:
-        return 1 + int(f)
-    return nb + 1
+    """0 below `lo`, then 1..nb+1: non-decreasing in x (a lower bucket holds only smaller scores). Without a branch:
+    floor((x - lo) c) + [x >= lo] clipped to 0..nb+1 (the comparisons and clips compile to selects); a NaN (inf * 0:
+    the largest scores) loses both clips and goes to the top."""
+    return int(min(nb + 1.0, max(np.floor((x - lo) * scale) + (x >= lo), 0.0)))
+
+# %% ../nbs/58_score_kernel.ipynb #1c4b4fe7
+class Work(NamedTuple):
+    "One thread's scratch for the rows of a block (`new_work`): m relevant items and N items a row at most."
+    cols: np.ndarray         # (m,) int64: the row's kept relevant items, in index order
+    rel_grades: np.ndarray   # (m,) int64: their grades
+    bucket: np.ndarray       # (m,) int64: their buckets
+    slot: np.ndarray         # (m,) int64: their score's place among the distinct relevant scores
+    u: np.ndarray            # (m,) the distinct relevant scores, ascending (the scores' float type)
+    edges: np.ndarray        # (4m + 3,) int64: counts per bucket, then where each bucket starts, then ends
+    first: np.ndarray        # (4m + 3,) int64: the first distinct score in bucket b or later
+    count: np.ndarray        # (4m + 2,) int64: kept items per bucket
+    occupied: np.ndarray     # (4m + 2,) bool: the buckets holding a relevant score
+    listed: np.ndarray       # (N,) int32 (int64 past 2**31 items): the items compared, then the tied ones
+    tied_p: np.ndarray       # (N,) the same type: the tied items' places
+    equal: np.ndarray        # (m,) int64: items tied with each distinct relevant score
+    between: np.ndarray      # (m,) int64: items strictly between it and the next lower one
+    per_grade: np.ndarray    # (m, G) int64: relevant items per distinct score and grade
+    above: np.ndarray        # (m,) int64: items above each distinct score
+    before: np.ndarray       # (m,) int64: items tied with each relevant item and of lower index
+    tally: np.ndarray        # (m,) int64: running counts per distinct score
+    ranks: np.ndarray        # (m,) int64: the relevant items' ranks in stable order, ascending
+    rank_grades: np.ndarray  # (m,) int64: their grades
+    carry: np.ndarray        # (G,) float64: the compensated sums' carries per grade
+
+# %% ../nbs/58_score_kernel.ipynb #38b9d81c
+def _index_type(n: int):
+    "The integer type of gallery indices below n: int32 where it suffices (half the bytes), else int64."
+    return np.int32 if n < 2**31 else np.int64
+
+
+def new_work(m: int,          # relevant items a row at most
+             n: int,          # items a row
+             n_grades: int,   # G: grades 0 .. G - 1
+             dtype,           # the scores' float type
+             ) -> Work:
+    "A `Work` for rows of at most m relevant items among n (at least one of each), contents undefined."
+    m, n = max(int(m), 1), max(int(n), 1)
+    i8 = lambda size: np.empty(size, dtype=np.int64)
+    idx = _index_type(n)
+    return Work(i8(m), i8(m), i8(m), i8(m), np.empty(m, dtype=dtype), i8(4 * m + 3), i8(4 * m + 3), i8(4 * m + 2),
+                np.empty(4 * m + 2, dtype=np.bool_), np.empty(n, dtype=idx), np.empty(n, dtype=idx), i8(m), i8(m),
+                np.empty((m, n_grades), dtype=np.int64), i8(m), i8(m), i8(m), i8(m), i8(m), np.empty(n_grades))
+
+
+def work_bytes(m: int, n: int, n_grades: int, itemsize: int) -> int:
+    "The bytes of `new_work(m, n, n_grades, dtype)` for scores of `itemsize` bytes."
+    m, n = max(int(m), 1), max(int(n), 1)
+    return (8 * m * (11 + n_grades) + itemsize * m + 8 * (3 * (4 * m + 3) - 1) + (4 * m + 2)
+            + 2 * n * np.dtype(_index_type(n)).itemsize + 8 * n_grades)
 
 # %% ../nbs/58_score_kernel.ipynb #40b1d868
-@njit(cache=True)
-def _relevant_columns(key, grades, kept, has_kept):
-    "(cols, n_kept, lo, hi): the kept relevant items in index order, the kept items, the relevant scores' range."
-    n = key.shape[0]
+@njit(cache=True, inline="always")
+def _relevant_columns(key, grades, kept, has_kept, w):
+    """(m, n_kept, lo, hi): the m kept relevant items into w.cols[:m] (index order) and their grades into
+    w.rel_grades, the row's kept items, the relevant scores' range."""
     m, n_kept = 0, 0
-    for j in range(n):
-        if not has_kept or kept[j]:
-            n_kept += 1
-            m += grades[j] > 0
-    cols = np.empty(m, dtype=np.int64)
     lo, hi = np.inf, -np.inf
-    i = 0
-    for j in range(n):
-        if grades[j] > 0 and (not has_kept or kept[j]):
-            cols[i] = j
+    for j in range(key.shape[0]):
+        if has_kept and not kept[j]:
+            continue
+        n_kept += 1
+        if grades[j] > 0:
+            w.cols[m], w.rel_grades[m] = j, grades[j]
             x = np.float64(key[j])
             lo, hi = min(lo, x), max(hi, x)
-            i += 1
-    return cols, n_kept, lo, hi
+            m += 1
+    return m, n_kept, lo, hi
+
+# %% ../nbs/58_score_kernel.ipynb #c9477640
+class Buckets(NamedTuple):
+    "A row's bucket map beta (`_bucket`): nb buckets of density `scale` from `lo` (scale 0: one bucket above lo)."
+    lo: float      # the smallest relevant score
+    scale: float   # nb / (largest - smallest relevant score), or 0
+    nb: int        # the buckets over [lo, hi]
+
+# %% ../nbs/58_score_kernel.ipynb #3720fa01
+@njit(cache=True, inline="always")
+def _bucket_scale(lo, hi, m):
+    "Buckets(lo, c, nb): 4m buckets over [lo, hi] (about 5% of items compared on the benchmark's rows), c: density."
+    nb = 4 * m
+    return Buckets(lo, nb / (hi - lo) if hi > lo else 0.0, nb)
 
 # %% ../nbs/58_score_kernel.ipynb #eb5d135d
-@njit(cache=True)
-def _distinct_sorted(key, cols, lo, scale, nb):
-    """(u, k, first, slot): the k distinct relevant scores ascending in u[:k] (a bucket sort: counts, places, then
-    bucket by bucket an insertion sort and the distinct values moved down); first[b] the first of them in bucket b or
-    later; slot[i] the place of relevant item i's score in u."""
-    m = len(cols)
-    end = np.zeros(nb + 3, dtype=np.int64)                         # counts, then where each bucket starts, then ends
-    bucket = np.empty(m, dtype=np.int64)
+@njit(cache=True, inline="always")
+def _distinct_sorted(key, cols, m, bk, w):
+    """k: the k distinct values of key[cols[:m]] ascending into w.u[:k] (a bucket sort by `bk`: counts, places, then
+    bucket by bucket an insertion sort and the distinct values moved down); w.first[b] the first of them in bucket b
+    or later; w.slot[i] the place of item cols[i]'s score in u."""
+    end, u, first = w.edges, w.u, w.first
+    for b in range(bk.nb + 3):
+        end[b] = 0
     for i in range(m):
-        bucket[i] = _bucket(np.float64(key[cols[i]]), lo, scale, nb)
-        end[bucket[i] + 1] += 1
-    for b in range(nb + 2):
+        b = _bucket(np.float64(key[cols[i]]), bk.lo, bk.scale, bk.nb)
+        w.bucket[i] = b
+        end[b + 1] += 1
+    for b in range(bk.nb + 2):
         end[b + 1] += end[b]
-    u = np.empty(m, dtype=key.dtype)
     for i in range(m):                                             # placing moves end[b] to where bucket b ends
-        u[end[bucket[i]]] = key[cols[i]]
-        end[bucket[i]] += 1
-    first = np.empty(nb + 3, dtype=np.int64)
+        u[end[w.bucket[i]]] = key[cols[i]]
+        end[w.bucket[i]] += 1
     k, start = 0, 0
-    for b in range(nb + 2):
-        for a in range(start + 1, end[b]):                         # the bucket sorted in place
+    for b in range(bk.nb + 2):
+        first[b] = k
+        stop = end[b]
+        if stop == start:                                          # an empty bucket (most of the 4m)
+            continue
+        for a in range(start + 1, stop):                           # the bucket sorted in place
             v, c = u[a], a - 1
             while c >= start and u[c] > v:
                 u[c + 1] = u[c]
                 c -= 1
             u[c + 1] = v
-        first[b] = k
-        for a in range(start, end[b]):                            # its distinct values, after the lower buckets'
+        for a in range(start, stop):                              # its distinct values, after the lower buckets'
             if k == 0 or u[a] != u[k - 1]:                         # (k <= a: nothing unread is overwritten)
                 u[k] = u[a]
                 k += 1
-        start = end[b]
-    first[nb + 2] = k
-    slot = np.empty(m, dtype=np.int64)
+        start = stop
+    first[bk.nb + 2] = k
     for i in range(m):
-        p, x = first[bucket[i]], key[cols[i]]
+        p, x = first[w.bucket[i]], key[cols[i]]
         while u[p] != x:
             p += 1
-        slot[i] = p
-    return u, k, first, slot
+        w.slot[i] = p
+    return k
 
 # %% ../nbs/58_score_kernel.ipynb #cffc04df
-@njit(cache=True)
-def _place_items(key, grades, kept, has_kept, u, k, first, lo, scale, nb):
-    """(equal, between, n_top, tied, n_tied): the irrelevant items tied with u[p], strictly between u[p-1] and u[p],
-    above u[k-1]; and those tied with a relevant score, (index, p) in index order (tied[:n_tied]). Two passes: every
-    kept item is counted in its bucket, and the irrelevant ones in a bucket that holds a relevant score are listed
-    (without a branch: the list's end moves by 0 or 1); then only those are compared with the scores there. A bucket
-    without a relevant score hands its count to the gap it lies in. Relevant items (which always share a bucket with
-    their own score) are left to the caller."""
-    count = np.zeros(nb + 2, dtype=np.int64)
-    occupied = np.empty(nb + 2, dtype=np.bool_)
-    for b in range(nb + 2):
+@njit(cache=True, inline="always")
+def _place_items(key, grades, kept, has_kept, u, k, bk, w):
+    """(n_top, n_tied): the irrelevant kept items tied with u[p] and strictly between u[p-1] and u[p] counted into
+    w.equal[:k] and w.between[:k], those above u[k-1] returned; those tied with a relevant score listed in index
+    order, w.listed[:n_tied] (their index) and w.tied_p (their place p). w.first: the first of u in each bucket (from
+    `_distinct_sorted` of u). Relevant items (which always share a bucket with their own score) are left to the
+    caller."""
+    first, count, occupied, listed = w.first, w.count, w.occupied, w.listed
+    for b in range(bk.nb + 2):
+        count[b] = 0
         occupied[b] = first[b + 1] > first[b]
-    listed = np.empty(key.shape[0], dtype=np.int64)
+    for p in range(k):
+        w.equal[p], w.between[p] = 0, 0
     c = 0
     for j in range(key.shape[0]):
         if has_kept and not kept[j]:
             continue
-        b = _bucket(np.float64(key[j]), lo, scale, nb)
+        b = _bucket(np.float64(key[j]), bk.lo, bk.scale, bk.nb)
         count[b] += 1
         listed[c] = j
         c += occupied[b] & (grades[j] == 0)                       # beside relevant scores: compared below
-    equal = np.zeros(k, dtype=np.int64)
-    between = np.zeros(k, dtype=np.int64)
     n_top, n_tied = 0, 0
-    tied = np.empty((16, 2), dtype=np.int64)
     for i in range(c):
         j = listed[i]
         x = key[j]
-        b = _bucket(np.float64(x), lo, scale, nb)
+        b = _bucket(np.float64(x), bk.lo, bk.scale, bk.nb)
         p, q = first[b], first[b + 1]
         while p < q and u[p] < x:
             p += 1
         if p < q and u[p] == x:
-            equal[p] += 1
-            if n_tied == len(tied):                               # rare for floats: grow by doubling
-                more = np.empty((2 * n_tied, 2), dtype=np.int64)
-                more[:n_tied] = tied
-                tied = more
-            tied[n_tied, 0], tied[n_tied, 1] = j, p
+            w.equal[p] += 1
+            listed[n_tied], w.tied_p[n_tied] = j, p              # n_tied <= i: over an entry already read
             n_tied += 1
         elif p < k:
-            between[p] += 1
+            w.between[p] += 1
         else:
             n_top += 1
-    for b in range(1, nb + 2):                                    # whole buckets: between two relevant scores
+    for b in range(1, bk.nb + 2):                                 # whole buckets: between two relevant scores
         if count[b] > 0 and not occupied[b]:
             if first[b] < k:
-                between[first[b]] += count[b]
+                w.between[first[b]] += count[b]
             else:
                 n_top += count[b]
-    return equal, between, n_top, tied, n_tied
+    return n_top, n_tied
 
 # %% ../nbs/58_score_kernel.ipynb #24901877
-@njit(cache=True)
-def _write_groups(groups, equal, between, per_grade, n_top, n_kept):
+@njit(cache=True, inline="always")
+def _write_groups(groups, equal, between, per_grade, k, n_top, n_kept):
     """Write the row's groups in rank order into `groups` (zeros): the items above every relevant score, then per
     distinct relevant score (descending) its tie group and the irrelevant items down to the next one, then the rest;
     empty gaps dropped. Returns the number of groups."""
-    k, n_grades = per_grade.shape
+    n_grades = groups.shape[1]
     g, placed = 0, n_top
     if n_top > 0:
         groups[0, 0] = n_top
@@ -173,42 +226,37 @@ def _write_groups(groups, equal, between, per_grade, n_top, n_kept):
     return g
 
 # %% ../nbs/58_score_kernel.ipynb #15506007
-@njit(cache=True)
-def _tied_before(cols, slot, tied, n_tied, k):
-    """before[i]: the items tied with relevant item i and of lower gallery index (index order inside a tie): the
-    relevant items (cols, in index order) and the tied irrelevant ones (`tied`, in index order) merged by index."""
-    before = np.zeros(len(cols), dtype=np.int64)
-    seen = np.zeros(k, dtype=np.int64)
+@njit(cache=True, inline="always")
+def _tied_before(cols, slot, tied, tied_p, k, w):
+    """w.before[i]: the items tied with relevant item i and of lower gallery index (index order inside a tie): the
+    relevant items (cols, in index order) and the tied irrelevant ones (`tied` with places `tied_p`, in index order)
+    merged by index."""
+    for p in range(k):
+        w.tally[p] = 0
     t = 0
     for i in range(len(cols)):
-        while t < n_tied and tied[t, 0] < cols[i]:
-            seen[tied[t, 1]] += 1
+        while t < len(tied) and tied[t] < cols[i]:
+            w.tally[tied_p[t]] += 1
             t += 1
-        before[i] = seen[slot[i]]
-        seen[slot[i]] += 1
-    return before
+        w.before[i] = w.tally[slot[i]]
+        w.tally[slot[i]] += 1
 
 # %% ../nbs/58_score_kernel.ipynb #ddaae1d9
-@njit(cache=True)
-def _index_ranks(rel_grades, slot, above, before, per_grade):
-    """(ranks, their grades): the relevant items' (grades `rel_grades`, in index order) 0-based ranks in stable order
-    (score, then gallery index), listed in rank order: placed by score descending (a counting sort on `slot`), index
-    order inside a score."""
-    k, n_grades = per_grade.shape
-    at = np.empty(k, dtype=np.int64)
+@njit(cache=True, inline="always")
+def _index_ranks(rel_grades, slot, k, w):
+    """w.ranks, w.rank_grades: the relevant items' (grades `rel_grades`, in index order) 0-based ranks in stable order
+    (score, then gallery index), in rank order: placed by score descending (a counting sort on `slot`), index order
+    inside a score, from w.above (items above each score), w.before and w.per_grade."""
     s = 0
     for p in range(k - 1, -1, -1):
-        at[p] = s
-        for gg in range(1, n_grades):
-            s += per_grade[p, gg]
-    ranks = np.empty(len(rel_grades), dtype=np.int64)
-    rank_grades = np.empty(len(rel_grades), dtype=np.int64)
+        w.tally[p] = s
+        for gg in range(1, w.per_grade.shape[1]):
+            s += w.per_grade[p, gg]
     for i in range(len(rel_grades)):
         p = slot[i]
-        ranks[at[p]] = above[p] + before[i]
-        rank_grades[at[p]] = rel_grades[i]
-        at[p] += 1
-    return ranks, rank_grades
+        w.ranks[w.tally[p]] = w.above[p] + w.before[i]
+        w.rank_grades[w.tally[p]] = rel_grades[i]
+        w.tally[p] += 1
 
 # %% ../nbs/58_score_kernel.ipynb #dfef3f23
 @njit(cache=True)
@@ -222,86 +270,118 @@ def _add(total, carry, v):
     return t, carry
 
 # %% ../nbs/58_score_kernel.ipynb #558563b1
-@njit(cache=True)
-def _index_sums(ranks, rank_grades, n_grades, sums, discounts):
-    """sums[0] = sum_k k / r_k (AP's numerator), sums[1] = relevant items within the first R ranks (R-precision),
-    discounts[g] = sum of 1 / log2(r + 1) over grade-g items (DCG): compensated sums, to the last bit or so."""
+@njit(cache=True, inline="always")
+def _index_sums(ranks, rank_grades, discount, sums, discounts, carry):
+    """sums[0] = sum_i i / r_i (1-based: AP's numerator), sums[1] = relevant items within the first R ranks
+    (R-precision), discounts[g] (zeros) = sum of discount[r] over grade-g items (DCG): compensated sums in rank order,
+    as chapter 09's `rank_sums` adds them (`carry`: scratch of one per grade)."""
     m = len(ranks)
-    total, carry, hits = 0.0, 0.0, 0
+    total, c, hits = 0.0, 0.0, 0
     for i in range(m):
-        total, carry = _add(total, carry, (i + 1.0) / (ranks[i] + 1.0))
+        total, c = _add(total, c, (i + 1.0) / (ranks[i] + 1.0))
         hits += ranks[i] < m
-    sums[0], sums[1] = total + carry, hits
-    d_carry = np.zeros(n_grades)
+    sums[0], sums[1] = total + c, hits
+    for g in range(len(carry)):
+        carry[g] = 0.0
     for i in range(m):
         g = rank_grades[i]
-        discounts[g], d_carry[g] = _add(discounts[g], d_carry[g], 1.0 / np.log2(ranks[i] + 2.0))
-    for g in range(n_grades):
-        discounts[g] += d_carry[g]
+        discounts[g], carry[g] = _add(discounts[g], carry[g], discount[ranks[i]])
+    for g in range(len(carry)):
+        discounts[g] += carry[g]
+
+# %% ../nbs/58_score_kernel.ipynb #a421ffd5
+class RowRelevant(NamedTuple):
+    "A row's kept relevant items, in index order, and their places among its k distinct relevant scores."
+    cols: np.ndarray    # (m,) int64 their gallery indices
+    grades: np.ndarray  # (m,) int64 their grades
+    slot: np.ndarray    # (m,) int64 their score's place among the distinct ones
+    k: int              # distinct relevant scores
+
+
+class RowCounts(NamedTuple):
+    "A row's other kept items placed among its distinct relevant scores u_0 < ... < u_{k-1}."
+    equal: np.ndarray   # (k,) int64: irrelevant items tied with u_p (the relevant ones are added by the finish)
+    between: np.ndarray # (k,) int64: items strictly between u_{p-1} and u_p
+    n_top: int          # items above u_{k-1}
+    n_kept: int         # the row's kept items
+    tied: np.ndarray    # (T,) the tied irrelevant items' gallery indices, increasing
+    tied_p: np.ndarray  # (T,) their places p
+
+
+class Wants(NamedTuple):
+    "What a whole-ranking summary holds beyond its groups."
+    t: int                # ranks kept in stable order as top grades (0: none)
+    sums: bool            # the index-order sums (IndexSums)
+    discount: np.ndarray  # 1 / log2(r + 2) of every rank (chapter 09's `discount_table`); unread without sums
+
+
+_NO_DISCOUNT = np.zeros(1)               # Wants.discount where no sums are asked (read-only, as the tables are)
+_NO_DISCOUNT.flags.writeable = False
 
 # %% ../nbs/58_score_kernel.ipynb #7c23e2ce
-@njit(cache=True)
-def _finish_counts(cols, rel_grades, slot, k, equal, between, n_top, n_kept, tied, n_tied, t, want_sums,
-                   groups, top_row, sums, discounts):
-    """A row's summary from its counts: the relevant items (gallery indices `cols` and grades, in index order; `slot`
-    their score's place among the k distinct ones), the irrelevant items tied with / between / above them, the kept
-    items, and the tied irrelevant ones (index, place) in index order. Writes `groups` (zeros), `top_row` and `sums`;
-    returns the groups. `equal` is changed (the relevant items are added)."""
-    n_grades = groups.shape[1]
-    per_grade = np.zeros((k, n_grades), dtype=np.int64)
-    for i in range(len(cols)):
-        per_grade[slot[i], rel_grades[i]] += 1
-        equal[slot[i]] += 1
-    n_groups = _write_groups(groups, equal, between, per_grade, n_top, n_kept)
-    if t == 0 and not want_sums:
+@njit(cache=True, inline="always")
+def _finish_counts(rel, cn, want, groups, top_row, sums, discounts, w):
+    """A row's summary from its relevant items `rel` (RowRelevant) and counts `cn` (RowCounts): writes `groups`
+    (zeros), and as `want` (Wants) asks `top_row` and `sums`, `discounts`; returns the groups. `cn.equal` is changed
+    (the relevant items are added)."""
+    k, m, n_grades = rel.k, len(rel.cols), groups.shape[1]
+    for p in range(k):
+        for g in range(n_grades):
+            w.per_grade[p, g] = 0
+    for i in range(m):
+        w.per_grade[rel.slot[i], rel.grades[i]] += 1
+        cn.equal[rel.slot[i]] += 1
+    n_groups = _write_groups(groups, cn.equal, cn.between, w.per_grade, k, cn.n_top, cn.n_kept)
+    if want.t == 0 and not want.sums:
         return n_groups
-    above = np.empty(k, dtype=np.int64)
-    run = n_top
+    run = cn.n_top
     for p in range(k - 1, -1, -1):
-        above[p] = run
-        run += equal[p] + between[p]
-    before = _tied_before(cols, slot, tied, n_tied, k)
-    ranks, rank_grades = _index_ranks(rel_grades, slot, above, before, per_grade)
-    for i in range(len(cols)):
-        if ranks[i] < t:
-            top_row[ranks[i]] = rank_grades[i]
-    if want_sums:
-        _index_sums(ranks, rank_grades, n_grades, sums, discounts)
+        w.above[p] = run
+        run += cn.equal[p] + cn.between[p]
+    _tied_before(rel.cols, rel.slot, cn.tied, cn.tied_p, k, w)
+    _index_ranks(rel.grades, rel.slot, k, w)
+    for i in range(m):
+        if w.ranks[i] < want.t:
+            top_row[w.ranks[i]] = w.rank_grades[i]
+    if want.sums:
+        _index_sums(w.ranks[:m], w.rank_grades[:m], want.discount, sums, discounts, w.carry)
     return n_groups
 
-# %% ../nbs/58_score_kernel.ipynb #3720fa01
-@njit(cache=True)
-def _bucket_scale(lo, hi, m):
-    "(nb, scale): 4m buckets over [lo, hi] (about 5% of items compared on the benchmark's rows), and their density."
-    nb = 4 * m
-    return nb, nb / (hi - lo) if hi > lo else 0.0
+# %% ../nbs/58_score_kernel.ipynb #d800bf6f
+class Rows(NamedTuple):
+    "A block of score rows as the kernels read them (`kernel_rows`): C-ordered, uint8 grades."
+    key: np.ndarray     # (b, N) float32 or float64 scores, higher = nearer
+    grades: np.ndarray  # (b, N) uint8 grades, 0 = irrelevant
+    kept: np.ndarray    # (b, N) bool, False = removed; (1, 1) and unread when nothing is removed
+    has_kept: bool      # whether `kept` is read
 
-# %% ../nbs/58_score_kernel.ipynb #67e7b786
-@njit(cache=True)
-def _row_counts(key, grades, kept, has_kept, t, want_sums, groups, top_row, sums, discounts):
-    "One row's whole-ranking summary by counts, into `groups` (zeros), `top_row` and `sums`; returns its groups."
-    cols, n_kept, lo, hi = _relevant_columns(key, grades, kept, has_kept)
-    m = len(cols)
-    if m == 0:
-        groups[0, 0] = n_kept
-        return 1 if n_kept else 0
-    nb, scale = _bucket_scale(lo, hi, m)
-    u, k, first, slot = _distinct_sorted(key, cols, lo, scale, nb)
-    equal, between, n_top, tied, n_tied = _place_items(key, grades, kept, has_kept, u, k, first, lo, scale, nb)
-    rel_grades = np.empty(m, dtype=np.int64)
-    for i in range(m):
-        rel_grades[i] = grades[cols[i]]
-    return _finish_counts(cols, rel_grades, slot, k, equal, between, n_top, n_kept, tied, n_tied, t, want_sums,
-                          groups, top_row, sums, discounts)
+
+class Summaries(NamedTuple):
+    "What the kernels write for a block of rows (`_outputs`: zeros)."
+    hist: np.ndarray       # (b, G, n_grades) int64: each row's groups
+    n_groups: np.ndarray   # (b,) int64: groups per row
+    top: np.ndarray        # (b, max(t, 1)) uint8: top grades
+    sums: np.ndarray       # (b, 2) float64: AP's numerator, the hits within R
+    discounts: np.ndarray  # (b, n_grades) float64: DCG's discount sums per grade
 
 # %% ../nbs/58_score_kernel.ipynb #64822473
 @njit(nogil=True, cache=True)
-def _block_counts(key, grades, kept, has_kept, t, want_sums, hist, n_groups, top, sums, discounts):
-    "`_row_counts` of every row of a block; without the GIL, so that blocks run on threads side by side."
-    step = 1 if has_kept else 0
-    for i in range(key.shape[0]):
-        n_groups[i] = _row_counts(key[i], grades[i], kept[i * step], has_kept, t, want_sums, hist[i], top[i],
-                                  sums[i], discounts[i])
+def _block_counts(x, want, out, w):
+    "Each row of `x` (Rows) summarised whole by counts into `out` (Summaries), as `want` (Wants) asks; `w`: scratch."
+    step = 1 if x.has_kept else 0
+    for i in range(x.key.shape[0]):
+        key, grades, kept = x.key[i], x.grades[i], x.kept[i * step]
+        m, n_kept, lo, hi = _relevant_columns(key, grades, kept, x.has_kept, w)
+        if m == 0:
+            out.hist[i, 0, 0] = n_kept
+            out.n_groups[i] = 1 if n_kept else 0
+            continue
+        bk = _bucket_scale(lo, hi, m)
+        k = _distinct_sorted(key, w.cols, m, bk, w)
+        n_top, n_tied = _place_items(key, grades, kept, x.has_kept, w.u, k, bk, w)
+        rel = RowRelevant(w.cols[:m], w.rel_grades[:m], w.slot[:m], k)
+        cn = RowCounts(w.equal[:k], w.between[:k], n_top, n_kept, w.listed[:n_tied], w.tied_p[:n_tied])
+        out.n_groups[i] = _finish_counts(rel, cn, want, out.hist[i], out.top[i], out.sums[i], out.discounts[i], w)
 
 # %% ../nbs/58_score_kernel.ipynb #cc31be38
 def _kept_input(kept) -> tuple:
@@ -311,20 +391,25 @@ def _kept_input(kept) -> tuple:
     return np.ascontiguousarray(kept, dtype=np.bool_), True
 
 
-def _outputs(b: int, width: int, n_grades: int, t: int) -> tuple:
-    "(hist, n_groups, top) for the kernels to fill: `width` groups a row (zeros), at least one top column."
-    return (np.zeros((b, width, n_grades), dtype=np.int64), np.zeros(b, dtype=np.int64),
-            np.zeros((b, max(t, 1)), dtype=np.uint8))
+def kernel_rows(key: np.ndarray, grades: np.ndarray, kept) -> Rows:
+    "A block's scores (float32 or float64), grades and kept items (or None) as the kernels read them."
+    return Rows(np.ascontiguousarray(key), np.ascontiguousarray(grades, dtype=np.uint8), *_kept_input(kept))
 
 
-def _trimmed(hist: np.ndarray, n_groups: np.ndarray, top: np.ndarray, t: int) -> tuple:
+def _outputs(b: int, width: int, n_grades: int, t: int) -> Summaries:
+    "Zeros for the kernels to fill: `width` groups a row, at least one top column."
+    return Summaries(np.zeros((b, width, n_grades), dtype=np.int64), np.zeros(b, dtype=np.int64),
+                     np.zeros((b, max(t, 1)), dtype=np.uint8), np.zeros((b, 2)), np.zeros((b, n_grades)))
+
+
+def _trimmed(out: Summaries, t: int) -> tuple:
     "(hist, top or None): the histogram cut to its widest row, the top grades to `t` columns."
-    return hist[:, :max(int(n_groups.max(initial=0)), 1)], top[:, :t] if t else None
+    return out.hist[:, :max(int(out.n_groups.max(initial=0)), 1)], out.top[:, :t] if t else None
 
 
-def _index_output(sums: np.ndarray, discounts: np.ndarray, wanted: bool):
-    "The kernels' index-order sums ((b, 2) and (b, G) floats) as IndexSums, or None where they were not asked."
-    return IndexSums(sums[:, 0].copy(), discounts, sums[:, 1].astype(np.int64)) if wanted else None
+def _index_output(out: Summaries, wanted: bool):
+    "The kernels' index-order sums as IndexSums, or None where they were not asked."
+    return IndexSums(out.sums[:, 0].copy(), out.discounts, out.sums[:, 1].astype(np.int64)) if wanted else None
 
 
 def counts_block(key: np.ndarray,     # (b, N) float32 or float64 scores, higher = nearer (finite)
@@ -336,12 +421,13 @@ def counts_block(key: np.ndarray,     # (b, N) float32 or float64 scores, higher
                  ) -> tuple:
     """(hist (b, G, n_grades), top (b, t) or None, IndexSums or None) of a block of score rows: every tie group that
     holds a relevant item, the irrelevant items between two of them merged into one group, as chapter 09's counts."""
-    key, (kept, has_kept) = np.ascontiguousarray(key), _kept_input(kept)
-    b = key.shape[0]
-    hist, n_groups, top = _outputs(b, 2 * int(np.count_nonzero(grades, axis=1).max(initial=0)) + 2, n_grades, t)
-    sums, discounts = np.zeros((b, 2)), np.zeros((b, n_grades))
-    _block_counts(key, grades, kept, has_kept, t, index_sums, hist, n_groups, top, sums, discounts)
-    return (*_trimmed(hist, n_groups, top, t), _index_output(sums, discounts, index_sums))
+    x = kernel_rows(key, grades, kept)
+    b, n = x.key.shape
+    m = int(np.count_nonzero(x.grades, axis=1).max(initial=0))
+    out = _outputs(b, 2 * m + 2, n_grades, t)
+    _block_counts(x, Wants(t, index_sums, discount_table(n) if index_sums else _NO_DISCOUNT), out,
+                  new_work(m, n, n_grades, x.key.dtype))
+    return (*_trimmed(out, t), _index_output(out, index_sums))
 
 # %% ../nbs/58_score_kernel.ipynb #2b62d447
 class RelevantPart(NamedTuple):
@@ -400,57 +486,66 @@ def join_relevant(parts: list,  # RelevantParts of consecutive parts of the gall
 
 # %% ../nbs/58_score_kernel.ipynb #ec419ac6
 @njit(cache=True)
-def _block_distinct(scores, ptr, u, k, slot):
-    "Each row's distinct relevant scores into u (at the row's offset) and k, each item's place into slot."
-    for i in range(len(ptr) - 1):
-        a, b = ptr[i], ptr[i + 1]
+def _block_distinct(scores, iota, out, w):
+    """Each row's distinct relevant scores (`scores` at the rows' offsets out.ptr) into out.u (at the row's offset)
+    and out.k, each item's place into out.slot (`out`: a DistinctScores to fill); `iota`: 0, 1, 2, ... (the widest
+    row's), `w`: scratch."""
+    for i in range(len(out.ptr) - 1):
+        a, b = out.ptr[i], out.ptr[i + 1]
         if b > a:
             x = scores[a:b]
-            lo, hi = x.min(), x.max()
-            nb, scale = _bucket_scale(np.float64(lo), np.float64(hi), b - a)
-            v, kk, _, places = _distinct_sorted(x, np.arange(b - a), np.float64(lo), scale, nb)
-            k[i] = kk
-            u[a:a + kk] = v[:kk]
-            slot[a:b] = places
+            lo, hi = np.inf, -np.inf
+            for j in range(b - a):
+                lo, hi = min(lo, np.float64(x[j])), max(hi, np.float64(x[j]))
+            kk = _distinct_sorted(x, iota, b - a, _bucket_scale(lo, hi, b - a), w)
+            out.k[i] = kk
+            for j in range(kk):
+                out.u[a + j] = w.u[j]
+            for j in range(b - a):
+                out.slot[a + j] = w.slot[j]
 
 # %% ../nbs/58_score_kernel.ipynb #40e0ead1
 def distinct_relevant(rel: RelevantPart,  # the whole rows' relevant items (`join_relevant`)
                       ) -> DistinctScores:
     "Each row's distinct relevant scores, ascending (what round 2 sends every part), from the joined relevant items."
-    u, slot = np.empty_like(rel.scores), np.zeros(len(rel.scores), dtype=np.int64)
-    k = np.zeros(len(rel.ptr) - 1, dtype=np.int64)
-    _block_distinct(rel.scores, rel.ptr, u, k, slot)
-    return DistinctScores(u, rel.ptr, k, slot)
+    widest = int(np.diff(rel.ptr).max(initial=0))
+    out = DistinctScores(np.empty_like(rel.scores), rel.ptr, np.zeros(len(rel.ptr) - 1, dtype=np.int64),
+                         np.zeros(len(rel.scores), dtype=np.int64))
+    _block_distinct(np.ascontiguousarray(rel.scores), np.arange(max(widest, 1)), out,
+                    new_work(widest, 1, 1, rel.scores.dtype))
+    return out
 
 # %% ../nbs/58_score_kernel.ipynb #7ed9ba25
 @njit(nogil=True, cache=True)
-def _block_part_counts(key, grades, kept, has_kept, u, ptr, k, offset, equal, between, n_top, tied_ptr):
-    "`_place_items` of every row of a part against the row's distinct relevant scores; returns the tied items."
-    step = 1 if has_kept else 0
-    out = np.empty((16, 2), dtype=np.int64)
+def _block_part_counts(x, u, ptr, k, offset, out, iota, w):
+    """`_place_items` of every row of a part (`x`: Rows) against the row's distinct relevant scores (u[ptr[i] :
+    ptr[i] + k[i]]) into `out` (PartCounts: equal, between, n_top, tied_ptr; its `tied` unread); returns the tied
+    items' gallery indices (+ `offset`) and places, row after row."""
+    step = 1 if x.has_kept else 0
+    tied, tied_p = np.empty(16, dtype=np.int64), np.empty(16, dtype=np.int64)
     n = 0
-    for i in range(key.shape[0]):
+    for i in range(x.key.shape[0]):
         a, kk = ptr[i], k[i]
         if kk > 0:
             v = u[a:a + kk]
-            nb, scale = _bucket_scale(np.float64(v[0]), np.float64(v[kk - 1]), kk)
-            _, _, first, _ = _distinct_sorted(v, np.arange(kk), np.float64(v[0]), scale, nb)
-            e, bt, above, tied, n_tied = _place_items(key[i], grades[i], kept[i * step], has_kept, v, kk, first,
-                                                      np.float64(v[0]), scale, nb)
-            equal[a:a + kk] = e
-            between[a:a + kk] = bt
-            n_top[i] = above
-            if n + n_tied > len(out):
-                more = np.empty((2 * (n + n_tied), 2), dtype=np.int64)
-                more[:n] = out[:n]
-                out = more
+            bk = _bucket_scale(np.float64(v[0]), np.float64(v[kk - 1]), kk)
+            _distinct_sorted(v, iota, kk, bk, w)                     # the buckets' first scores (v is distinct)
+            n_top, n_tied = _place_items(x.key[i], x.grades[i], x.kept[i * step], x.has_kept, v, kk, bk, w)
+            for p in range(kk):
+                out.equal[a + p], out.between[a + p] = w.equal[p], w.between[p]
+            out.n_top[i] = n_top
+            if n + n_tied > len(tied):                               # grow by doubling
+                more, more_p = np.empty(2 * (n + n_tied), dtype=np.int64), np.empty(2 * (n + n_tied), dtype=np.int64)
+                for j in range(n):
+                    more[j], more_p[j] = tied[j], tied_p[j]
+                tied, tied_p = more, more_p
             for j in range(n_tied):
-                out[n + j, 0], out[n + j, 1] = tied[j, 0] + offset, tied[j, 1]
+                tied[n + j], tied_p[n + j] = w.listed[j] + offset, w.tied_p[j]
             n += n_tied
-        tied_ptr[i + 1] = n
-    return out[:n].copy()
+        out.tied_ptr[i + 1] = n
+    return tied[:n], tied_p[:n]
 
-
+# %% ../nbs/58_score_kernel.ipynb #214670b7
 def part_counts(key: np.ndarray,         # (b, n) scores of a part: items offset..offset+n-1
                 grades: np.ndarray,      # (b, n) grades, 0 = irrelevant
                 kept,                    # (b, n) bool, False = removed; or None
@@ -458,28 +553,44 @@ def part_counts(key: np.ndarray,         # (b, n) scores of a part: items offset
                 offset: int,             # the part's first gallery index
                 ) -> PartCounts:
     "Round 2 on one part: its irrelevant items placed among the whole rows' distinct relevant scores."
-    key, (kept, has_kept) = np.ascontiguousarray(key), _kept_input(kept)
-    b, m = len(key), len(distinct.u)
-    count = np.int32 if key.shape[1] < 2**31 else np.int64        # half the bytes sent back, where they suffice
-    equal, between = np.zeros(m, dtype=count), np.zeros(m, dtype=count)
-    n_top, tied_ptr = np.zeros(b, dtype=np.int64), np.zeros(b + 1, dtype=np.int64)
-    tied = _block_part_counts(key, np.ascontiguousarray(grades), kept, has_kept, distinct.u.astype(key.dtype),
-                              distinct.ptr, distinct.k, offset, equal, between, n_top, tied_ptr)
-    return PartCounts(equal, between, n_top, tied_ptr, tied)
+    x = kernel_rows(key, grades, kept)
+    b, n = x.key.shape
+    count = np.int32 if n < 2**31 else np.int64                  # half the bytes sent back, where they suffice
+    m, widest = len(distinct.u), int(distinct.k.max(initial=0))
+    out = PartCounts(np.zeros(m, dtype=count), np.zeros(m, dtype=count), np.zeros(b, dtype=np.int64),
+                     np.zeros(b + 1, dtype=np.int64), np.zeros((0, 2), dtype=np.int64))
+    tied, tied_p = _block_part_counts(x, distinct.u.astype(x.key.dtype, copy=False), distinct.ptr, distinct.k, offset,
+                                      out, np.arange(max(widest, 1)), new_work(widest, n, 1, x.key.dtype))
+    return out._replace(tied=np.stack([tied, tied_p], axis=1))
+
+# %% ../nbs/58_score_kernel.ipynb #36b4320f
+class JoinedCounts(NamedTuple):
+    "The parts' rounds joined, row by row: row i's relevant items are [ptr[i], ptr[i+1]), its tied ones likewise."
+    index: np.ndarray     # (M,) int64 the relevant items' gallery indices, index order per row
+    grades: np.ndarray    # (M,) int64 their grades
+    slot: np.ndarray      # (M,) int64 their places among the row's distinct scores
+    ptr: np.ndarray       # (b + 1,) int64 where each row's relevant items (and distinct scores) start
+    k: np.ndarray         # (b,) int64 distinct relevant scores per row
+    equal: np.ndarray     # (M,) int64 the parts' tied items per distinct score, added
+    between: np.ndarray   # (M,) int64 the parts' items between distinct scores, added
+    n_top: np.ndarray     # (b,) int64 the parts' items above every relevant score, added
+    n_kept: np.ndarray    # (b,) int64 the parts' kept items, added
+    tied: np.ndarray      # (T,) the tied irrelevant items' gallery indices (int32 below 2**31)
+    tied_p: np.ndarray    # (T,) their places
+    tied_ptr: np.ndarray  # (b + 1,) int64 where each row's tied items start
 
 # %% ../nbs/58_score_kernel.ipynb #e3e8dbf9
 @njit(nogil=True, cache=True)
-def _block_finish(index, grades, slot, ptr, k, equal, between, n_top, n_kept, tied, tied_ptr, t, want_sums,
-                  hist, n_groups, top, sums, discounts):
-    "`_finish_counts` of every row from the parts' counts, added and joined."
-    for i in range(len(n_kept)):
-        a, b, kk = ptr[i], ptr[i + 1], k[i]
-        ta, tb = tied_ptr[i], tied_ptr[i + 1]
-        n_groups[i] = _finish_counts(index[a:b], grades[a:b], slot[a:b], kk, equal[a:a + kk], between[a:a + kk],
-                                     n_top[i], n_kept[i], tied[ta:tb], tb - ta, t, want_sums, hist[i], top[i],
-                                     sums[i], discounts[i])
+def _block_finish(j, want, out, w):
+    "`_finish_counts` of every row of `j` (JoinedCounts) into `out` (Summaries), as `want` asks; `w`: scratch."
+    for i in range(len(j.n_kept)):
+        a, b, kk = j.ptr[i], j.ptr[i + 1], j.k[i]
+        ta, tb = j.tied_ptr[i], j.tied_ptr[i + 1]
+        rel = RowRelevant(j.index[a:b], j.grades[a:b], j.slot[a:b], kk)
+        cn = RowCounts(j.equal[a:a + kk], j.between[a:a + kk], j.n_top[i], j.n_kept[i], j.tied[ta:tb], j.tied_p[ta:tb])
+        out.n_groups[i] = _finish_counts(rel, cn, want, out.hist[i], out.top[i], out.sums[i], out.discounts[i], w)
 
-
+# %% ../nbs/58_score_kernel.ipynb #8627ecab
 def merge_counts(rel: RelevantPart,        # the parts' relevant items, joined (`join_relevant`)
                  distinct: DistinctScores, # their distinct scores (`distinct_relevant`)
                  counts: list,             # each part's PartCounts, in gallery order
@@ -490,18 +601,22 @@ def merge_counts(rel: RelevantPart,        # the parts' relevant items, joined (
     """(hist, top or None, IndexSums or None) of the whole rows from their parts: `counts_block`'s answer on the
     joined rows, bit for bit."""
     b = len(rel.n_kept)
-    equal = np.sum([c.equal for c in counts], axis=0, dtype=np.int64)
-    between = np.sum([c.between for c in counts], axis=0, dtype=np.int64)
     tied_ptr, (tied,) = _join_ragged([c.tied_ptr for c in counts], [(c.tied,) for c in counts])
-    hist, n_groups, top = _outputs(b, 2 * int(distinct.k.max(initial=0)) + 2, n_grades, t)
-    sums, discounts = np.zeros((b, 2)), np.zeros((b, n_grades))
-    _block_finish(rel.index, rel.grades, distinct.slot, rel.ptr, distinct.k, equal, between,
-                  np.sum([c.n_top for c in counts], axis=0), rel.n_kept, tied.reshape(-1, 2), tied_ptr, t,
-                  index_sums, hist, n_groups, top, sums, discounts)
-    return (*_trimmed(hist, n_groups, top, t), _index_output(sums, discounts, index_sums))
+    tied = tied.reshape(-1, 2)
+    n = max(int(rel.n_kept.max(initial=0)), int(tied[:, 0].max(initial=0)) + 1, 1)   # past every index and rank
+    idx = _index_type(n)
+    joined = JoinedCounts(rel.index.astype(np.int64), rel.grades.astype(np.int64), distinct.slot, rel.ptr, distinct.k,
+                          np.sum([c.equal for c in counts], axis=0, dtype=np.int64),
+                          np.sum([c.between for c in counts], axis=0, dtype=np.int64),
+                          np.sum([c.n_top for c in counts], axis=0, dtype=np.int64), rel.n_kept.astype(np.int64),
+                          tied[:, 0].astype(idx), tied[:, 1].astype(idx), tied_ptr)
+    out = _outputs(b, 2 * int(distinct.k.max(initial=0)) + 2, n_grades, t)
+    _block_finish(joined, Wants(t, index_sums, discount_table(n) if index_sums else _NO_DISCOUNT), out,
+                  new_work(int(np.diff(rel.ptr).max(initial=0)), 1, n_grades, rel.scores.dtype))
+    return (*_trimmed(out, t), _index_output(out, index_sums))
 
 # %% ../nbs/58_score_kernel.ipynb #7f1825e3
-@njit(cache=True, fastmath=True)
+@njit(cache=True, fastmath=True, inline="always")
 def _chunk_floor(key, kept, has_kept, k):
     """A lower bound of the row's k-th largest kept score: the smallest of the maxima of k chunks of n // k items
     (each maximum is an item, so k items reach it); -inf when chunks are too short or a chunk has no kept item."""
@@ -520,7 +635,7 @@ def _chunk_floor(key, kept, has_kept, k):
     return low
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _reaching(key, kept, has_kept, low):
     "The kept items scoring at least `low`."
     c = 0
@@ -530,12 +645,12 @@ def _reaching(key, kept, has_kept, low):
 
 
 @njit(nogil=True, cache=True)
-def _block_floors(key, kept, has_kept, k, low, count):
-    "Each row's chunk floor of its k-th largest score, and the kept items reaching it."
-    step = 1 if has_kept else 0
-    for i in range(key.shape[0]):
-        low[i] = _chunk_floor(key[i], kept[i * step], has_kept, k)
-        count[i] = _reaching(key[i], kept[i * step], has_kept, low[i])
+def _block_floors(x, k, low, count):
+    "Each row's chunk floor of its k-th largest score, and the kept items reaching it (`x`: Rows)."
+    step = 1 if x.has_kept else 0
+    for i in range(x.key.shape[0]):
+        low[i] = _chunk_floor(x.key[i], x.kept[i * step], x.has_kept, k)
+        count[i] = _reaching(x.key[i], x.kept[i * step], x.has_kept, low[i])
 
 
 def kth_floors(key: np.ndarray,  # (b, N) float32 or float64 scores, higher = nearer (finite)
@@ -545,20 +660,58 @@ def kth_floors(key: np.ndarray,  # (b, N) float32 or float64 scores, higher = ne
     """(low (b,), count (b,)): a lower bound of each row's k-th largest kept score (-inf where the chunks are too
     short), and the kept items reaching it, at least k when there are k. Every kept item of a row's top k, and every
     one tied with its k-th, scores at least `low`."""
-    key, (kept, has_kept) = np.ascontiguousarray(key), _kept_input(kept)
+    x = Rows(np.ascontiguousarray(key), np.zeros((1, 1), dtype=np.uint8), *_kept_input(kept))
     low, count = np.empty(len(key)), np.empty(len(key), dtype=np.int64)
-    _block_floors(key, kept, has_kept, k, low, count)
+    _block_floors(x, k, low, count)
     return low, count
 
+# %% ../nbs/58_score_kernel.ipynb #7c4e00aa
+@njit(cache=True, inline="always")
+def _stable_order(neg, c, order, spare):
+    "order[:c] = 0..c-1 sorted by neg[:c] ascending, equal values in index order: a bottom-up merge sort."
+    for i in range(c):
+        order[i] = i
+    src, dst, flipped, width = order, spare, False, 1
+    while width < c:
+        for lo in range(0, c, 2 * width):
+            mid, hi = min(lo + width, c), min(lo + 2 * width, c)
+            i, j = lo, mid
+            for o in range(lo, hi):
+                if j >= hi or (i < mid and neg[src[i]] <= neg[src[j]]):   # the left run first on ties: stable
+                    dst[o] = src[i]
+                    i += 1
+                else:
+                    dst[o] = src[j]
+                    j += 1
+        src, dst, flipped, width = dst, src, not flipped, 2 * width
+    if flipped:                                                    # the last merge wrote `spare`
+        for i in range(c):
+            order[i] = spare[i]
+
+# %% ../nbs/58_score_kernel.ipynb #93e79fbb
+class TopWork(NamedTuple):
+    "A thread's scratch for rows' candidates through a cutoff (`new_top_work`), c of them a row at most."
+    neg: np.ndarray     # (c,) the candidates' scores, negated (ascending = best first), the scores' float type
+    cand: np.ndarray    # (c,) uint8 their grades
+    order: np.ndarray   # (c,) int64 their stable order
+    spare: np.ndarray   # (c,) int64 the merge's other half
+
+
+def new_top_work(c: int, dtype) -> TopWork:
+    "A TopWork for rows of at most c candidates (at least one), contents undefined."
+    c = max(int(c), 1)
+    return TopWork(np.empty(c, dtype=dtype), np.empty(c, dtype=np.uint8), np.empty(c, dtype=np.int64),
+                   np.empty(c, dtype=np.int64))
+
 # %% ../nbs/58_score_kernel.ipynb #adbaed57
-@njit(cache=True)
-def _top_groups(neg, cand, totals, n_kept, k, t, groups, top_row):
-    """The groups through rank k from a row's candidates (at least every kept item scoring as much as its k-th best:
-    negated scores `neg` and grades `cand`, in index order): sorted by score descending, then index (a stable merge
-    sort), down to the end of the k-th item's tie group, then one trailing group of everything else (the row's
-    `n_kept` kept items, `totals[g]` of grade g, less the sorted part), written into `groups` (zeros)."""
-    c = len(neg)
-    order = np.argsort(neg, kind="mergesort")                    # stable: ties keep gallery index order
+@njit(cache=True, inline="always")
+def _top_groups(tw, c, totals, n_kept, k, t, groups, top_row):
+    """The groups through rank k from a row's c candidates (at least every kept item scoring as much as its k-th best:
+    negated scores tw.neg and grades tw.cand, in index order): sorted by score descending, then index
+    (`_stable_order`), down to the end of the k-th item's tie group, then one trailing group of everything else (the
+    row's `n_kept` kept items, `totals[g]` of grade g, less the sorted part), written into `groups` (zeros)."""
+    neg, cand, order = tw.neg, tw.cand, tw.order
+    _stable_order(neg, c, order, tw.spare)
     n_in = c
     if c > k:
         n_in = k
@@ -579,28 +732,23 @@ def _top_groups(neg, cand, totals, n_kept, k, t, groups, top_row):
         groups[g, cand[order[p]]] -= 1
     return g + 1 if n_kept > n_in else g
 
-# %% ../nbs/58_score_kernel.ipynb #f6f9408a
-@njit(cache=True)
-def _row_top(key, grades, kept, has_kept, k, t, low, totals, groups, top_row):
-    """One row's summary through rank k: its items reaching `low` are the candidates (`totals`: its kept items per
-    grade); returns its groups."""
-    c = _reaching(key, kept, has_kept, low)
-    neg = np.empty(c, dtype=key.dtype)
-    cand = np.empty(c, dtype=grades.dtype)
-    i = 0
-    for j in range(key.shape[0]):
-        if key[j] >= low and (not has_kept or kept[j]):
-            neg[i], cand[i] = -key[j], grades[j]
-            i += 1
-    return _top_groups(neg, cand, totals, totals.sum(), k, t, groups, top_row)
-
 # %% ../nbs/58_score_kernel.ipynb #fb2e464a
 @njit(nogil=True, cache=True)
-def _block_top(key, grades, kept, has_kept, k, t, low, totals, hist, n_groups, top):
-    "`_row_top` of every row of a block; without the GIL, so that blocks run on threads side by side."
-    step = 1 if has_kept else 0
-    for i in range(key.shape[0]):
-        n_groups[i] = _row_top(key[i], grades[i], kept[i * step], has_kept, k, t, low[i], totals[i], hist[i], top[i])
+def _block_top(x, low, totals, k, t, out, tw):
+    """Each row of `x` (Rows) through rank k into `out` (Summaries): its kept items reaching `low[i]` are the
+    candidates (into `tw`, a TopWork that holds them), `totals[i]` its kept items per grade."""
+    step = 1 if x.has_kept else 0
+    for i in range(x.key.shape[0]):
+        key, grades, kept = x.key[i], x.grades[i], x.kept[i * step]
+        c = 0
+        for j in range(key.shape[0]):
+            if key[j] >= low[i] and (not x.has_kept or kept[j]):
+                tw.neg[c], tw.cand[c] = -key[j], grades[j]
+                c += 1
+        n_kept = 0
+        for g in range(totals.shape[1]):
+            n_kept += totals[i, g]
+        out.n_groups[i] = _top_groups(tw, c, totals[i], n_kept, k, t, out.hist[i], out.top[i])
 
 # %% ../nbs/58_score_kernel.ipynb #aa8011fc
 def top_block(key: np.ndarray,     # (b, N) float32 or float64 scores, higher = nearer (finite)
@@ -611,13 +759,15 @@ def top_block(key: np.ndarray,     # (b, N) float32 or float64 scores, higher = 
               cutoff: int,         # the last rank any metric reads (1 <= cutoff < N)
               ) -> tuple:
     """(hist (b, G, n_grades), top (b, t) or None) of a block of score rows through rank `cutoff`: every tie group
-    reaching into the top `cutoff` (the cut group whole), then one trailing group, as chapter 09's `_score_block_top`."""
+    reaching into the top `cutoff` (the cut group whole), then one trailing group, as chapter 09's
+    `_score_block_top`."""
     low, count = kth_floors(key, kept, cutoff)
     totals = count_grades(grades, kept, n_grades)                  # each row's kept items per grade (chapter 02)
-    key, (kept, has_kept) = np.ascontiguousarray(key), _kept_input(kept)
-    hist, n_groups, top = _outputs(key.shape[0], int(count.max(initial=0)) + 1, n_grades, t)
-    _block_top(key, grades, kept, has_kept, cutoff, t, low, totals, hist, n_groups, top)
-    return _trimmed(hist, n_groups, top, t)
+    x = kernel_rows(key, grades, kept)
+    most = int(count.max(initial=0))
+    out = _outputs(len(low), most + 1, n_grades, t)
+    _block_top(x, low, totals.astype(np.int64), cutoff, t, out, new_top_work(most, x.key.dtype))
+    return _trimmed(out, t)
 
 # %% ../nbs/58_score_kernel.ipynb #4f9296a7
 @njit(cache=True)
@@ -649,27 +799,30 @@ _BUCKETS = 64   # the histogram of a full buffer: the floor falls within one buc
 
 
 @njit(cache=True)
-def _floor_of(v, n, k):
+def _floor_of(v, n, k, hist):
     """A score that at least k of v[:n] reach (1 <= k <= n; so at most their k-th largest), near it: the least
     score in the top buckets that hold k of them, by the bucket map `_bucket` over the scores' range (64 buckets,
-    and one for the largest). Whatever the buckets, k scores reach that least one: where the range is empty, or too
-    wide or too narrow for float64, every score shares a bucket and the floor is their least (`_compact` then takes
-    the exact k-th largest). Passes without a sort or a partition."""
+    and one for the largest; `hist`: scratch of 66, its length the buckets' count). Whatever the buckets, k scores
+    reach that least one: where the
+    range is empty, or too wide or too narrow for float64, every score shares a bucket and the floor is their least
+    (`_compact` then takes the exact k-th largest). Passes without a sort or a partition."""
     lo, hi = v[0], v[0]
     for i in range(1, n):
         lo, hi = min(lo, v[i]), max(hi, v[i])
+    nb = len(hist) - 2                                    # _BUCKETS as a value: a constant is compiled apart
     low, high = np.float64(lo), np.float64(hi)
-    scale = _BUCKETS / (high - low) if high > low else 0.0
-    hist = np.zeros(_BUCKETS + 2, dtype=np.int64)
+    scale = nb / (high - low) if high > low else 0.0
+    for b in range(nb + 2):
+        hist[b] = 0
     for i in range(n):
-        hist[_bucket(np.float64(v[i]), low, scale, _BUCKETS)] += 1
-    b, above = _BUCKETS + 1, hist[_BUCKETS + 1]
+        hist[_bucket(np.float64(v[i]), low, scale, nb)] += 1
+    b, above = nb + 1, hist[nb + 1]
     while above < k:                                      # the top buckets holding k scores
         b -= 1
         above += hist[b]
     floor = hi
     for i in range(n):                                    # the least score among them: k scores reach it
-        if _bucket(np.float64(v[i]), low, scale, _BUCKETS) >= b:
+        if _bucket(np.float64(v[i]), low, scale, nb) >= b:
             floor = min(floor, v[i])
     return floor
 
@@ -684,23 +837,55 @@ def _keep_reaching(vals, cols, count, floor):
         c += x >= floor
     return c
 
+# %% ../nbs/58_score_kernel.ipynb #a25ce098
+_WORD = 8   # a row's flags are read 8 at a time, as one 64-bit word: a word of zeros skips 8 items at once
+
+
+class StreamWork(NamedTuple):
+    "A part's scratch while it streams (`new_stream_work`)."
+    fl: np.ndarray      # (tile rounded up to 8,) uint8: a tile row's flags
+    words: np.ndarray   # the same bytes as uint64 words
+    sel: np.ndarray     # (cap,) a copy of a full buffer's scores, for the exact selection
+    hist: np.ndarray    # (66,) int64: `_floor_of`'s histogram
+
+
+def new_stream_work(tile: int, cap: int, dtype) -> StreamWork:
+    "A StreamWork for tiles of `tile` items and buffers of `cap` candidates of scores of `dtype`."
+    fl = np.zeros(-(-tile // _WORD) * _WORD, dtype=np.uint8)
+    return StreamWork(fl, fl.view(np.uint64), np.empty(cap, dtype=dtype), np.zeros(_BUCKETS + 2, dtype=np.int64))
+
+
+class Stream(NamedTuple):
+    "Candidate buffers of rows, in index order: one part's (b, cap), or several parts' (p, b, cap) (`new_stream`)."
+    vals: np.ndarray      # the candidates' scores
+    cols: np.ndarray      # int64 their gallery indices
+    count: np.ndarray     # int64 candidates per row
+    floor: np.ndarray     # float64 each row's floor, at most its k-th largest kept score
+    overflow: np.ndarray  # bool: the rows whose ties filled the buffer (summarised again from their whole rows)
+
+
+def new_stream(shape: tuple, cap: int, dtype) -> Stream:
+    "Empty buffers of `cap` candidates for rows of `shape` ((b,) or (p, b)): no candidate, every floor -inf."
+    return Stream(np.empty((*shape, cap), dtype=dtype), np.empty((*shape, cap), dtype=np.int64),
+                  np.zeros(shape, dtype=np.int64), np.full(shape, -np.inf), np.zeros(shape, dtype=np.bool_))
+
 # %% ../nbs/58_score_kernel.ipynb #696792ad
-@njit(cache=True)
-def _compact(vals, cols, count, k):
+@njit(cache=True, inline="always")
+def _compact(vals, cols, count, k, sw):
     """Keep the candidates of a full buffer reaching a floor at most their k-th largest score (`_floor_of`); where
-    those fill more than half the buffer, the k-th largest itself. Returns (their count, the floor)."""
-    floor = _floor_of(vals, count, k)
+    those fill more than half the buffer, the k-th largest itself (`sw`: StreamWork). Returns (their count, the
+    floor)."""
+    floor = _floor_of(vals, count, k, sw.hist)
     c = _keep_reaching(vals, cols, count, floor)
     if c > len(vals) // 2:                                # a crowded bucket: the exact k-th largest
-        floor = _select(vals[:c].copy(), c, c - k)
+        for i in range(c):
+            sw.sel[i] = vals[i]
+        floor = _select(sw.sel, c, c - k)
         c = _keep_reaching(vals, cols, c, floor)
     return c, floor
 
 # %% ../nbs/58_score_kernel.ipynb #2d2ca490
-_WORD = 8   # a row's flags are read 8 at a time, as one 64-bit word: a word of zeros skips 8 items at once
-
-
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _flags(row, kept_row, has_kept, start, f, fl):
     """fl[j] = 1 where item j of a tile row is kept and scores at least the floor `f`, else 0; returns how many.
     One pass the compiler vectorises (a compare and a count, no branch)."""
@@ -719,56 +904,61 @@ def _flags(row, kept_row, has_kept, start, f, fl):
 
 # %% ../nbs/58_score_kernel.ipynb #f0834a7a
 @njit(nogil=True, cache=True)
-def _stream_tile(s, start, kept, has_kept, k, floor, vals, cols, count, overflow):
-    """Add one tile of scores (rows x T, items start..start+T-1) to each row's candidates: the kept items scoring at
-    least the row's floor, in index order. A row's flags (`_flags`) find them; a row without any is done, and a word
-    of 8 flags at zero skips its 8 items (the floor only rises, so none of them would have been kept). A buffer
-    without room for the next 8 keeps its candidates reaching a new floor (`_compact`: a lower bound of the row's
-    k-th best). A row whose ties at the floor fill half the buffer is marked `overflow` and summarised again from its
-    whole row."""
-    cap, n = vals.shape[1], s.shape[1]
-    fl = np.zeros(-(-n // _WORD) * _WORD, dtype=np.uint8)  # padded to whole words with zeros
-    words = fl.view(np.uint64)
+def _stream_tile(s, start, kept, has_kept, k, st, sw):
+    """Add one tile of scores (rows x T, items start..start+T-1) to each row's candidates in `st` (Stream): the kept
+    items scoring at least the row's floor, in index order. A row's flags (`_flags`, into sw.fl) find them; a row
+    without any is done, and a word of 8 flags at zero skips its 8 items (the floor only rises, so none of them would
+    have been kept). A buffer without room for the next 8 keeps its candidates reaching a new floor (`_compact`: a
+    lower bound of the row's k-th best). A row whose ties at the floor fill half the buffer is marked `overflow` and
+    summarised again from its whole row."""
+    cap, n = st.vals.shape[1], s.shape[1]
+    n_words = -(-n // _WORD)
+    for j in range(n, n_words * _WORD):                           # past the tile's end: no flag
+        sw.fl[j] = 0
     for i in range(s.shape[0]):
-        if overflow[i]:
+        if st.overflow[i]:
             continue
-        f, c = floor[i], count[i]
-        row, row_vals, row_cols = s[i], vals[i], cols[i]          # views made once a row
-        if _flags(row, kept[i if has_kept else 0], has_kept, start, f, fl) == 0:
+        f, c = st.floor[i], st.count[i]
+        row, row_vals, row_cols = s[i], st.vals[i], st.cols[i]    # views made once a row
+        if _flags(row, kept[i if has_kept else 0], has_kept, start, f, sw.fl) == 0:
             continue                                              # no candidate here (4 rows in 10 of a tile, late)
-        for w in range(len(words)):
-            if words[w] == 0:
+        for w in range(n_words):
+            if sw.words[w] == 0:
                 continue
             a = _WORD * w
             b = min(a + _WORD, n)
             if c + (b - a) > cap:                                 # room for the whole word first
-                c, f = _compact(row_vals, row_cols, c, k)
+                c, f = _compact(row_vals, row_cols, c, k, sw)
                 if c > cap // 2:
-                    overflow[i] = True
+                    st.overflow[i] = True
                     break
             for j in range(a, b):                                 # written always, kept by the count (no branch)
                 x = row[j]
                 row_vals[c], row_cols[c] = x, start + j
-                c += (x >= f) & (fl[j] != 0)
-        floor[i], count[i] = f, c
+                c += (x >= f) & (sw.fl[j] != 0)
+        st.floor[i], st.count[i] = f, c
 
 # %% ../nbs/58_score_kernel.ipynb #6105b13b
 @njit(nogil=True, cache=True)
-def _settle(vals, cols, count, overflow, k):
-    """Each row's candidates cut to those reaching one last floor (`_floor_of`), once the whole row has been seen:
-    about k of them instead of up to 4k, to grade and sort."""
-    for i in range(len(count)):
-        if not overflow[i] and count[i] > k:
-            count[i] = _keep_reaching(vals[i], cols[i], count[i], _floor_of(vals[i], count[i], k))
+def _settle(st, k, hist):
+    """Each row's candidates in `st` (Stream) cut to those reaching one last floor (`_floor_of`, `hist` its scratch),
+    once the whole row has been seen: about k of them instead of up to 4k, to grade and sort."""
+    for i in range(len(st.count)):
+        if not st.overflow[i] and st.count[i] > k:
+            floor = _floor_of(st.vals[i], st.count[i], k, hist)
+            st.count[i] = _keep_reaching(st.vals[i], st.cols[i], st.count[i], floor)
 
 # %% ../nbs/58_score_kernel.ipynb #8109db49
 @njit(nogil=True, cache=True)
-def _stream_finish(vals, cand, count, overflow, totals, n_kept, k, t, hist, n_groups, top):
-    "`_top_groups` of every row's candidates (rows marked `overflow` are left for the caller)."
-    for i in range(len(count)):
-        if not overflow[i]:
-            n_groups[i] = _top_groups(-vals[i, :count[i]], cand[i, :count[i]], totals[i], n_kept[i], k, t, hist[i],
-                                      top[i])
+def _stream_finish(st, cand, totals, n_kept, k, t, out, tw):
+    """`_top_groups` of every row's candidates in `st` (Stream; `cand`: their grades) into `out` (Summaries), `tw` a
+    TopWork; rows marked `overflow` are left for the caller."""
+    for i in range(len(st.count)):
+        if not st.overflow[i]:
+            c = st.count[i]
+            for j in range(c):
+                tw.neg[j], tw.cand[j] = -st.vals[i, j], cand[i, j]
+            out.n_groups[i] = _top_groups(tw, c, totals[i], n_kept[i], k, t, out.hist[i], out.top[i])
 
 # %% ../nbs/58_score_kernel.ipynb #fb2c847e
 def _candidate_grades(relevance: Relevance, start: int, stop: int, kept, cols: np.ndarray, count: np.ndarray) -> tuple:
@@ -783,51 +973,63 @@ def _candidate_grades(relevance: Relevance, start: int, stop: int, kept, cols: n
     return np.take_along_axis(grades, listed, axis=1), totals, totals.sum(axis=1)
 
 # %% ../nbs/58_score_kernel.ipynb #b6c233c7
-def _stream_part(rows, start: int, stop: int, lo: int, hi: int, kept_in, has_kept: bool, k: int, tile: int,
-                 first: np.ndarray, floor: np.ndarray, vals: np.ndarray, cols: np.ndarray, count: np.ndarray,
-                 overflow: np.ndarray):
-    """Queries start..stop-1 over gallery items lo..hi-1 (lo a multiple of `tile`, so that every product has the shape
-    it has in one pass over the whole gallery), `_stream_tile` tile after tile (`first`: the first tile's scores,
-    computed already) from the rows' floors `floor` (at most each row's k-th largest kept score): each row's
-    candidates reaching its floor, in index order, in `vals`, `cols` and `count` (zeros), its floor updated in place,
-    `overflow` (False) marking the rows whose ties filled the buffer."""
-    for a in range(lo, hi, tile):
-        s = first if a == lo else rows(start, stop, (a, min(a + tile, hi)))
-        _stream_tile(s, a, kept_in, has_kept, k, floor, vals, cols, count, overflow)
+class StreamJob(NamedTuple):
+    "A block of queries streamed through a cutoff: where its scores come from and what it keeps."
+    rows: object        # rows(start, stop, items) -> scores of queries start..stop-1 against items a..b-1
+    start: int          # the block's first query
+    stop: int           # one past its last
+    kept: object        # (stop-start, N) bool, False = removed; or None
+    kept_in: np.ndarray # `kept` as the kernels take it (`_kept_input`)
+    has_kept: bool      # whether items are removed
+    cutoff: int         # the last rank any metric reads
+    tile: int           # gallery items per product
+
+
+def _stream_part(job: StreamJob, lo: int, hi: int, first: np.ndarray, st: Stream):
+    """The block's queries over gallery items lo..hi-1 (lo a multiple of the tile, so that every product has the
+    shape it has in one pass over the whole gallery), `_stream_tile` tile after tile (`first`: the first tile's
+    scores, computed already) from the rows' floors in `st` (at most each row's cutoff-th largest kept score): each
+    row's candidates reaching its floor, in index order, its floor updated, the rows whose ties filled the buffer
+    marked."""
+    sw = new_stream_work(job.tile, st.vals.shape[1], st.vals.dtype)
+    for a in range(lo, hi, job.tile):
+        s = first if a == lo else job.rows(job.start, job.stop, (a, min(a + job.tile, hi)))
+        _stream_tile(s, a, job.kept_in, job.has_kept, job.cutoff, st, sw)
 
 # %% ../nbs/58_score_kernel.ipynb #5a4c67e5
 @njit(nogil=True, cache=True)
-def _sample_floors(s, kept, has_kept, starts, k, floor):
+def _sample_floors(s, kept, has_kept, starts, k, floor, scratch, hist):
     """floor[i] = a score at least k of row i's kept items in `s` reach (`_floor_of`), or -inf if fewer are kept:
-    the rows of `s` are tiles of items starting at `starts` (for the removed flags)."""
-    scratch = np.empty(s.shape[1], dtype=s.dtype)
+    the rows of `s` are tiles of items starting at `starts` (for the removed flags); `scratch` (a row of `s`) and
+    `hist` (66) are scratch."""
     w = s.shape[1] // len(starts)
     for i in range(s.shape[0]):
         c = 0
         for j in range(s.shape[1]):
             scratch[c] = s[i, j]
             c += not has_kept or kept[i if has_kept else 0, starts[j // w] + j % w]
-        floor[i] = _floor_of(scratch, c, k) if c >= k else -np.inf
+        floor[i] = _floor_of(scratch, np.int64(c), k, hist) if c >= k else -np.inf   # a value, not a literal 0
 
 # %% ../nbs/58_score_kernel.ipynb #9b185ba9
 @njit(nogil=True, cache=True)
-def _merge_parts(vals, cols, count, floor, overflow, out_vals, out_cols, out_count, out_overflow):
-    """Each row's candidates from consecutive parts of the gallery (p, b, cap), in part order (so in index order),
-    those reaching the highest of its parts' floors: every part holds all its items reaching that floor, and at least
-    k items of the whole row reach it (it is at most one part's k-th largest). A row that overflowed in any part is
-    marked overflowed."""
-    for i in range(vals.shape[1]):
-        f = floor[0, i]
-        for p in range(1, vals.shape[0]):
-            f = max(f, floor[p, i])
+def _merge_parts(parts, out):
+    """Each row's candidates from consecutive parts of the gallery (`parts`: a Stream of (p, b, cap)), in part order
+    (so in index order), those reaching the highest of its parts' floors, into `out` (a Stream of (b, p cap)): every
+    part holds all its items reaching that floor, and at least k items of the whole row reach it (it is at most one
+    part's k-th largest). A row that overflowed in any part is marked overflowed; its floor is that highest one."""
+    n_p = parts.vals.shape[0]
+    for i in range(parts.vals.shape[1]):
+        f = parts.floor[0, i]
+        for p in range(1, n_p):
+            f = max(f, parts.floor[p, i])
         c = 0
-        for p in range(vals.shape[0]):
-            out_overflow[i] |= overflow[p, i]
-            for j in range(count[p, i]):
-                x = vals[p, i, j]
-                out_vals[i, c], out_cols[i, c] = x, cols[p, i, j]      # written always, kept by the count
+        for p in range(n_p):
+            out.overflow[i] |= parts.overflow[p, i]
+            for j in range(parts.count[p, i]):
+                x = parts.vals[p, i, j]
+                out.vals[i, c], out.cols[i, c] = x, parts.cols[p, i, j]      # written always, kept by the count
                 c += x >= f
-        out_count[i] = c
+        out.count[i], out.floor[i] = c, f
 
 # %% ../nbs/58_score_kernel.ipynb #3521a688
 def _gallery_parts(n_gallery: int, tile: int, parts: int) -> list:
@@ -856,49 +1058,43 @@ def _start_floors(firsts: list,    # each part's first tile of scores (b, <= til
         sample = np.concatenate([firsts[p] for p in full], axis=1)
         starts = np.array([ranges[p][0] for p in full], dtype=np.int64)
         cuts = np.linspace(0, b, min(n_p, b) + 1).astype(int)
+        scratch = lambda: (np.empty(sample.shape[1], dtype=sample.dtype), np.zeros(_BUCKETS + 2, dtype=np.int64))
         list(run(lambda ij: _sample_floors(sample[ij[0]:ij[1]], kept_in[ij[0]:ij[1]] if has_kept else kept_in,
-                                           has_kept, starts, cutoff, floor[0, ij[0]:ij[1]]), zip(cuts[:-1], cuts[1:])))
+                                           has_kept, starts, cutoff, floor[0, ij[0]:ij[1]], *scratch()),
+                 zip(cuts[:-1], cuts[1:])))
         floor[1:] = floor[0]
     return floor
 
 # %% ../nbs/58_score_kernel.ipynb #817427f8
-def _merge_streams(vals: np.ndarray,      # (p, b, cap) each part's candidates' scores
-                   cols: np.ndarray,      # (p, b, cap) their gallery indices
-                   count: np.ndarray,     # (p, b) each part's candidates per row
-                   floor: np.ndarray,     # (p, b) each part's floor per row
-                   overflow: np.ndarray,  # (p, b) the rows whose ties filled a part's buffer
-                   run,                   # run(f, items) -> [f(item)]: the rows' merges split among its workers
-                   ) -> tuple:
-    """(vals, cols, count, overflow) per row: one part's as they are; several parts' merged by `_merge_parts` (those
-    reaching the highest of the row's floors, in index order)."""
-    n_p, b, cap = vals.shape
+def _merge_streams(parts: Stream,  # each part's candidates: (p, b, cap)
+                   run,            # run(f, items) -> [f(item)]: the rows' merges split among its workers
+                   ) -> Stream:
+    """The rows' candidates: one part's as they are; several parts' merged by `_merge_parts` (those reaching the
+    highest of the row's floors, in index order)."""
+    n_p, b, cap = parts.vals.shape
     if n_p == 1:
-        return vals[0], cols[0], count[0], overflow[0]
-    parts_in = vals, cols, count, floor, overflow
-    vals, cols = np.empty((b, n_p * cap), dtype=vals.dtype), np.empty((b, n_p * cap), dtype=np.int64)
-    count, overflow = np.zeros(b, dtype=np.int64), np.zeros(b, dtype=np.bool_)
+        return Stream(*(x[0] for x in parts))
+    out = new_stream((b,), n_p * cap, parts.vals.dtype)
     cuts = np.linspace(0, b, min(n_p, b) + 1).astype(int)        # the rows' merges side by side
-    list(run(lambda ij: _merge_parts(*[x[:, ij[0]:ij[1]] for x in parts_in], *[x[ij[0]:ij[1]] for x in
-                                                                              (vals, cols, count, overflow)]),
-             zip(cuts[:-1], cuts[1:])))
-    return vals, cols, count, overflow
+    list(run(lambda ij: _merge_parts(Stream(*(x[:, ij[0]:ij[1]] for x in parts)),
+                                     Stream(*(x[ij[0]:ij[1]] for x in out))), zip(cuts[:-1], cuts[1:])))
+    return out
 
 # %% ../nbs/58_score_kernel.ipynb #eba577c1
-def _overflowed(rows, start: int, stop: int, n_gallery: int, relevance: Relevance, kept, t: int, cutoff: int,
-                tile: int, over: np.ndarray) -> dict:
-    """{row: (hist, top)} of the rows whose ties overflowed their buffer, by `top_block` on their whole rows: their
-    scores taken from products of the same shapes as the stream's (all the block's queries, a tile of items), so the
-    same bits."""
+def _overflowed(job: StreamJob, n_gallery: int, relevance: Relevance, t: int, over: np.ndarray) -> dict:
+    """{row: (hist, top)} of the block's rows `over` whose ties overflowed their buffer, by `top_block` on their whole
+    rows: their scores taken from products of the same shapes as the stream's (all the block's queries, a tile of
+    items), so the same bits."""
     if not len(over):
         return {}
     whole = None
-    for a in range(0, n_gallery, tile):
-        s = rows(start, stop, (a, min(a + tile, n_gallery)))[over]
+    for a in range(0, n_gallery, job.tile):
+        s = job.rows(job.start, job.stop, (a, min(a + job.tile, n_gallery)))[over]
         if whole is None:
             whole = np.empty((len(over), n_gallery), dtype=s.dtype)
         whole[:, a:a + s.shape[1]] = s
-    return {int(i): top_block(whole[j:j + 1], relevance.block(start + i, start + i + 1),
-                              None if kept is None else kept[i:i + 1], relevance.max_grade + 1, t, cutoff)
+    return {int(i): top_block(whole[j:j + 1], relevance.block(job.start + i, job.start + i + 1),
+                              None if job.kept is None else job.kept[i:i + 1], relevance.max_grade + 1, t, job.cutoff)
             for j, i in enumerate(over)}
 
 # %% ../nbs/58_score_kernel.ipynb #ac72af4e
@@ -911,9 +1107,10 @@ def streamed_top_block(rows,               # rows(start, stop, items) -> scores 
                        kept,               # (stop-start, N) bool, False = removed; or None
                        t: int,             # ranks kept in stable order as top grades (0 <= t <= cutoff)
                        cutoff: int,        # the last rank any metric reads (1 <= cutoff < N)
+                       *,
                        tile: int = 512,    # gallery items per product: a tile of scores stays in cache
                        parts: int = 1,     # the gallery streamed in this many parts (whole tiles each), then merged
-                       run=map,            # run(f, items) -> [f(item)]: how the parts are run (a pool's map: side by side)
+                       run=map,            # run(f, items) -> [f(item)]: how the parts run (a pool's map: side by side)
                        ) -> tuple:
     """`top_block` of queries start..stop-1 without their whole rows of scores or of grades: the similarities come a
     tile of items at a time (computed in cache, as faiss does), only the items that can still reach the top `cutoff`
@@ -923,33 +1120,28 @@ def streamed_top_block(rows,               # rows(start, stop, items) -> scores 
     before its floor rose), and their candidates merged (`_merge_parts`): every product has the same shape however
     many parts, and only the items reaching each row's k-th largest score decide its summary, so it is the same."""
     b, n_grades = stop - start, relevance.max_grade + 1
-    kept_in, has_kept = _kept_input(kept)
-    cap = max(4 * cutoff, 64)
+    job = StreamJob(rows, start, stop, kept, *_kept_input(kept), cutoff, tile)
     ranges = _gallery_parts(n_gallery, tile, parts)
     firsts = list(run(lambda r: rows(start, stop, (r[0], min(r[0] + tile, r[1]))), ranges))
-    n_p = len(ranges)
-    floor = _start_floors(firsts, ranges, tile, b, kept_in, has_kept, cutoff, run)
-    vals, cols = np.empty((n_p, b, cap), dtype=firsts[0].dtype), np.empty((n_p, b, cap), dtype=np.int64)
-    count, overflow = np.zeros((n_p, b), dtype=np.int64), np.zeros((n_p, b), dtype=np.bool_)
-    list(run(lambda p: _stream_part(rows, start, stop, *ranges[p], kept_in, has_kept, cutoff, tile, firsts[p],
-                                    floor[p], vals[p], cols[p], count[p], overflow[p]), range(n_p)))
-    vals, cols, count, overflow = _merge_streams(vals, cols, count, floor, overflow, run)
-    _settle(vals, cols, count, overflow, cutoff)
-    most = int(count.max(initial=0))                              # the most candidates a row kept
-    vals, cols = vals[:, :max(most, 1)], cols[:, :max(most, 1)]
-    redo = _overflowed(rows, start, stop, n_gallery, relevance, kept, t, cutoff, tile, np.flatnonzero(overflow))
-    width = max([most + 1] + [h.shape[1] for h, _ in redo.values()])
-    hist, n_groups, top = _outputs(b, width, n_grades, t)
-    cand, totals, n_kept = _candidate_grades(relevance, start, stop, kept, cols, count)
-    _stream_finish(vals, cand, count, overflow, totals, n_kept, cutoff, t, hist, n_groups, top)
+    st = new_stream((len(ranges), b), max(4 * cutoff, 64), firsts[0].dtype)
+    st.floor[:] = _start_floors(firsts, ranges, tile, b, job.kept_in, job.has_kept, cutoff, run)
+    list(run(lambda p: _stream_part(job, *ranges[p], firsts[p], Stream(*(x[p] for x in st))), range(len(ranges))))
+    st = _merge_streams(st, run)
+    _settle(st, cutoff, np.zeros(_BUCKETS + 2, dtype=np.int64))
+    most = int(st.count.max(initial=0))                           # the most candidates a row kept
+    redo = _overflowed(job, n_gallery, relevance, t, np.flatnonzero(st.overflow))
+    out = _outputs(b, max([most + 1] + [h.shape[1] for h, _ in redo.values()]), n_grades, t)
+    cand, totals, n_kept = _candidate_grades(relevance, start, stop, kept, st.cols[:, :max(most, 1)], st.count)
+    _stream_finish(st, cand, totals.astype(np.int64), n_kept.astype(np.int64), cutoff, t, out,
+                   new_top_work(most, st.vals.dtype))
     for i, (h, tp) in redo.items():
-        hist[i, :h.shape[1]], n_groups[i] = h[0], h.shape[1]
+        out.hist[i, :h.shape[1]], out.n_groups[i] = h[0], h.shape[1]
         if t:
-            top[i] = tp[0]
-    return _trimmed(hist, n_groups, top, t)
+            out.top[i] = tp[0]
+    return _trimmed(out, t)
 
 # %% ../nbs/58_score_kernel.ipynb #c57ea281
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _block_sum(a, lo, n):
     """numpy's sum of a[lo:lo+n] (float64) for n <= 128, in its order: under 8 items one running sum; else eight
     running sums over the multiples of 8, folded as ((r0+r1)+(r2+r3))+((r4+r5)+(r6+r7)), then the rest one by one."""
@@ -971,17 +1163,14 @@ def _block_sum(a, lo, n):
     return s
 
 # %% ../nbs/58_score_kernel.ipynb #c7d42a37
-@njit(cache=True)
-def _pairwise(a, n):
+@njit(cache=True, inline="always")
+def _pairwise(a, n, tasks, sums):
     """numpy's pairwise sum of a[:n] (float64): blocks of up to 128 summed by `_block_sum`; a longer range split in two
     halves (the first a multiple of 8 long), each summed so, then added. Iterative (numba does not cache recursion):
-    a stack of tasks, a range to sum or a join of the last two sums, taken left half first."""
-    if n <= 128:
-        return _block_sum(a, 0, n)
-    tasks = np.empty((192, 2), dtype=np.int64)                  # (lo, n) to sum; (-1, 0) joins the last two sums
-    sums = np.empty(64)
+    a stack of tasks (`tasks`, (192, 2) int64 scratch), a range to sum or a join of the last two sums (`sums`, 64),
+    taken left half first."""
     t, s = 1, 0
-    tasks[0, 0], tasks[0, 1] = 0, n
+    tasks[0, 0], tasks[0, 1] = 0, n                              # (lo, n) to sum; (-1, 0) joins the last two sums
     while t:
         t -= 1
         lo, m = tasks[t, 0], tasks[t, 1]
@@ -1002,15 +1191,15 @@ def _pairwise(a, n):
 
 # %% ../nbs/58_score_kernel.ipynb #4592a4c6
 @njit(nogil=True, cache=True, error_model="numpy")   # 0/0 of a zero row is NaN, not an exception
-def _unit_rows(a, out, start, stop, norms):
-    "Rows start..stop-1 of `a` over their lengths (float64, rounded once into `out`); the lengths into `norms`."
+def _unit_rows(a, out, start, stop, norms, squares, tasks, sums):
+    """Rows start..stop-1 of `a` over their lengths (float64, rounded once into `out`); the lengths into `norms`;
+    `squares` (D float64), `tasks` and `sums` (`_pairwise`'s) are scratch."""
     d = a.shape[1]
-    squares = np.empty(d)
     for i in range(start, stop):
         for j in range(d):
             v = np.float64(a[i, j])
             squares[j] = v * v
-        norm = np.sqrt(0.0 + _pairwise(squares, d))        # numpy's reduction starts from its identity, 0
+        norm = np.sqrt(0.0 + _pairwise(squares, d, tasks, sums))   # numpy's reduction starts from its identity, 0
         norms[i - start] = norm
         for j in range(d):
             out[i, j] = np.float64(a[i, j]) / norm
@@ -1025,5 +1214,5 @@ def unit_rows(a: np.ndarray,    # (n, D) finite float32 or float64 embeddings
     computes them (the same bits). A length that is 0, under 1e-150 or infinite leaves its row for the caller to mend
     (the quotient is then 0/0, a subnormal's or 0). Releases the GIL: blocks of rows run on threads side by side."""
     norms = np.empty(stop - start)
-    _unit_rows(a, out, start, stop, norms)
+    _unit_rows(a, out, start, stop, norms, np.empty(a.shape[1]), np.empty((192, 2), dtype=np.int64), np.empty(64))
     return norms

@@ -12,6 +12,7 @@ import inspect
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from typing import NamedTuple
 
 import numpy as np
 from threadpoolctl import ThreadpoolController
@@ -160,7 +161,7 @@ def _tie_offsets(row: np.ndarray,     # (n,) one row's scores
                  cols: np.ndarray,    # gallery indices of its relevant items
                  equal: np.ndarray,   # e_j: items tied with each of them, itself included
                  ) -> np.ndarray:
-    "Items tied with each relevant item (at gallery index cols[j]) and of lower gallery index; 0 where it ties with none."
+    "Items tied with each relevant item (at gallery index cols[j]) and of lower gallery index; 0 where it ties none."
     within = np.zeros(len(cols), dtype=np.int64)
     tied = np.flatnonzero(equal > 1)
     if len(tied):
@@ -216,6 +217,56 @@ def _row_groups(above: np.ndarray,   # a_j of the relevant items in rank order (
     keep[0::2] = out[0::2, 0] > 0
     return out[keep]
 
+# %% ../nbs/09_score_ranking.ipynb #7eb70d71
+@functools.lru_cache(maxsize=8)
+def _discounts(n: int) -> np.ndarray:
+    "(n,) read-only: 1 / log2(r + 2) for r = 0..n-1, by numpy's log2, made once per length."
+    d = 1.0 / np.log2(np.arange(n) + 2.0)
+    d.flags.writeable = False
+    return d
+
+
+def discount_table(n: int,   # the ranks to cover, 0..n-1
+                   ) -> np.ndarray:
+    """(at least n,) read-only: DCG's discount 1 / log2(r + 2) of each 0-based rank r, from a table the length of the
+    next power of two (made once): the one place every method's index-order discount sums read them."""
+    return _discounts(1 << max(int(n) - 1, 0).bit_length())
+
+# %% ../nbs/09_score_ranking.ipynb #cee8096c
+def compensated_sums(terms: np.ndarray,   # (b, m) float64: each row's terms in order, padded with zeros
+                     ) -> np.ndarray:
+    """(b,) each row's terms added left to right with Neumaier's compensation: t = s + v, the rounding error
+    (s - t) + v (or (v - t) + s where |v| > |s|) gathered in a carry, the sum s + carry; step for step chapter 58's
+    `_add`, so the same bits."""
+    total, carry = np.zeros(len(terms)), np.zeros(len(terms))
+    for j in range(terms.shape[1]):
+        v = terms[:, j]
+        t = total + v
+        carry += np.where(np.abs(total) >= np.abs(v), (total - t) + v, (v - t) + total)
+        total = t
+    return total + carry
+
+# %% ../nbs/09_score_ranking.ipynb #09111ee4
+def rank_sums(ranks: list,     # each row's relevant items' 0-based ranks, ascending (int64 arrays)
+              grades: list,    # their grades (>= 1), in the same order
+              n_grades: int,   # grades 0 .. n_grades - 1
+              ) -> IndexSums:
+    """IndexSums of rows given by their relevant items' ranks and grades: AP's sum_i i / (r_i + 1), DCG's sum of
+    1 / log2(r + 2) per grade (`discount_table`), the hits within the first m ranks; each sum compensated
+    (`compensated_sums`), in rank order."""
+    b, width = len(ranks), max([len(r) for r in ranks] + [1])
+    m = np.array([len(r) for r in ranks], dtype=np.int64)
+    rank, grade = np.zeros((b, width), dtype=np.int64), np.zeros((b, width), dtype=np.int64)
+    for i, (r, g) in enumerate(zip(ranks, grades)):
+        rank[i, :len(r)], grade[i, :len(r)] = r, g
+    inside = np.arange(width) < m[:, None]
+    psum = compensated_sums(np.where(inside, np.arange(1.0, width + 1) / (rank + 1.0), 0.0))
+    disc = discount_table(int(rank.max(initial=0)) + 1)[rank]
+    dsum = np.zeros((b, n_grades))
+    for g in range(1, n_grades):
+        dsum[:, g] = compensated_sums(np.where(inside & (grade == g), disc, 0.0))
+    return IndexSums(psum, dsum, (inside & (rank < m[:, None])).sum(axis=1))
+
 # %% ../nbs/09_score_ranking.ipynb #6eb1135c
 def _score_block_counts(key: np.ndarray,      # (b, n) scores of a block of queries
                         grades: np.ndarray,   # (b, n) their grades
@@ -235,7 +286,7 @@ def _score_block_counts(key: np.ndarray,      # (b, n) scores of a block of quer
     ordered = bool(t) or index_sums
     assoc = ordered or n_grades > 2                              # the relevant items' columns and grades are needed
     top = np.zeros((b, t), dtype=np.uint8) if t else None
-    psum, dsum, hits = np.zeros(b), np.zeros((b, n_grades)), np.zeros(b, dtype=np.int64)
+    ranks, rank_grades = [np.zeros(0, dtype=np.int64)] * b, [np.zeros(0, dtype=np.int64)] * b
     groups = []
     for i in range(b):
         s_i, c = srt[i], np.flatnonzero(relevant[i])
@@ -261,15 +312,9 @@ def _score_block_counts(key: np.ndarray,      # (b, n) scores of a block of quer
         if t:
             inside = rank < t
             top[i, rank[inside]] = g[inside]
-        if index_sums:
-            r = (np.sort(rank) if any_tie else rank) + 1
-            k = np.arange(1, len(r) + 1, dtype=np.longdouble)
-            psum[i] = float(np.sum(k / r.astype(np.longdouble)))
-            disc = (1.0 / np.log2(rank + 2.0)).astype(np.longdouble)
-            for gg in (1,) if n_grades == 2 else np.unique(g):
-                dsum[i, gg] = float(np.sum(disc if n_grades == 2 else disc[g == gg]))
-            hits[i] = int((rank < len(c)).sum())
-    return groups, top, IndexSums(psum, dsum, hits) if index_sums else None
+        order = np.argsort(rank) if any_tie else slice(None)    # rank order (the ranks are distinct)
+        ranks[i], rank_grades[i] = rank[order], g[order]
+    return groups, top, rank_sums(ranks, rank_grades, n_grades) if index_sums else None
 
 # %% ../nbs/09_score_ranking.ipynb #44a15d89
 def _stack_rows(groups: list,    # each row's (G_i, n_grades) counts
@@ -286,17 +331,8 @@ def _sums_of_top(top: np.ndarray,   # (b, N) grades of every rank in index order
                  n_grades: int,     # grades 0 .. n_grades - 1
                  ) -> IndexSums:
     "IndexSums of whole rankings in index order given as (b, N) grades: the sort method's sums, by the definition."
-    b, n = top.shape
-    psum, dsum, hits = np.zeros(b), np.zeros((b, n_grades)), np.zeros(b, dtype=np.int64)
-    for i in range(b):
-        rank = np.flatnonzero(top[i])
-        k = np.arange(1, len(rank) + 1, dtype=np.longdouble)
-        psum[i] = float(np.sum(k / (rank + 1).astype(np.longdouble)))
-        disc = (1.0 / np.log2(rank + 2.0)).astype(np.longdouble)
-        for gg in range(1, n_grades):
-            dsum[i, gg] = float(np.sum(disc[top[i, rank] == gg]))
-        hits[i] = int((rank < len(rank)).sum())
-    return IndexSums(psum, dsum, hits)
+    ranks = [np.flatnonzero(row) for row in top]
+    return rank_sums(ranks, [row[r].astype(np.int64) for row, r in zip(top, ranks)], n_grades)
 
 # %% ../nbs/09_score_ranking.ipynb #7d71435f
 def _process_cpus() -> int:
@@ -382,34 +418,40 @@ def _counts_in_threads(pool,                # a ThreadPoolExecutor, or None: one
     sums = join_index_sums([p[2] for p in parts]) if index_sums else None
     return [x for p in parts for x in p[0]], top, sums
 
+# %% ../nbs/09_score_ranking.ipynb #5d13dc2e
+class SummaryJob(NamedTuple):
+    "What every block of one `summarize_scores` call is summarised with, its arguments checked once."
+    relevance: Relevance        # Q x N grades
+    ignore: object              # IgnoreSets: the items removed from each ranking; or None
+    n_grades: int               # grades 0 .. n_grades - 1
+    t: int                      # ranks kept in stable order as top grades
+    cutoff: int | None          # the last rank any metric reads; None: the whole ranking
+    index_sums: bool            # also the whole-ranking index-order sums
+    max_block_bytes: int        # memory bound of one block of queries (the compiled method: of one wave)
+    n_threads: int              # threads sharing the work
+
 # %% ../nbs/09_score_ranking.ipynb #b499b037
-def _numpy_blocks(rows,                    # rows(a, b): the scores of queries a..b-1
-                  relevance: Relevance,    # Q x N grades
-                  ignore,                  # IgnoreSets, or None
-                  n_grades: int,           # grades 0 .. n_grades - 1
-                  t: int,                  # ranks kept in stable order as top grades
-                  cutoff,                  # the last rank any metric reads; None: the whole ranking
-                  counts: bool,            # by counts (else by the sorting reference)
-                  index_sums: bool,        # also the whole-ranking index-order sums
-                  max_block_bytes: int,    # memory bound of one query block
-                  n_threads: int,          # threads sharing a block's rows (counts only)
+def _numpy_blocks(rows,              # rows(a, b): the scores of queries a..b-1
+                  job: SummaryJob,   # the grades, removed items, what the summary holds, memory, threads
+                  counts: bool,      # by counts (else by the sorting reference)
                   ) -> tuple:
     """(hist, [top per block], [IndexSums or None per block]) by the numpy methods: chapter 09's counts (`counts`,
     rows shared among threads) or the sorting reference, a bounded block of queries at a time."""
-    n_q, n_g = relevance.n_queries, relevance.n_gallery
+    rel, n_grades, t = job.relevance, job.n_grades, job.t
+    n_q, n_g = rel.n_queries, rel.n_gallery
     hists, tops, sums = [], [], []
     pair_bytes = 40 if counts else 80                            # scores, sorted copies, grades, masks per pair
-    pool = ThreadPoolExecutor(n_threads) if counts and n_threads > 1 else None
-    for a, b in row_blocks(n_q, n_g, max_block_bytes, pair_bytes):
-        kept = None if ignore is None else ~ignore.mask(a, b)
+    pool = ThreadPoolExecutor(job.n_threads) if counts and job.n_threads > 1 else None
+    for a, b in row_blocks(n_q, n_g, job.max_block_bytes, pair_bytes):
+        kept = None if job.ignore is None else ~job.ignore.mask(a, b)
         s = rows(a, b)
         if counts:
-            h, tp, sm = _counts_in_threads(pool, n_threads, s, relevance.block(a, b), kept, n_grades, t, index_sums)
+            h, tp, sm = _counts_in_threads(pool, job.n_threads, s, rel.block(a, b), kept, n_grades, t, job.index_sums)
             hists.extend(h)
         else:
-            h, tp = _score_block_summary(s, relevance.block(a, b), kept, n_grades, t, cutoff)
-            sm = _sums_of_top(_score_block_summary(s, relevance.block(a, b), kept, n_grades, n_g, None)[1],
-                              n_grades) if index_sums else None
+            h, tp = _score_block_summary(s, rel.block(a, b), kept, n_grades, t, job.cutoff)
+            sm = _sums_of_top(_score_block_summary(s, rel.block(a, b), kept, n_grades, n_g, None)[1],
+                              n_grades) if job.index_sums else None
             hists.append(h)
         tops.append(tp)
         sums.append(sm)
@@ -502,58 +544,108 @@ def _joined_slices(parts: list,   # (hist, top or None, IndexSums or None) of co
     sums = None if parts[0][2] is None else join_index_sums([s for _, _, s in parts])
     return hist, top, sums
 
+# %% ../nbs/09_score_ranking.ipynb #0e9d9642
+STREAM_TILE = 512   # gallery items per product when the scores come a tile at a time (chapter 58's streamed_top_block)
+
+
+def stream_query_bytes(parts: int,      # parts of the gallery streamed side by side
+                       cutoff: int,     # the last rank any metric reads
+                       itemsize: int,   # bytes of one score: 4 or 8
+                       ) -> int:
+    """Bytes one query holds in chapter 58's `streamed_top_block` beyond its pairs: each part's buffer of
+    max(4 cutoff, 64) candidates (score and index), with several parts their merge into one buffer of the total, the
+    candidates' grades and gathered indices, and each part's tiles of scores (the first, the current, the sample)."""
+    cap = parts * max(4 * cutoff, 64)
+    copies = 2 if parts > 1 else 1
+    return cap * ((itemsize + 8) * copies + 9) + (3 if parts > 1 else 2) * parts * STREAM_TILE * itemsize
+
+# %% ../nbs/09_score_ranking.ipynb #3cd673cf
+def compiled_query_bytes(n_gallery: int,   # N
+                         itemsize: int,    # bytes of one score: 4 or 8
+                         layout: str,      # compiled_layout's answer
+                         cutoff,           # the last rank any metric reads (tiles); None: the whole ranking
+                         ) -> int:
+    "Bytes one query holds in a wave of the compiled method: its pairs' and, for tiles, one part's stream buffers."
+    pairs = n_gallery * compiled_pair_bytes(itemsize, layout)
+    return pairs + stream_query_bytes(1, cutoff, itemsize) if layout == "tiles" else pairs
+
+# %% ../nbs/09_score_ranking.ipynb #1d415e55
+def wave_plan(n_queries: int,        # Q
+              n_gallery: int,        # N
+              itemsize: int,         # bytes of one score: 4 or 8
+              layout: str,           # compiled_layout's answer
+              cutoff,                # the last rank any metric reads (tiles); None: the whole ranking
+              max_block_bytes: int,  # the bound of one wave
+              pieces: int,           # the threads' share: slices or parts side by side at most
+              ) -> tuple:
+    """(queries per wave, parts of the gallery streamed side by side): the wave by `compiled_query_bytes`, then as
+    many of the `pieces` parts as fit beside it (tiles; else `pieces`)."""
+    wave = min(n_queries, max(1, max_block_bytes // compiled_query_bytes(n_gallery, itemsize, layout, cutoff)))
+    if layout != "tiles":
+        return wave, pieces
+    pairs = n_gallery * compiled_pair_bytes(itemsize, layout)
+    fits = [p for p in range(2, pieces + 1)
+            if wave * (pairs + stream_query_bytes(p, cutoff, itemsize)) <= max_block_bytes]
+    return wave, max(fits, default=1)
+
+# %% ../nbs/09_score_ranking.ipynb #8b984915
+def _wave_summary(s: np.ndarray,        # (b, N) the wave's scores
+                  grades: np.ndarray,   # (b, N) their grades
+                  kept,                 # (b, N) bool, the items kept in each ranking; None: all
+                  job: SummaryJob,      # what the summary holds, the bound
+                  layout: str,          # "whole" or "top"
+                  pieces: int,          # slices side by side at most
+                  run,                  # map, or a pool's map: runs the slices
+                  ) -> tuple:
+    "(hist, top, IndexSums or None) of one wave of whole rows by chapter 58's kernels, in slices side by side."
+    from retrieval_lit.score_kernel import counts_block, top_block, work_bytes   # chapter 58; numba loads here
+    b, n = s.shape
+    slices = min(pieces, b)
+    if layout == "whole":
+        m = int(np.count_nonzero(grades, axis=1).max(initial=0))
+        room = job.max_block_bytes - b * n * compiled_pair_bytes(s.dtype.itemsize, layout)
+        slices = max(1, min(slices, room // work_bytes(m, n, job.n_grades, s.dtype.itemsize)))
+    cuts = np.linspace(0, b, slices + 1).astype(int)
+
+    def one(ij):
+        i, j = ij
+        k = None if kept is None else kept[i:j]
+        if layout == "whole":
+            return counts_block(s[i:j], grades[i:j], k, job.n_grades, job.t, job.index_sums)
+        return (*top_block(s[i:j], grades[i:j], k, job.n_grades, job.t, job.cutoff), None)
+    return _joined_slices(list(run(one, zip(cuts[:-1], cuts[1:]))), run)
+
 # %% ../nbs/09_score_ranking.ipynb #6aea5ff1
-def _compiled_blocks(rows,                      # rows(a, b[, items][, out=]): scores of queries a..b-1
-                     relevance: Relevance,      # Q x N grades
-                     ignore,                    # IgnoreSets, or None
-                     n_grades: int,             # grades 0 .. n_grades - 1
-                     t: int,                    # ranks kept in stable order as top grades
-                     cutoff,                    # the last rank any metric reads; None: the whole ranking
-                     index_sums: bool,          # also the whole-ranking index-order sums
-                     layout: str,               # compiled_layout's answer
-                     max_block_bytes: int,      # memory bound of one wave
-                     n_threads: int,            # threads sharing the tiles, slices and parts
-                     buffers: ScoreBuffers | None = None,   # buffers the waves' scores are written into; None: fresh
+def _compiled_blocks(rows,                          # rows(a, b[, items][, out=]): scores of queries a..b-1
+                     job: SummaryJob,               # the grades, removed items, what the summary holds, bound, threads
+                     layout: str,                   # compiled_layout's answer
+                     buffers: ScoreBuffers | None,  # buffers the waves' scores are written into; None: fresh
                      ) -> list:
     """[(hist, top, IndexSums or None)] of every wave of queries by chapter 58's kernels, in `layout`
-    (`compiled_layout`), on `n_threads` threads (BLAS held to one thread each, the kernels without the GIL). The queries
-    go in waves, as many as `max_block_bytes` holds (never fewer because there are more threads: a product of few
-    queries reads the whole gallery for little work). A wave's similarities are computed a tile of `PRODUCT_TILE`
-    gallery items at a time, each tile a product of the whole wave, the tiles shared among the threads; its rows are
-    then summarised in slices side by side and the slices joined (`_joined_slices`). For a cutoff from embeddings, the
-    gallery is streamed in parts side by side (`streamed_top_block(parts=)`). Slices and parts each hold a large working
-    set: one per thread, but no more than the CPUs (16 of them time-sliced on 2 CPUs cost S2 1.5 x). Every product's
-    shape depends on the data and `max_block_bytes` alone (a BLAS product's bits depend on its shape), so the summary is
-    the same for any number of threads. With `buffers`, each wave's similarities are written into a buffer reused from
-    wave to wave."""
-    from retrieval_lit.score_kernel import counts_block, streamed_top_block, top_block   # chapter 58; numba loads here
-    n_q, n_g = relevance.n_queries, relevance.n_gallery
+    (`compiled_layout`), on `job.n_threads` threads, the waves and parts planned by `wave_plan`. With `buffers`, each
+    wave's similarities are written into a buffer reused from wave to wave."""
+    from retrieval_lit.score_kernel import streamed_top_block   # chapter 58; numba loads here
+    rel = job.relevance
+    n_q, n_g = rel.n_queries, rel.n_gallery
     dtype = (rows(0, 1, (0, 1)) if layout == "tiles" else rows(0, 1)).dtype    # float32 or float64
-    wave = min(n_q, block_rows(n_g, max_block_bytes, compiled_pair_bytes(dtype.itemsize, layout)))
-    pool = ThreadPoolExecutor(n_threads) if n_threads > 1 else None
+    pieces = min(job.n_threads, _process_cpus())     # parts and slices, each a large working set: no more than the CPUs
+    wave, parts = wave_plan(n_q, n_g, dtype.itemsize, layout, job.cutoff, job.max_block_bytes, pieces)
+    pool = ThreadPoolExecutor(job.n_threads) if job.n_threads > 1 else None
     run = map if pool is None else pool.map
-    pieces = min(n_threads, _process_cpus())     # parts and slices, each a large working set: no more than the CPUs
     out = []
     with contextlib.ExitStack() as stack:
         if pool is not None:
             stack.enter_context(pool)
             stack.enter_context(_blas_controller().limit(limits=1, user_api="blas"))
-        for a, b in [(a, min(a + wave, n_q)) for a in range(0, n_q, wave)]:
-            kept = None if ignore is None else ~ignore.mask(a, b)
+        for a in range(0, n_q, wave):
+            b = min(a + wave, n_q)
+            kept = None if job.ignore is None else ~job.ignore.mask(a, b)
             if layout == "tiles":                                     # a tile of similarities at a time, in cache
-                out.append((*streamed_top_block(rows, a, b, n_g, relevance, kept, t, cutoff, parts=pieces, run=run),
+                out.append((*streamed_top_block(rows, a, b, n_g, rel, kept, job.t, job.cutoff, parts=parts, run=run),
                             None))
                 continue
-            (s, taken), grades = _wave_scores(rows, a, b, n_g, dtype, buffers, run), relevance.block(a, b)
-            cuts = np.linspace(0, b - a, min(pieces, b - a) + 1).astype(int)
-
-            def one(ij):
-                i, j = ij
-                k = None if kept is None else kept[i:j]
-                if layout == "whole":
-                    return counts_block(s[i:j], grades[i:j], k, n_grades, t, index_sums)
-                return (*top_block(s[i:j], grades[i:j], k, n_grades, t, cutoff), None)
-            out.append(_joined_slices(list(run(one, zip(cuts[:-1], cuts[1:]))), run))
+            s, taken = _wave_scores(rows, a, b, n_g, dtype, buffers, run)
+            out.append(_wave_summary(s, rel.block(a, b), kept, job, layout, pieces, run))
             if taken:
                 buffers.give(s)
     return out
@@ -569,17 +661,29 @@ def _joined(parts: list,   # RankSummary of consecutive blocks of queries, in or
     return RankSummary(stack_padded([p.hist for p in parts]), parts[0].n_ranks,
                        np.concatenate([p.top_grades for p in parts]) if t else None, index_sums=sums, kind="scores")
 
+# %% ../nbs/09_score_ranking.ipynb #a1110942
+SMALL_PAIRS = 1 << 22   # (query, item) pairs up to which method="auto" takes the numpy forms (nothing to compile)
+
+
+def summary_method(n_queries: int,   # Q
+                   n_gallery: int,   # N
+                   ) -> str:
+    "The method `method=\"auto\"` takes: \"counts\" (numpy) up to `SMALL_PAIRS` pairs, else \"compiled\" (chapter 58)."
+    return "counts" if n_queries * n_gallery <= SMALL_PAIRS else "compiled"
+
 # %% ../nbs/09_score_ranking.ipynb #7e9d92c8
-SUMMARY_METHODS = ("compiled", "counts", "sort")   # summarize_scores: chapter 58's linear passes | the sorted copy
-                                                  # and binary searches above | the stable argsort of every row
+SUMMARY_METHODS = ("auto", "compiled", "counts", "sort")   # summarize_scores: by the size | chapter 58's linear passes
+                                                           # | the sorted copy and binary searches | the stable argsort
 
 
-def score_summaries(scores, relevance: Relevance, top_columns: int, ignore, cutoff, max_block_bytes: int,
-                    index_sums: bool, method: str, threads, buffers) -> list:
+def score_summaries(scores, relevance: Relevance, top_columns: int = 0, ignore=None, cutoff=None, *,
+                    max_block_bytes: int = DEFAULT_BLOCK_BYTES, index_sums: bool = False, method: str = "auto",
+                    threads=None, buffers=None) -> list:
     """`summarize_scores`' work: its arguments checked, then the RankSummary of each block of queries, in order (the
     compiled method's blocks apart: `evaluate` finishes them one by one, with no padded copy of them all)."""
     n_q, n_g = relevance.n_queries, relevance.n_gallery
     check_choice(method, "method", SUMMARY_METHODS)
+    method = summary_method(n_q, n_g) if method == "auto" else method
     rows = scores if callable(scores) else None
     if rows is None:
         checked = check_scores(scores, "scores", (n_q, n_g))
@@ -588,19 +692,16 @@ def score_summaries(scores, relevance: Relevance, top_columns: int, ignore, cuto
     if cutoff is not None:
         cutoff = check_int(cutoff, "cutoff", 1)
     t = resolve_cutoff(top_columns, n_g, "top_columns")
-    n_grades = relevance.max_grade + 1
     whole = summarizes_whole(cutoff, n_g, t)
-    counts, compiled = method == "counts" and whole, method == "compiled"
     n_threads = usable_cpus() if threads is None else check_int(threads, "threads", 1)
-    if compiled:
+    job = SummaryJob(relevance, ignore, relevance.max_grade + 1, t, cutoff, index_sums, max_block_bytes, n_threads)
+    if method == "compiled":
         takes = inspect.signature(rows).parameters
         layout = compiled_layout(None if whole else cutoff, index_sums, "items" in takes)
         reuse = (buffers or ScoreBuffers()) if "out" in takes else None
         return [RankSummary(hist, n_g, top, index_sums=sums, kind="scores")
-                for hist, top, sums in _compiled_blocks(rows, relevance, ignore, n_grades, t, cutoff, index_sums,
-                                                        layout, max_block_bytes, n_threads, reuse)]
-    hist, tops, sums = _numpy_blocks(rows, relevance, ignore, n_grades, t, cutoff, counts, index_sums,
-                                     max_block_bytes, n_threads)
+                for hist, top, sums in _compiled_blocks(rows, job, layout, reuse)]
+    hist, tops, sums = _numpy_blocks(rows, job, method == "counts" and whole)
     return [RankSummary(hist, n_g, np.concatenate(tops) if t else None,
                         index_sums=join_index_sums(sums) if index_sums else None, kind="scores")]
 
@@ -610,9 +711,11 @@ def summarize_scores(scores,                      # Q x N scores (higher = neare
                      top_columns: int = 0,        # ranks kept in stable order as `top_grades`: 0 none, -1 whole
                      ignore=None,                 # IgnoreSets: items removed from each query's ranking; or None
                      cutoff: int | None = None,   # the last rank any metric reads (None: all); later groups merge
+                     *,
                      max_block_bytes: int = DEFAULT_BLOCK_BYTES,  # memory bound of one query block
-                     index_sums: bool = False,    # also the whole-ranking index-order sums (IndexSums) of AP, DCG, R-prec
-                     method: str = "compiled",    # "compiled" (chapter 58) | "counts" (numpy, readable) | "sort" (reference)
+                     index_sums: bool = False,    # also the whole-ranking index-order sums (IndexSums): AP, DCG, R-prec
+                     method: str = "auto",        # "auto" (by the size) | "compiled" (chapter 58) | "counts" (numpy,
+                                                  # readable) | "sort" (reference)
                      threads: int | None = None,  # threads sharing the work (tiles of the products, slices of
                                                   # rows, parts of the gallery; BLAS on one thread each); None:
                                                   # the count in force, else the CPUs (`usable_cpus`)
@@ -622,17 +725,18 @@ def summarize_scores(scores,                      # Q x N scores (higher = neare
     """The ranking summary of every query of a ranking by similarity scores (higher = nearer; `kind="scores"`).
     `scores` as a function (start, stop) -> the (stop-start, N) score rows of those queries is how embeddings are
     compared block by block (`similarity_rows`; one that also takes `items=(a, b)` is read a tile of items at a time
-    for a cutoff); it is not checked. method="compiled" (the default, chapter 58) and
-    "counts" (its numpy form, below) merge the runs of irrelevant items between the tie groups that hold relevant
-    ones; method="sort" keeps every tie group (the readable reference). All three give every metric the same value.
+    for a cutoff); it is not checked. method="compiled" (chapter 58) and "counts" (its numpy form, above) merge the
+    runs of irrelevant items between the tie groups that hold relevant ones; method="sort" keeps every tie group (the
+    readable reference); "auto" (the default) takes "counts" up to `SMALL_PAIRS` pairs, else "compiled". All give every
+    metric the same value, bit for bit.
 
     >>> rel = relevance_from_matrix([[1, 1, 0, 0, 1]], 1, 5)
     >>> s = summarize_scores(np.array([[0.7, 0.9, 0.2, 0.7, 0.2]]), rel, top_columns=-1)
     >>> s.group_sizes.tolist(), s.top_grades.tolist()   # groups 0.9 | 0.7 0.7 | 0.2 0.2; stable: items 1, 0, 3, 2, 4
     ([[1, 2, 2]], [[1, 1, 0, 0, 1]])
     """
-    return _joined(score_summaries(scores, relevance, top_columns, ignore, cutoff, max_block_bytes, index_sums, method,
-                                   threads, buffers))
+    return _joined(score_summaries(scores, relevance, top_columns, ignore, cutoff, max_block_bytes=max_block_bytes,
+                                   index_sums=index_sums, method=method, threads=threads, buffers=buffers))
 
 # %% ../nbs/09_score_ranking.ipynb #7cb96b1f
 def _list_arrays(lists,                          # one array per query
@@ -658,13 +762,13 @@ def summarize_lists(scores,                      # Q 1-D arrays of finite scores
                     top_columns: int = 0,                # ranks kept in stable order as `top_grades`: 0 none, -1 whole
                     cutoff: int | None = None,   # the last rank any metric reads (None: all); later groups merge
                     unranked=None,               # (Q, G) counts of judged items of grade g that no list holds; or None
-                    max_grade: int | None = None,  # the grade scale 0..max_grade (ERR reads it); None: the largest given
+                    max_grade: int | None = None,  # the grade scale 0..max_grade (ERR reads it); None: the largest
                     ) -> RankSummary:
     """The ranking summary of ranked lists of any lengths (`kind="scores"`): query q ranks the len(scores[q]) items
     of its list by descending score; under ties="index" equal scores keep their order in the list.
 
     >>> s = summarize_lists([[0.9, 0.5, 0.5], [3, 1]], [[0, 1, 0], [1, 0]], top_columns=-1, unranked=[[0, 1], [0, 0]])
-    >>> s.group_sizes.tolist(), s.top_grades.tolist()   # the tie at 0.5 keeps list order; the short list is padded with 0
+    >>> s.group_sizes.tolist(), s.top_grades.tolist()   # the tie at 0.5 keeps list order; the short list padded with 0
     ([[1, 2], [1, 1]], [[0, 1, 0], [1, 0, 0]])
     >>> s.n_relevant.tolist()                    # query 0: one ranked + one unranked relevant item
     [2, 1]
@@ -749,8 +853,9 @@ def _in_precision(a: np.ndarray,     # (n, D) embeddings, checked
                   ) -> np.ndarray:
     """`a` in `dtype` (no copy when it is already), rows normalised for cosine: norms in float64 in blocks of 4,096 rows
     (no float64 copy of a float32 gallery; each row's sum is the same whatever the block), the quotient rounded once to
-    `dtype`. From one whole block of float32 or float64 rows on, each block is one compiled pass (chapter 58's
-    `unit_rows`: the same bits as the numpy form below, in a little over half the time). The blocks are shared among the
+    `dtype`. For float32 or float64 arrays of more than `SMALL_PAIRS` entries each block is one compiled pass (chapter
+    58's `unit_rows`: the same bits as the numpy form below, in a little over half the time). The blocks are shared
+    among the
     usable CPUs (both forms release the GIL; each block writes its own rows). A row whose squares over- or underflow is
     divided by its largest entry first; a zero row is refused."""
     if not cosine:
@@ -761,9 +866,9 @@ def _in_precision(a: np.ndarray,     # (n, D) embeddings, checked
                        "precision='float64'")
         return out
     out = np.empty(a.shape, dtype=dtype)
-    if len(a) >= rows and a.dtype in (np.float32, np.float64):    # below a block numpy's few calls cost less than
-        from retrieval_lit.score_kernel import unit_rows           # loading chapter 58 (numba loads here); other
-    else:                                                          # dtypes (float16, integers) go the numpy way
+    if a.size > SMALL_PAIRS and a.dtype in (np.float32, np.float64):   # below, numpy's calls cost less than
+        from retrieval_lit.score_kernel import unit_rows           # compiling chapter 58's pass (numba loads here);
+    else:                                                          # other dtypes (float16, integers) go the numpy way
         unit_rows = None
 
     def normalise(start: int):
@@ -816,11 +921,36 @@ def similarities(q: np.ndarray,           # (b, D) prepared query rows (`prepare
                                  "embeddings or use precision='float64'")
     return out
 
+# %% ../nbs/09_score_ranking.ipynb #9c6ef8b3
+def check_integer_embeddings(q: np.ndarray,    # (Q, D) query embeddings, as given (checked finite)
+                             g: np.ndarray,    # (N, D) gallery embeddings, as given
+                             similarity: str,  # "cosine" | "dot" | "l2"
+                             ):
+    """Refuse integer embeddings (both sides integers or booleans) that float64 cannot compare exactly: an entry
+    beyond 2**53, or (dot, l2) a similarity or partial sum that can pass 2**53 by the norm bounds above."""
+    if q.dtype.kind not in "iub" or g.dtype.kind not in "iub":
+        return
+    for x, name in ((q, "query_embeddings"), (g, "gallery_embeddings")):
+        if x.size and max(abs(int(x.min())), abs(int(x.max()))) > MAX_EXACT_INT_SCORE:
+            fail(name, "holds integers beyond 2**53, which float64 cannot hold exactly (distinct similarities would "
+                       "tie); rescale the embeddings (divide both by a common factor) or pass float embeddings")
+    if similarity == "cosine":
+        return
+    (l1q, inf_q, l2q), (l1g, inf_g, l2g) = [(a.sum(axis=1).max(), a.max(), np.sqrt((a * a).sum(axis=1).max()))
+                                            for a in (np.abs(x.astype(np.float64)) for x in (q, g))]
+    bound = min(l1q * inf_g, inf_q * l1g, l2q * l2g)
+    if similarity == "l2":
+        bound = max(bound, (l2q + l2g) ** 2)
+    if bound * (1 + 2.0**-40) > MAX_EXACT_INT_SCORE:
+        fail("query_embeddings", f"and `gallery_embeddings` are integers whose {similarity} similarities can reach "
+                                 f"{bound:.3g}, beyond 2**53, where float64 rounds distinct values into one tie; "
+                                 "rescale them (divide both by a common factor) or pass float embeddings")
+
 # %% ../nbs/09_score_ranking.ipynb #4d455e23
 def similarity_rows(query_embeddings,              # Q x D real-valued descriptors
                     gallery_embeddings,            # N x D descriptors (the same D)
                     similarity: str = "cosine",    # "cosine" (zero vectors refused) | "dot" | "l2" (-squared distance)
-                    precision: str = "float64",    # "float64" (the reference) | "float32" (what faiss and torch compute)
+                    precision: str = "float64",    # "float64" (the reference) | "float32" (as faiss and torch compute)
                     ):
     """(n_queries, n_gallery, rows): rows(start, stop) -> the similarities of queries start..stop-1 to the gallery
     (rows(start, stop, (a, b)): to gallery items a..b-1 only; rows(..., out=buffer): written into that array),
@@ -834,6 +964,7 @@ def similarity_rows(query_embeddings,              # Q x D real-valued descripto
     dtype = np.dtype(check_choice(precision, "precision", PRECISIONS))
     q = _embeddings(query_embeddings, "query_embeddings")
     g = _embeddings(gallery_embeddings, "gallery_embeddings", q.shape[1])
+    check_integer_embeddings(q, g, similarity)
     (q, q_sq), (g, g_sq) = (prepare_embeddings(q, "query_embeddings", similarity, dtype),
                             prepare_embeddings(g, "gallery_embeddings", similarity, dtype))
     if similarity == "cosine":

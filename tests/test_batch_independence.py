@@ -85,3 +85,23 @@ def test_a_declared_grade_scale_keeps_err_of_a_query_lacking_the_top_grade(ties)
         assert err4(2, max_grade=3) == err4(1, max_grade=3)
     alone = evaluate(scores=scores[:1], relevance=grades[:1], metrics="err@4", ties=ties, max_grade=3)
     assert alone["err@4"] == pytest.approx(1 / 8 + (7 / 8) * (1 / 8) / 3, rel=1e-15)
+
+
+@pytest.mark.parametrize("ties", ["expected", "index"])
+def test_a_query_has_the_same_bits_whichever_method_its_batch_took(ties):
+    """evaluate summarises a ranking by chapter 09's numpy counts up to SMALL_PAIRS (query, item) pairs and by chapter
+    58's compiled kernels above (issue 41): the same queries, alone (numpy) or among enough others (compiled), give
+    the same per-query bits, the index-order sums included (both add them alike)."""
+    from retrieval_lit.score_ranking import SMALL_PAIRS, summary_method
+    rng = np.random.default_rng(41)
+    q, g = rng.integers(-3, 4, (900, 8)).astype(float), rng.integers(-3, 4, (5000, 8)).astype(float)
+    ql, gl = rng.integers(0, 7, 900), rng.integers(0, 7, 5000)       # whole-number dot products: many ties
+    assert summary_method(900, 5000) == "compiled" and summary_method(30, 5000) == "counts" and 900 * 5000 > SMALL_PAIRS
+    names = ["map", "map@100", "ndcg", "ndcg@10", "rprec", "p@10", "mrr", "recall@50"]
+    run = lambda n: evaluate(query_embeddings=q[:n], gallery_embeddings=g, query_labels=ql[:n], gallery_labels=gl,
+                             metrics=names, ties=ties, bounds=True, similarity="dot", progress=False)
+    large, small = run(900), run(30)
+    for n in names:
+        assert np.array_equal(large.per_query[n][:30], small.per_query[n], equal_nan=True), n
+        for a, b in zip(large.per_query_bounds.get(n, ()), small.per_query_bounds.get(n, ())):
+            assert np.array_equal(a[:30], b, equal_nan=True), n

@@ -430,3 +430,25 @@ def test_cutoff_metrics_alone_take_the_partial_path_exactly(seed, ties, p):
     want = brute_force(scores.astype(float), grades, removed, names, conv)
     for name in names:
         np.testing.assert_allclose(r.per_query[name], want[name], rtol=0, atol=1e-12, err_msg=name)
+
+
+# ---- issue 46: integer embeddings whose similarities pass 2**53 ------------------------------------------------------
+
+def test_integer_embeddings_beyond_exact_float64_are_refused_not_merged_into_ties():
+    """Integer embeddings are compared exactly, as integer scores are: their dot products are whole numbers, exact in
+    float64 up to 2**53. Near 2**62 the two similarities 2**124 + 1 and 2**124 round to one float, a tie (mrr 0.75 or
+    0.5 where the truth is 1): refused, naming both arguments. Within the bound they stay distinct, on every path."""
+    kw = dict(query_labels=[0], gallery_labels=[1, 0], metrics=["mrr"], similarity="dot")
+    with pytest.raises(RetrievalInputError, match="`query_embeddings` holds integers beyond 2\\*\\*53"):
+        evaluate(query_embeddings=np.array([[2**62, 1]]), gallery_embeddings=np.array([[2**62, 0], [2**62, 1]]), **kw)
+    big_q, big_g = np.array([[2**30, 1]]), np.array([[2**30, 0], [2**30, 1]])     # dots 2**60 and 2**60 + 1
+    assert float(big_q[0] @ big_g[0]) == float(big_q[0] @ big_g[1])             # what float64 would make of them
+    for sim in ("dot", "l2"):
+        with pytest.raises(RetrievalInputError, match="`query_embeddings` and `gallery_embeddings` are integers"):
+            evaluate(query_embeddings=big_q, gallery_embeddings=big_g, **dict(kw, similarity=sim))
+    exact_q, exact_g = np.array([[2**25, 1]]), np.array([[2**25, 0], [2**25, 1]])   # 2**50 and 2**50 + 1: exact
+    for sim in ("dot", "l2"):
+        r = evaluate(query_embeddings=exact_q, gallery_embeddings=exact_g, **dict(kw, similarity=sim))
+        assert r["mrr"] == 1.0                                                  # item 1 nearer: the relevant one first
+    r = evaluate(query_embeddings=big_q.astype(float), gallery_embeddings=big_g.astype(float), **kw)
+    assert r["mrr"] == 0.75                                                     # floats: their rounding, a tie, kept
