@@ -730,7 +730,7 @@ def _summarize_topics(sizes: np.ndarray, scores: np.ndarray, grades: np.ndarray,
     new[starts[:-1][sizes > 0]] = True                           # each topic's first row opens its first group
     opened = np.zeros(n + 1, dtype=np.int32 if n < 2**31 else np.int64)
     np.cumsum(new, out=opened[1:])                               # groups opened up to each row
-    first = opened[starts].astype(np.int64)                                       # groups opened before each topic, and in all
+    first = opened[starts].astype(np.int64)                      # groups opened before each topic, and in all
     n_groups, n_grades = max(int((first[1:] - first[:-1]).max(initial=0)), 1), unranked.shape[1]
     width = max(int(sizes.max(initial=0)), 1)
     if n == n_q * width:                                         # topics of one size: the rows are the matrix
@@ -795,7 +795,7 @@ def _judgements(qrels: TrecTable,       # the qrels
     return unranked.reshape(n_q, MAX_TREC_GRADE + 1), n_nonrel
 
 # %% ../nbs/52_trec.ipynb #bd1f651e
-def rank_run(qrels,                     # {qid: {docid: rel}} or a TrecTable: rel >= 1 relevant, 0 non-relevant, < 0 unjudged
+def rank_run(qrels,                     # {qid: {docid: rel}} or a TrecTable: rel >= 1 relevant, 0 not, < 0 unjudged
              run,                       # {qid: {docid: score}} or a TrecTable
              complete: bool = False,    # every topic of the qrels, one the run lacks as an empty ranking (trec_eval -c)
              max_grade: int | None = None,  # the grade scale 0..max_grade (err_cut reads it); None: the qrels' largest
@@ -1690,13 +1690,13 @@ class TrecReport:
 def _spelling(spec: str) -> str | None:
     "Whose spelling one measure name is: 'trec' (trec_eval's), 'ir' (ir_measures' or ranx's), or None (both's: Rprec)."
     if spec in MEASURE_ORDER or spec in NICKNAMES:
-        return "trec" if read_name(spec) is None else None     # Rprec is spelled alike by both tools: it decides nothing
+        return "trec" if read_name(spec) is None else None     # Rprec, spelled alike by both tools, decides nothing
     if spec.strip().startswith("ranx:") or re.fullmatch(r"Judged@[0-9]+", spec.strip()):
-        return "ir"                                            # ranx's names and ir_measures' Judged@k score a missing topic 0
+        return "ir"                                            # ranx's names, ir_measures' Judged@k: a missing topic 0
     try:
         return "trec" if trec_spec(spec) is None else "ir"
     except RetrievalInputError:
-        return "ir"                                            # an ir_measures family without a trec measure: refused later
+        return "ir"                                            # an ir_measures family alone: refused later
 
 # %% ../nbs/52_trec.ipynb #2cf2a2c1
 def _ir_measures_reading(specs) -> bool | None:
