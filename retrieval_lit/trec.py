@@ -163,6 +163,8 @@ def _field_numbers(field: np.ndarray,   # (L, width) zero-padded bytes of a numb
                    kind: str,           # "float" (a score) or "int" (a relevance, a rank)
                    ) -> np.ndarray | None:
     "(L,) the numbers as Python's float() or int() reads each text (float64, int64), or None (one it refuses)."
+    if kind == "int" and field.shape[1] == 1 and ((field >= 48) & (field <= 57)).all():
+        return field[:, 0].astype(np.int64) - 48                 # one digit each (grades 0 to 9): its value
     text = field.view(f"S{field.shape[1]}").ravel()              # numpy's cast calls float() / int() on each text
     try:
         values = text.astype(np.float64 if kind == "float" else np.int64)
