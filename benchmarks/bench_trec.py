@@ -30,12 +30,16 @@ interleaved, median of N (default 21) calls:
   files   pytrec_eval  parse_qrel + parse_run of the files, then the same evaluation
           retrieval-lit read_qrels + read_run (table=True, as `trec-eval` reads them) + evaluate_run
 Goals: retrieval-lit <= 1x pytrec_eval on each line; the values equal pytrec_eval's (largest difference printed).
+Beside the dicts lines, what bounds them from below (informative, timed in the same interleaved loop): one bare Python
+pass over every entry of both dictionaries, and the Python passes that reading them into arrays takes (the ids joined
+into one string, the set of the values' types, the values read into an array; both dictionaries).
 A typical run is read and checked without numba; once the compiled reader is loaded in a process (after a large
 file), small files are read by it too: the last line times the 50 x 1,000 files so (informative).
 Then the first call in a fresh process with an empty numba cache (NUMBA_CACHE_DIR a new empty folder): the import of
 retrieval_lit.trec, then read_qrels + read_run + evaluate_run on the 50 x 1,000 files; goal: the first call <= 1 s
 (whether numba was imported at all is printed)."""
 import io
+import itertools
 import json
 import os
 import resource
@@ -213,6 +217,24 @@ TYPICAL = ((10, 100), (50, 1000))
 TYPICAL_MEASURES = ["map", "P_10", "ndcg_cut_10"]
 
 
+def bare_pass(*tables):
+    "One pass over every entry of the dictionaries, doing nothing with it: what any reader of them pays at least."
+    for table in tables:
+        for docs in table.values():
+            for _ in docs.items():
+                pass
+
+
+def array_passes(*tables):
+    """The Python passes that reading the dictionaries into arrays takes (retrieval_lit.trec's dictionary path makes
+    these, then works in whole arrays): the ids joined into one string, the set of the values' types, the values read."""
+    for table in tables:
+        inner = [table[q] for q in sorted(table)]
+        "\x00".join(itertools.chain.from_iterable(inner)).encode()
+        set(map(type, itertools.chain.from_iterable([d.values() for d in inner])))
+        np.fromiter(itertools.chain.from_iterable([d.values() for d in inner]), dtype=np.float64)
+
+
 def typical_stage(folder, repeat):
     "The typical part in this process: dicts and files of each size, interleaved, medians (see the docstring)."
     import pytrec_eval
@@ -246,9 +268,13 @@ def typical_stage(folder, repeat):
             py, report = theirs(), ours()                         # warm up; the values
             mine = report.to_dict()
             diff = max(abs(mine[q][m] - py[q][m]) for q in py for m in mine[q])
-            times = {k: [] for k in ("pytrec_eval", "retrieval_lit", "pytrec_eval cpu", "retrieval_lit cpu")}
+            contenders = [("pytrec_eval", theirs), ("retrieval_lit", ours)]
+            if what == "dicts":                                   # what bounds the dicts line from below
+                contenders += [("bare pass", lambda: bare_pass(qrels, run)),
+                               ("array passes", lambda: array_passes(qrels, run))]
+            times = {k + c: [] for k, _ in contenders for c in ("", " cpu")}
             for _ in range(repeat):                               # interleaved: the load moves both alike
-                for name, fn in (("pytrec_eval", theirs), ("retrieval_lit", ours)):
+                for name, fn in contenders:
                     t0, c0 = time.perf_counter(), time.process_time()
                     fn()
                     times[name].append(time.perf_counter() - t0)
@@ -291,6 +317,11 @@ def typical_part(folder, repeat=21):
         same = r["difference"] <= 1e-12 and r["same_topics"]
         print(f"  {r['size']:>11} {r['what']}: largest |difference| from pytrec_eval {r['difference']:.1e}: "
               f"values equal {'met' if same else 'NOT MET'}")
+        if "bare pass" in r:
+            py = r["pytrec_eval cpu"]
+            print(f"  {r['size']:>11} {r['what']} floor (informative, CPU): one bare pass over both dictionaries "
+                  f"{1000 * r['bare pass cpu']:.2f} ms ({r['bare pass cpu'] / py:.2f}x), the passes reading them into "
+                  f"arrays {1000 * r['array passes cpu']:.2f} ms ({r['array passes cpu'] / py:.2f}x pytrec_eval)")
     qrels, run = write_files(folder, 50, 1000)
     with tempfile.TemporaryDirectory() as cache:
         env = dict(os.environ, NUMBA_CACHE_DIR=cache)

@@ -145,6 +145,33 @@ ASCII_SPACES = np.zeros(256, dtype=bool)  # the bytes str.split() splits an ASCI
 ASCII_SPACES[[9, 10, 11, 12, 13, 28, 29, 30, 31, 32]] = True
 ASCII_SPACE_BYTES = [bytes([c]) for c in np.flatnonzero(ASCII_SPACES)]
 
+# %% ../nbs/52_trec.ipynb #c1e231b6
+def _field_bytes(padded: np.ndarray,    # the file's bytes, followed by at least max(ends - starts) zero bytes
+                 starts: np.ndarray,    # (L,) each line's field: its first byte
+                 ends: np.ndarray,      # (L,) and the byte after its last
+                 ) -> np.ndarray:
+    "(L, width) uint8: each line's field, zero-padded to the longest."
+    lengths = ends - starts
+    width = int(lengths.max())
+    windows = np.ndarray((len(padded) - width + 1, width), np.uint8, padded, 0, (1, 1))   # width bytes from each byte
+    rows = windows[starts]
+    rows[np.arange(width) >= lengths[:, None]] = 0              # past each field's end
+    return rows
+
+# %% ../nbs/52_trec.ipynb #624f00f2
+def _field_numbers(field: np.ndarray,   # (L, width) zero-padded bytes of a number column
+                   kind: str,           # "float" (a score) or "int" (a relevance, a rank)
+                   ) -> np.ndarray | None:
+    "(L,) the numbers as Python's float() or int() reads each text (float64, int64), or None (one it refuses)."
+    if kind == "int" and field.shape[1] == 1 and ((field >= 48) & (field <= 57)).all():
+        return field[:, 0].astype(np.int64) - 48                 # one digit each (grades 0 to 9): its value
+    text = field.view(f"S{field.shape[1]}").ravel()              # numpy's cast calls float() / int() on each text
+    try:
+        values = text.astype(np.float64 if kind == "float" else np.int64)
+    except (ValueError, OverflowError):
+        return None
+    return None if kind == "float" and not np.isfinite(values).all() else values
+
 # %% ../nbs/52_trec.ipynb #2cd5da57
 def _small_fields(path, columns: tuple, kinds: tuple):
     "(ids, numbers) as `_fast_fields` gives them, read without numba (a small file), or None wherever it has a doubt."
@@ -156,31 +183,28 @@ def _small_fields(path, columns: tuple, kinds: tuple):
     if not data or not data.isascii() or b"\x00" in data:
         return None
     b = np.frombuffer(data, dtype=np.uint8)
-    space = (b == 32) | ((b >= 9) & (b <= 13)) | ((b >= 28) & (b <= 31))   # ASCII_SPACES, compared (faster)
-    starts = np.flatnonzero(~space[1:] & space[:-1]) + 1                  # where each field starts
-    if not space[0]:
-        starts = np.concatenate([[0], starts])
-    line_ends = np.flatnonzero(b == 10)
-    if b[-1] != 10:
-        line_ends = np.append(line_ends, len(b))                         # a last line without a newline
-    n_fields = len(columns)
-    if len(starts) != len(line_ends) * n_fields or (starts[n_fields - 1::n_fields] > line_ends).any() \
-            or (starts[n_fields::n_fields] < line_ends[:-1]).any():
+    space = np.ones(len(b) + 2, dtype=bool)                      # a space before the first byte and after the last
+    space[1:-1] = (b == 32) | ((b >= 9) & (b <= 13)) | ((b >= 28) & (b <= 31))   # ASCII_SPACES, compared (faster)
+    edges = (space[1:] != space[:-1]).nonzero()[0]               # each field's first byte and the byte after it
+    starts, ends = edges[0::2], edges[1::2]
+    line_ends = np.append((b == 10).nonzero()[0], len(b))        # the last line may lack its newline
+    n_fields, n_lines = len(columns), len(line_ends) - int(b[-1] == 10)
+    if len(starts) != n_lines * n_fields or (ends[n_fields - 1::n_fields] > line_ends[:n_lines]).any() \
+            or (starts[n_fields::n_fields] < line_ends[:n_lines - 1]).any():
         return None                                              # a line with other fields: the careful reader's
-    tokens = data.decode("ascii").split()
+    padded = np.append(b, np.zeros(int((ends - starts).max()), dtype=np.uint8))
     ids, numbers = [], []
     for j, kind in enumerate(kinds):
+        if kind == "skip":
+            continue
+        field = _field_bytes(padded, starts[j::n_fields], ends[j::n_fields])
         if kind == "id":                                         # zero-padded bytes, as the compiled reader's
-            field = tokens[j::n_fields]
-            cut = np.fromiter(field, dtype=f"S{max(map(len, field))}", count=len(field))
-            ids.append(cut.view(np.uint8).reshape(len(cut), cut.itemsize))
-        elif kind in ("int", "float", "check"):
-            try:
-                values = np.array(list(map(float if kind == "float" else int, tokens[j::n_fields])),
-                                  dtype=np.float64 if kind == "float" else np.int64)
-            except (ValueError, OverflowError):
-                return None
-            if kind == "float" and not np.isfinite(values).all():
+            ids.append(field)
+        elif kind == "check" and ((field >= 48) & (field <= 57) | (field == 0)).all():
+            continue                                             # digits only: a whole number int() reads
+        else:
+            values = _field_numbers(field, "float" if kind == "float" else "int")
+            if values is None:
                 return None
             if kind != "check":
                 numbers.append(values)
@@ -247,15 +271,16 @@ def _segment_order(starts: np.ndarray, keys: list, stable: bool = True) -> np.nd
     padded with its dtype's largest value (inf, or the largest integer: no id or position reaches it), several keys
     with a padding key of their own. stable=False: equal keys in any order (one key only; ids, which are distinct
     within a topic, or else refused as repeated pairs, sort faster so)."""
-    sizes = np.diff(starts)
+    sizes = starts[1:] - starts[:-1]
     n_seg, width, n = len(sizes), int(sizes.max(initial=0)), int(starts[-1])
-    segment = np.repeat(np.arange(n_seg, dtype=np.int32), sizes)
-    if n_seg * width > 2 * n + 4096:
-        return np.lexsort(list(keys) + [segment])
+    kind = "stable" if stable else "quicksort"
     if n == n_seg * width and len(keys) == 1:                    # segments of one size: the rows are the matrix
-        order = np.argsort(keys[0].reshape(n_seg, width), axis=-1, kind="stable" if stable else "quicksort")
+        order = keys[0].reshape(n_seg, width).argsort(axis=-1, kind=kind)
         order += starts[:-1, None]
         return order.ravel()
+    segment = np.arange(n_seg, dtype=np.int32).repeat(sizes)
+    if n_seg * width > 2 * n + 4096:
+        return np.lexsort(list(keys) + [segment])
     column = positions_in_runs(sizes).astype(np.int32)
     grids = []
     for key in keys:
@@ -266,7 +291,7 @@ def _segment_order(starts: np.ndarray, keys: list, stable: bool = True) -> np.nd
     pad = np.ones((n_seg, width), dtype=bool)
     pad[segment, column] = False
     if len(grids) == 1:
-        order = np.argsort(grids[0], axis=-1, kind="stable" if stable else "quicksort")
+        order = np.argsort(grids[0], axis=-1, kind=kind)
     else:
         order = np.lexsort(grids + [pad], axis=-1)               # padding sorts after each segment's rows
     order += starts[:-1, None]
@@ -285,22 +310,27 @@ def _sorted_table(qid_ids: np.ndarray, doc_ids: np.ndarray, values: np.ndarray) 
     "A TrecTable from per-line id bytes and values; None if a (topic, document) pair repeats."
     n = len(values)
     q = qid_ids.view(f"S{qid_ids.shape[1]}").ravel()
-    heads = np.concatenate([[0], np.flatnonzero(q[1:] != q[:-1]) + 1])   # a topic's lines usually come together
-    names, inverse = np.unique(q[heads], return_inverse=True)
-    topic = np.repeat(inverse.ravel().astype(np.int32), np.diff(np.append(heads, n)))
+    heads = np.append(0, (q[1:] != q[:-1]).nonzero()[0] + 1)   # a topic's lines usually come together
+    head_ids = q[heads].tolist()
+    names = sorted(set(head_ids))
+    where = {x: i for i, x in enumerate(names)}
+    topic = np.array([where[x] for x in head_ids], dtype=np.int32).repeat(np.diff(np.append(heads, n)))
     if (topic[1:] < topic[:-1]).any():                           # topics not in string order: group them
         grouped = np.argsort(topic, kind="stable")
         topic, doc_ids, values = topic[grouped], doc_ids[grouped], values[grouped]
         del grouped
     starts = run_offsets(np.bincount(topic, minlength=len(names)))
-    order = _segment_order(starts, _doc_order_keys(doc_ids), stable=False)
-    doc_ids, values = doc_ids[order], values[order]
-    del order
-    same = (doc_ids[1:] == doc_ids[:-1]).all(axis=1)
+    keys = _doc_order_keys(doc_ids)
+    order = _segment_order(starts, keys, stable=False)
+    width = doc_ids.shape[1]
+    doc_ids, values = doc_ids.view(f"S{width}").ravel()[order].view(np.uint8).reshape(n, width), values[order]
+    same = np.ones(n - 1, dtype=bool)
+    for key in keys:                                             # equal neighbours: a repeated pair
+        same &= key[order[1:]] == key[order[:-1]]
     same[starts[1:-1] - 1] = False                              # the last row of a topic and the first of the next
     if same.any():
         return None
-    return TrecTable([x.decode("utf-8") for x in names.tolist()], starts, doc_ids, values)
+    return TrecTable([x.decode("utf-8") for x in names], starts, doc_ids, values)
 
 # %% ../nbs/52_trec.ipynb #d9a34ff8
 def _table_from_nested(table: dict, dtype) -> TrecTable:
@@ -350,7 +380,7 @@ def read_run(path,                      # a run file, one line 'qid Q0 docid ran
     fast = _fields(path, RUN_COLUMNS, ("id", "skip", "id", "check", "float", "skip"))
     out = None if fast is None else _sorted_table(fast[0][0], fast[0][1], fast[1][0])
     if out is not None:
-        tag = _first_tag(path)
+        tag = _first_tag(path) if with_tag else None
         if not table:
             out = out.to_dict()
     else:                                                        # the careful reader: the same values, or the line
@@ -534,6 +564,18 @@ def _fast_values(inner: list, n: int, name: str) -> np.ndarray | None:
     except (OverflowError, ValueError):                      # an integer beyond int64 or the doubles; a short count
         return None
 
+# %% ../nbs/52_trec.ipynb #abda7aab
+def _plain_ids(ids: list) -> bool:
+    "Whether every id of a list of str is one `_id` takes as it is: non-empty, no space or NUL, UTF-8 text."
+    joined = "\x00".join(ids)
+    if not all(ids) or joined.count("\x00") != len(ids) - 1 or _SPACE.search(joined):
+        return False
+    try:
+        joined.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
 # %% ../nbs/52_trec.ipynb #9f6af1c8
 def _split_ids(data: np.ndarray,         # the ids' UTF-8 bytes (uint8), one NUL between two ids
                n: int,                   # the number of ids joined
@@ -544,51 +586,61 @@ def _split_ids(data: np.ndarray,         # the ids' UTF-8 bytes (uint8), one NUL
         ok, ids = split_ids(data, n)
         return ids if ok else None
     raw = data.tobytes()
-    if any(space in raw for space in ASCII_SPACE_BYTES):        # a few memchr scans, no copy
+    if n < 1 or any(space in raw for space in ASCII_SPACE_BYTES):   # a space: a few memchr scans, no copy
         return None
-    parts = raw.split(b"\x00")
-    if len(parts) != n or b"" in parts:
+    ends = np.append((data == 0).nonzero()[0], len(data))        # where each id ends ...
+    if len(ends) != n:
         return None
-    ids = np.fromiter(parts, dtype=f"S{max(map(len, parts))}", count=n)   # zero-padded to the longest
-    return ids.view(np.uint8).reshape(n, ids.itemsize)
+    starts = np.append(0, ends[:-1] + 1)                         # ... and starts
+    lengths = ends - starts
+    if lengths.min() < 1:
+        return None                                              # an empty id
+    return _field_bytes(np.append(data, np.zeros(int(lengths.max()), dtype=np.uint8)), starts, ends)
 
 # %% ../nbs/52_trec.ipynb #761b581c
 def _fast_table(x, name: str) -> TrecTable | None:
     """The TrecTable of a run (name 'run') or qrels dictionary in whole-array steps, the one `_table_from_nested`
     builds from the checked dictionary; None where an entry needs the careful check."""
-    if hasattr(x, "to_dict") and not isinstance(x, Mapping):
+    if not isinstance(x, dict) and hasattr(x, "to_dict") and not isinstance(x, Mapping):
         x = x.to_dict()
     if not isinstance(x, Mapping) or not x:
         return None
-    topics = {}
-    for q, docs in x.items():
-        try:
-            qid = _id(q, name, "query id")
-        except RetrievalInputError:
+    if all(map(str.__instancecheck__, x)):                       # the topic ids: one set of checks for them all
+        qids = sorted(x)
+        if not _plain_ids(qids):
             return None
-        if qid in topics or not isinstance(docs, Mapping):
-            return None
-        topics[qid] = docs
-    qids = sorted(topics)
-    inner = [topics[q] for q in qids]
+    else:
+        topics = {}
+        for q in x:
+            try:
+                qid = _id(q, name, "query id")
+            except RetrievalInputError:
+                return None
+            if qid in topics:
+                return None
+            topics[qid] = q
+        qids = sorted(topics)
+        x = {qid: x[topics[qid]] for qid in qids}
+    inner = [x[q] for q in qids]
+    if not all(issubclass(t, Mapping) for t in set(map(type, inner))):
+        return None
     sizes = np.fromiter(map(len, inner), dtype=np.int64, count=len(inner))
     n = int(sizes.sum())
-    if n == 0:
-        return None
     try:
-        joined = "\x00".join(["\x00".join(d) for d in inner if len(d)])   # TypeError: an id that is not a string
-        data = np.frombuffer(joined.encode("utf-8"), dtype=np.uint8)     # UnicodeEncodeError: a lone surrogate
+        joined = "\x00".join(itertools.chain.from_iterable(inner))   # TypeError: an id that is not a string
+        data = np.frombuffer(joined.encode("utf-8"), dtype=np.uint8)  # UnicodeEncodeError: a lone surrogate
     except (TypeError, UnicodeEncodeError):
         return None
     if not joined.isascii() and _SPACE.search(joined):
         return None
-    ids = _split_ids(data, n)                                # None: an empty id, an ASCII space, or not n ids
+    ids = _split_ids(data, n)
     values = None if ids is None else _fast_values(inner, n, name)
     if values is None:
         return None
     starts = run_offsets(sizes)
     order = _segment_order(starts, _doc_order_keys(ids), stable=False)
-    return TrecTable(qids, starts, ids[order], values[order])
+    rows = ids.view(f"S{ids.shape[1]}").ravel()[order]             # whole rows gathered at once
+    return TrecTable(qids, starts, rows.view(np.uint8).reshape(n, ids.shape[1]), values[order])
 
 # %% ../nbs/52_trec.ipynb #9b5551f7
 def _as_table(x, name: str) -> TrecTable:
@@ -639,26 +691,30 @@ _COMPILED_JOIN_ROWS = 1 << 16   # a run this large is matched by the compiled me
 def _join(qrels: TrecTable, run: TrecTable, qids: list) -> np.ndarray:
     """For each run row, the qrels row of the same topic (one of `qids`) and document, or -1: both tables hold each
     topic's rows sorted by document id, so a merge of the two sorted lists per topic (compiled, for a large run once
-    the compiled reader is loaded) or a binary search of each topic's run ids among its qrels ids (numpy) finds every
-    pair."""
+    the compiled reader is loaded) or a binary search per topic of each run id among the topic's qrels ids (numpy)
+    finds every pair."""
     width = max(qrels.docids.shape[1], run.docids.shape[1])
     kq, kr = _doc_keys(qrels.docids, width), _doc_keys(run.docids, width)
     spans = []                                                   # each topic of `qids`: its rows in either table
     for table in (qrels, run):
-        where = {q: i for i, q in enumerate(table.qids)}
-        spans.append(np.array([(table.starts[where[q]], table.starts[where[q] + 1]) if q in where else (0, 0)
-                               for q in qids], dtype=np.int64).reshape(len(qids), 2))
+        where, starts = {q: i for i, q in enumerate(table.qids)}, table.starts.tolist()
+        spans.append([(starts[where[q]], starts[where[q] + 1]) if q in where else (0, 0) for q in qids])
     if len(kr) >= _COMPILED_JOIN_ROWS and "retrieval_lit.trec_kernel" in sys.modules:   # the compiled merge
         from retrieval_lit.trec_kernel import merge_join
-        return merge_join(kq, spans[0], kr, spans[1])
+        return merge_join(kq, np.array(spans[0], dtype=np.int64).reshape(-1, 2), kr,
+                          np.array(spans[1], dtype=np.int64).reshape(-1, 2))
     both = np.concatenate([kq, kr])
     key = both[:, 0] if both.shape[1] == 1 else _word_ranks(both)   # one word: the key itself; more: their rank
     kq, kr = key[:len(kq)], key[len(kq):]
     match = np.full(len(kr), -1, dtype=np.int64)
-    for (qa, qb), (ra, rb) in zip(spans[0].tolist(), spans[1].tolist()):   # a binary search per topic
-        if qa < qb and ra < rb:
-            pos = np.minimum(np.searchsorted(kq[qa:qb], kr[ra:rb]), qb - qa - 1)
-            match[ra:rb] = np.where(kq[qa:qb][pos] == kr[ra:rb], qa + pos, -1)
+    pairs = [(q, r) for q, r in zip(*spans) if r[0] < r[1]]     # the topics the run retrieves for: their rows
+    if not pairs or not len(kq):
+        return match
+    (qa, qb), (ra, rb) = (np.array(x, dtype=np.int64).reshape(-1, 2).T for x in zip(*pairs))
+    rows = np.concatenate([np.arange(c, d) for c, d in zip(ra.tolist(), rb.tolist())])
+    at = np.concatenate([kq[a:b].searchsorted(kr[c:d]) for (a, b), (c, d) in pairs]) + qa.repeat(rb - ra)
+    found = (at < qb.repeat(rb - ra)) & (kq.take(at, mode="clip") == kr[rows])   # inside its topic, the same id
+    match[rows[found]] = at[found]
     return match
 
 # %% ../nbs/52_trec.ipynb #39448e63
@@ -670,31 +726,78 @@ def _summarize_topics(sizes: np.ndarray, scores: np.ndarray, grades: np.ndarray,
     group. Memory: the running count of groups over all rows, and a block of about block_rows rows at a time."""
     n_q, n = len(sizes), len(scores)
     starts = run_offsets(sizes)
-    new = np.ones(n, dtype=bool)
-    new[1:] = scores[1:] != scores[:-1]
+    new = np.empty(n, dtype=bool)
+    new[:1] = True
+    np.not_equal(scores[1:], scores[:-1], out=new[1:])
     new[starts[:-1][sizes > 0]] = True                           # each topic's first row opens its first group
     opened = np.zeros(n + 1, dtype=np.int32 if n < 2**31 else np.int64)
-    np.cumsum(new, out=opened[1:])                               # groups opened before each row
-    del new
-    n_groups = max(int((opened[starts[1:]] - opened[starts[:-1]]).max(initial=0)), 1)
-    n_grades, width = unranked.shape[1], max(int(sizes.max(initial=0)), 1)
+    np.cumsum(new, out=opened[1:])                               # groups opened up to each row
+    first = opened[starts].astype(np.int64)                      # groups opened before each topic, and in all
+    n_groups, n_grades = max(int((first[1:] - first[:-1]).max(initial=0)), 1), unranked.shape[1]
+    width = max(int(sizes.max(initial=0)), 1)
+    if n == n_q * width:                                         # topics of one size: the rows are the matrix
+        top = grades.astype(np.uint8).reshape(n_q, width)
+    else:
+        top = np.zeros((n_q, width), dtype=np.uint8)
+        top.ravel()[np.arange(n) + (np.arange(n_q) * width - starts[:-1]).repeat(sizes)] = grades
+    base = np.arange(n_q) * n_groups - first[:-1] - 1            # a row's group in its topic: opened - first - 1
     hist = np.zeros((n_q, n_groups, n_grades), dtype=np.int64)
-    top = np.zeros((n_q, width), dtype=np.uint8)
     a = 0
     while a < n_q:                                               # topics a..b-1: about block_rows rows
-        b = max(int(np.searchsorted(starts, starts[a] + block_rows, side="right")) - 1, a + 1)
+        b = n_q if n <= block_rows else max(int(starts.searchsorted(starts[a] + block_rows, side="right")) - 1, a + 1)
         r0, r1 = int(starts[a]), int(starts[b])
-        topic = np.repeat(np.arange(b - a), sizes[a:b])
-        first = starts[a:b][topic]                               # each row's topic's first row
-        group = opened[r0 + 1:r1 + 1] - opened[first + 1]        # its tie group within its topic
-        cell = (topic * n_groups + group) * n_grades + grades[r0:r1]
+        cell = ((base[a:b] - a * n_groups).repeat(sizes[a:b]) + opened[r0 + 1:r1 + 1]) * n_grades + grades[r0:r1]
         hist[a:b] = np.bincount(cell, minlength=(b - a) * n_groups * n_grades).reshape(b - a, n_groups, n_grades)
-        top[a + topic, np.arange(r0, r1) - first] = grades[r0:r1]
         a = b
     return FrozenSummary(hist, width, top, kind="scores", unranked=unranked)
 
+# %% ../nbs/52_trec.ipynb #eff16715
+def _trec_rows(run: TrecTable,          # the run, each topic's rows sorted by id
+               topics: list,            # per topic of the run, its place among the evaluated topics, or -1
+               n_q: int,                # the evaluated topics
+               ) -> tuple:
+    """(rows, sizes): the run's rows of the evaluated topics, topic after topic, each in trec_eval's order (descending
+    score, ties by descending id), and each evaluated topic's number of rows."""
+    counts = run.starts[1:] - run.starts[:-1]
+    if topics == list(range(n_q)):                               # the run holds exactly the evaluated topics
+        sizes, rows = counts, None
+    else:
+        taken = [i for i, t in enumerate(topics) if t >= 0]
+        sizes = np.zeros(n_q, dtype=np.int64)
+        sizes[[topics[i] for i in taken]] = counts[taken]
+        rows = np.concatenate([np.arange(run.starts[i], run.starts[i + 1]) for i in taken] + [np.zeros(0, np.int64)])
+    width, n = int(sizes.max(initial=0)), int(sizes.sum())
+    seg = run_offsets(sizes)
+    if n == n_q * width:                                         # topics of one size: the rows are a matrix
+        flipped = (run.values if rows is None else run.values[rows]).reshape(n_q, width)[:, ::-1]
+        order = (-flipped).argsort(axis=-1, kind="stable")       # reversed: equal scores keep descending ids
+        order = (seg[:-1, None] + (width - 1) - order).ravel()
+    else:
+        flip = (seg[1:] - 1).repeat(sizes) - positions_in_runs(sizes)      # descending id order
+        order = flip[_segment_order(seg, [-(run.values[flip] if rows is None else run.values[rows[flip]])])]
+    return (order if rows is None else rows[order]), sizes
+
+# %% ../nbs/52_trec.ipynb #56964364
+def _judgements(qrels: TrecTable,       # the qrels
+                topics: list,           # per topic of the qrels, its place among the evaluated topics, or -1
+                n_q: int,               # the evaluated topics
+                found: np.ndarray,      # the qrels row of each retrieved document of the evaluated topics, or -1
+                ) -> tuple:
+    """(unranked, n_nonrel): (Q, MAX_TREC_GRADE + 1) the judged documents (rel >= 0) of each evaluated topic that the
+    run does not retrieve, by grade, and (Q,) the documents each judges non-relevant (rel = 0), retrieved or not."""
+    topic = np.repeat(np.array(topics, dtype=np.int64), qrels.starts[1:] - qrels.starts[:-1])
+    rel = qrels.values
+    retrieved = np.zeros(len(rel) + 1, dtype=bool)
+    retrieved[found] = True                                      # (found -1 marks the extra last place)
+    left = (topic >= 0) & (rel >= 0)                             # the evaluated topics' judged documents
+    n_nonrel = np.bincount(topic[left & (rel == 0)], minlength=n_q)
+    left &= ~retrieved[:-1]                                      # ... the run never retrieved
+    cells = n_q * (MAX_TREC_GRADE + 1)
+    unranked = np.bincount(topic[left] * (MAX_TREC_GRADE + 1) + rel[left], minlength=cells)
+    return unranked.reshape(n_q, MAX_TREC_GRADE + 1), n_nonrel
+
 # %% ../nbs/52_trec.ipynb #bd1f651e
-def rank_run(qrels,                     # {qid: {docid: rel}} or a TrecTable: rel >= 1 relevant, 0 non-relevant, < 0 unjudged
+def rank_run(qrels,                     # {qid: {docid: rel}} or a TrecTable: rel >= 1 relevant, 0 not, < 0 unjudged
              run,                       # {qid: {docid: score}} or a TrecTable
              complete: bool = False,    # every topic of the qrels, one the run lacks as an empty ranking (trec_eval -c)
              max_grade: int | None = None,  # the grade scale 0..max_grade (err_cut reads it); None: the qrels' largest
@@ -713,37 +816,25 @@ def rank_run(qrels,                     # {qid: {docid: rel}} or a TrecTable: re
         fail("run", "shares no topic with the qrels: nothing to evaluate (check the query ids of both files)")
     index = {q: i for i, q in enumerate(qids)}
     n_q = len(qids)
-    topic_of = lambda t: np.repeat(np.array([index.get(q, -1) for q in t.qids], dtype=np.int64), np.diff(t.starts))
-    q_topic, r_topic = topic_of(qrels), topic_of(run)
     match = _join(qrels, run, qids)
-    # trec_eval's order: each topic's rows come sorted by id; reversed, a stable sort by descending score leaves
-    # equal scores in descending id order
-    keep = np.flatnonzero(r_topic >= 0)
-    sizes = np.bincount(r_topic[keep], minlength=n_q)
-    seg = run_offsets(sizes)
-    flip = positions_in_runs(sizes)                              # each topic's rows in descending id order
-    keep = keep[np.repeat(seg[1:] - 1, sizes) - flip]
-    keep = keep[_segment_order(seg, [-run.values[keep]])]
-    rel = qrels.values
-    judged_all = np.append(rel, -1)[match[keep]]                 # match -1 (not in the qrels) reads the -1 appended
-    pooled_all = (judged_all < 0) & (match[keep] >= 0)           # in the qrels with a negative judgement: the pool
-    judged_all = np.where(judged_all >= 0, judged_all, -1).astype(np.int64)
-    scores_all = run.values[keep]
-    cuts = seg[1:-1]
-    scores, judged = np.split(scores_all, cuts), np.split(judged_all, cuts)
-    retrieved = np.zeros(len(rel), dtype=bool)
-    retrieved[match[match >= 0]] = True
-    left = (q_topic >= 0) & (rel >= 0) & ~retrieved            # judged documents the run never retrieved
-    unranked = np.bincount(q_topic[left] * (MAX_TREC_GRADE + 1) + rel[left],
-                           minlength=n_q * (MAX_TREC_GRADE + 1)).reshape(n_q, MAX_TREC_GRADE + 1)
-    width = max(int(judged_all.max(initial=0)), int(np.flatnonzero(unranked.any(axis=0)).max(initial=0))) + 1
+    rows, sizes = _trec_rows(run, [index.get(q, -1) for q in run.qids], n_q)
+    rel, found = qrels.values, match[rows]
+    code = np.append(rel, -1)[found]                             # found -1 (not in the qrels) reads the -1 appended
+    judged_all, scores_all = np.maximum(code, -1), run.values[rows]   # a negative judgement: unjudged, -1
+    ends = run_offsets(sizes).tolist()
+    scores = [scores_all[a:b] for a, b in zip(ends, ends[1:])]
+    judged = [judged_all[a:b] for a, b in zip(ends, ends[1:])]
+    held, n_nonrel = _judgements(qrels, [index.get(q, -1) for q in qrels.qids], n_q, found)
+    width = max(int(code.max(initial=0)), int(held.any(axis=0).nonzero()[0].max(initial=0))) + 1
     if max_grade is not None:                                    # declared: every topic's grade axis 0..max_grade
         width = declared_scale(max_grade, int(rel.max(initial=0)), "the qrels hold") + 1
-    summary = _summarize_topics(sizes, scores_all, np.maximum(judged_all, 0), unranked[:, :width])
-    n_nonrel = np.bincount(q_topic[(q_topic >= 0) & (rel == 0)], minlength=n_q).astype(np.int64)
+    summary = _summarize_topics(sizes, scores_all, np.maximum(code, 0), held[:, :width])
     judged_topics = set(qrels.qids)
     dropped = [q for q in run.qids if q not in judged_topics]
-    pooled = np.split(pooled_all, cuts) if pooled_all.any() else []
+    pooled = []
+    if rel.min(initial=0) < 0:                                   # in the qrels with a negative judgement: the pool
+        pooled_all = (code < 0) & (found >= 0)
+        pooled = [pooled_all[a:b] for a, b in zip(ends, ends[1:])] if pooled_all.any() else []
     return TrecRanking(qids, summary, scores, judged, n_nonrel, dropped, pooled)
 
 # %% ../nbs/52_trec.ipynb #65c04efc
@@ -1381,6 +1472,29 @@ def _trec_conventions(ties: str) -> Conventions:
     "trec_eval's conventions under a tie mode ('trec_eval' is the library's 'index' order on a TrecRanking)."
     return Conventions.make(ties="index" if ties == "trec_eval" else ties, **TREC_CONVENTIONS)
 
+# %% ../nbs/52_trec.ipynb #e1b7d871
+def _topic_values(m: TrecMeasure, ranking: TrecRanking, ties: str, bounds: bool, trec_version: str) -> tuple:
+    "measure_values once its arguments are checked: (values, (low, high) or None), each family to its computation."
+    if m.family in COUNT_MEASURES or m.family in ORDER_FREE:      # no tie order moves them
+        v = _counts(m, ranking)
+        return v, ((v, v) if bounds else None)
+    if m.family == "judged":
+        return _judged_values(ranking, m.param, ties, bounds)
+    if m.family in FIXED_ORDER_MEASURES:
+        v = _expected_values(m, ranking) if ties == "expected" else _fixed_order_values(m, ranking, ties, trec_version)
+        if not bounds:
+            return v, None
+        return v, tuple(_fixed_order_values(m, ranking, t, trec_version) for t in ("pessimistic", "optimistic"))
+    conventions, metric = _trec_conventions(ties), _library_metric(m)
+    summary = ranking.summary if m.family == "ranx" or m.rel_level == 1 else at_relevance_level(ranking.summary,
+                                                                                                   m.rel_level)
+    v = np.asarray(metric.compute(summary, conventions), dtype=np.float64)
+    lo_hi = tie_range(metric, summary, conventions) if bounds else None
+    if m.family == "gm_map":
+        geo = lambda a: np.log(np.maximum(a, MIN_GEO_MEAN))
+        return geo(v), (tuple(geo(a) for a in lo_hi) if bounds else None)
+    return v, lo_hi
+
 # %% ../nbs/52_trec.ipynb #6bfe0b94
 def measure_values(m: TrecMeasure,      # the measure (not runid or num_q: those exist only over all topics)
                    ranking: TrecRanking,  # rank_run's ranking of the run
@@ -1407,24 +1521,7 @@ def measure_values(m: TrecMeasure,      # the measure (not runid or num_q: those
     refused = unsupported(m, ties, bounds)
     if refused is not None:
         fail(*refused)
-    if m.family in COUNT_MEASURES or m.family in ORDER_FREE:      # no tie order moves them
-        v = _counts(m, ranking)
-        return v, ((v, v) if bounds else None)
-    if m.family == "judged":
-        return _judged_values(ranking, m.param, ties, bounds)
-    if m.family in FIXED_ORDER_MEASURES:
-        v = _expected_values(m, ranking) if ties == "expected" else _fixed_order_values(m, ranking, ties, trec_version)
-        if not bounds:
-            return v, None
-        return v, tuple(_fixed_order_values(m, ranking, t, trec_version) for t in ("pessimistic", "optimistic"))
-    conventions, metric = _trec_conventions(ties), _library_metric(m)
-    summary = ranking.summary if m.family == "ranx" else at_relevance_level(ranking.summary, m.rel_level)
-    v = np.asarray(metric.compute(summary, conventions), dtype=np.float64)
-    lo_hi = tie_range(metric, summary, conventions) if bounds else None
-    if m.family == "gm_map":
-        geo = lambda a: np.log(np.maximum(a, MIN_GEO_MEAN))
-        return geo(v), (tuple(geo(a) for a in lo_hi) if bounds else None)
-    return v, lo_hi
+    return _topic_values(m, ranking, ties, bounds, trec_version)
 
 # %% ../nbs/52_trec.ipynb #935cf899
 def _cut_groups(ranking: TrecRanking,   # the ranking (its scores give the tie groups)
@@ -1590,26 +1687,25 @@ class TrecReport:
         shown_ = ", ".join(f"{k}={_text(v).strip()}" for k, v in list(self.summary.items())[:6])
         return f"<TrecReport {len(self.qids)} topics, ties={self.ties!r}: {shown_}{', ...' if len(self.summary) > 6 else ''}>"
 
+# %% ../nbs/52_trec.ipynb #353401db
+@lru_cache(maxsize=1024)
+def _spelling(spec: str) -> str | None:
+    "Whose spelling one measure name is: 'trec' (trec_eval's), 'ir' (ir_measures' or ranx's), or None (both's: Rprec)."
+    if spec in MEASURE_ORDER or spec in NICKNAMES:
+        return "trec" if read_name(spec) is None else None     # Rprec, spelled alike by both tools, decides nothing
+    if spec.strip().startswith("ranx:") or re.fullmatch(r"Judged@[0-9]+", spec.strip()):
+        return "ir"                                            # ranx's names, ir_measures' Judged@k: a missing topic 0
+    try:
+        return "trec" if trec_spec(spec) is None else "ir"
+    except RetrievalInputError:
+        return "ir"                                            # an ir_measures family alone: refused later
+
 # %% ../nbs/52_trec.ipynb #2cf2a2c1
 def _ir_measures_reading(specs) -> bool | None:
     """True if every named measure is another tool's spelling (ir_measures', with Judged@k, or ranx's), False if
     every one is trec_eval's, None if they mix."""
     specs = [specs] if isinstance(specs, str) else list(specs)
-    kinds = set()
-    for spec in specs:
-        if not isinstance(spec, str):
-            continue                                   # parse_measures refuses it with its own message
-        if spec in MEASURE_ORDER or spec in NICKNAMES:
-            if read_name(spec) is None:                # Rprec is spelled alike by both tools: it decides nothing
-                kinds.add("trec")
-            continue
-        if spec.strip().startswith("ranx:") or re.fullmatch(r"Judged@[0-9]+", spec.strip()):
-            kinds.add("ir")                            # ranx's names and ir_measures' Judged@k score a missing topic 0
-            continue
-        try:
-            kinds.add("trec" if trec_spec(spec) is None else "ir")
-        except RetrievalInputError:
-            kinds.add("ir")                            # an ir_measures family without a trec measure: refused later
+    kinds = {_spelling(spec) for spec in specs if isinstance(spec, str)} - {None}   # parse_measures refuses the rest
     return None if len(kinds) > 1 else kinds == {"ir"}
 
 # %% ../nbs/52_trec.ipynb #76ef7458
@@ -1622,12 +1718,17 @@ def _fill_report(report: TrecReport,     # an empty report: its topics, measures
     for m in report.measures:
         if m.family == "runid":
             report.summary[m.name] = report.runid
-        elif m.family == "num_q":
+            continue
+        if m.family == "num_q":
             report.summary[m.name] = len(ranking.qids)
-        elif m.family in TOPIC_ONLY:
-            report.texts[m.name] = measure_values(m, ranking, report.ties, bounds, trec_version)[0].tolist()
+            continue
+        refused = unsupported(m, report.ties, bounds)           # evaluate_run checked the rest
+        if refused is not None:
+            fail(*refused)
+        if m.family in TOPIC_ONLY:
+            report.texts[m.name] = _topic_values(m, ranking, report.ties, bounds, trec_version)[0].tolist()
         else:
-            values, rng = measure_values(m, ranking, report.ties, bounds, trec_version)
+            values, rng = _topic_values(m, ranking, report.ties, bounds, trec_version)
             report.per_query[m.name] = values
             report.summary[m.name] = _aggregate(m, values)
             if rng is not None:
