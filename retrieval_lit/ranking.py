@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 import numpy as np
 
@@ -90,6 +90,21 @@ def join_index_sums(parts: list,  # IndexSums of consecutive blocks of queries, 
     "One IndexSums of consecutive blocks of queries: each field's rows joined in order."
     fields = ("precision_sum", "discount_sum", "r_hits")
     return IndexSums(*(np.concatenate([getattr(p, f) for p in parts]) for f in fields))
+
+# %% ../nbs/03_ranking.ipynb #d15c0a02
+@lru_cache(maxsize=8)
+def _discounts(n: int) -> np.ndarray:
+    "(n,) read-only: 1 / log2(r + 2) for r = 0..n-1, by numpy's log2, made once per length."
+    d = 1.0 / np.log2(np.arange(n) + 2.0)
+    d.flags.writeable = False
+    return d
+
+
+def discount_table(n: int,   # the ranks to cover, 0..n-1
+                   ) -> np.ndarray:
+    """(at least n,) read-only: DCG's discount 1 / log2(r + 2) of each 0-based rank r, from a table the length of the
+    next power of two (made once): the one place every method's index-order discount sums read them."""
+    return _discounts(1 << max(int(n) - 1, 0).bit_length())
 
 # %% ../nbs/03_ranking.ipynb #73ef9749
 def stack_padded(parts: list,         # arrays with the same number of axes: blocks of queries' rows, in order

@@ -8,9 +8,8 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from .ranking import IndexSums, run_offsets
+from .ranking import IndexSums, discount_table, run_offsets
 from .relevance import Relevance, count_grades
-from .score_ranking import discount_table
 
 # %% auto #0
 __all__ = []
@@ -312,7 +311,7 @@ class Wants(NamedTuple):
     "What a whole-ranking summary holds beyond its groups."
     t: int                # ranks kept in stable order as top grades (0: none)
     sums: bool            # the index-order sums (IndexSums)
-    discount: np.ndarray  # 1 / log2(r + 2) of every rank (chapter 09's `discount_table`); unread without sums
+    discount: np.ndarray  # 1 / log2(r + 2) of every rank (chapter 03's `discount_table`); unread without sums
 
 
 _NO_DISCOUNT = np.zeros(1)               # Wants.discount where no sums are asked (read-only, as the tables are)

@@ -18,7 +18,7 @@ import numpy as np
 from threadpoolctl import ThreadpoolController
 
 from .blocks import DEFAULT_BLOCK_BYTES, block_rows, row_blocks
-from .ranking import (IndexSums, RankSummary, group_hist, check_ignore, join_index_sums,
+from .ranking import (IndexSums, RankSummary, check_ignore, discount_table, group_hist, join_index_sums,
                                     positions_in_runs, resolve_cutoff, run_offsets, stack_padded)
 from .relevance import Relevance, count_grades, declared_scale, make_ignore, relevance_from_matrix
 from .validate import (check_choice, check_count_matrix, check_grade_matrix, check_int, check_nonempty,
@@ -216,21 +216,6 @@ def _row_groups(above: np.ndarray,   # a_j of the relevant items in rank order (
     keep = np.ones(2 * k + 1, dtype=bool)
     keep[0::2] = out[0::2, 0] > 0
     return out[keep]
-
-# %% ../nbs/09_score_ranking.ipynb #7eb70d71
-@functools.lru_cache(maxsize=8)
-def _discounts(n: int) -> np.ndarray:
-    "(n,) read-only: 1 / log2(r + 2) for r = 0..n-1, by numpy's log2, made once per length."
-    d = 1.0 / np.log2(np.arange(n) + 2.0)
-    d.flags.writeable = False
-    return d
-
-
-def discount_table(n: int,   # the ranks to cover, 0..n-1
-                   ) -> np.ndarray:
-    """(at least n,) read-only: DCG's discount 1 / log2(r + 2) of each 0-based rank r, from a table the length of the
-    next power of two (made once): the one place every method's index-order discount sums read them."""
-    return _discounts(1 << max(int(n) - 1, 0).bit_length())
 
 # %% ../nbs/09_score_ranking.ipynb #cee8096c
 def compensated_sums(terms: np.ndarray,   # (b, m) float64: each row's terms in order, padded with zeros
