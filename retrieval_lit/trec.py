@@ -28,17 +28,17 @@ from .validate import RetrievalInputError, check_bool, check_choice, fail, shown
 __all__ = ['TrecFileError', 'read_run', 'read_qrels', 'write_run', 'write_qrels', 'TrecRanking', 'rank_run', 'bpref',
            'measure_values', 'TrecReport', 'evaluate_run']
 
-# %% ../nbs/52_trec.ipynb #e37e548e
-RUN_COLUMNS = ("qid", "Q0", "docid", "rank", "score", "tag")
-QRELS_COLUMNS = ("qid", "iter", "docid", "rel")
-MAX_TREC_GRADE = 255          # relevance values the ranking summary holds as grades (uint8)
-
 # %% ../nbs/52_trec.ipynb #dc016032
 class TrecFileError(RetrievalInputError):
     "A malformed run or qrels file: the message starts with `file, line N:`."
 
 def _file_error(path, line: int, message: str):
     raise TrecFileError(f"{os.fspath(path)}, line {line}: {message}")
+
+# %% ../nbs/52_trec.ipynb #e37e548e
+RUN_COLUMNS = ("qid", "Q0", "docid", "rank", "score", "tag")
+QRELS_COLUMNS = ("qid", "iter", "docid", "rel")
+MAX_TREC_GRADE = 255          # relevance values the ranking summary holds as grades (uint8)
 
 # %% ../nbs/52_trec.ipynb #80bc6e82
 def _records(path,                      # a run or qrels file
@@ -428,31 +428,6 @@ def trec_order(docs: Mapping,           # one topic's {docid: score}
     """
     return sorted(docs.items(), key=lambda item: (item[1], item[0]), reverse=True)
 
-# %% ../nbs/52_trec.ipynb #75b7086d
-def write_run(run,                      # {qid: {docid: score}}, or ranx's Run
-              path,                     # the file to write (replaced if it exists)
-              tag: str = "retrieval_lit",  # the last column: the run's name, one word without spaces
-              ):
-    "Write {qid: {docid: score}} as a TREC run file (topics in string order, documents in trec_eval's order)."
-    run = check_run(run)
-    if not tag or any(c.isspace() for c in str(tag)):
-        fail("tag", f"must be one word without spaces, got {tag!r}")
-    with open(path, "w", encoding="utf-8") as out:
-        for qid in sorted(run):
-            for rank, (docid, score) in enumerate(trec_order(run[qid]), 1):
-                out.write(f"{qid} Q0 {docid} {rank} {score!r} {tag}\n")
-
-# %% ../nbs/52_trec.ipynb #2e442a45
-def write_qrels(qrels,                  # {qid: {docid: rel}}, or ranx's Qrels
-                path,                   # the file to write (replaced if it exists)
-                ):
-    "Write {qid: {docid: rel}} as a TREC qrels file (iter column 0)."
-    qrels = check_qrels(qrels)
-    with open(path, "w", encoding="utf-8") as out:
-        for qid in sorted(qrels):
-            for docid in sorted(qrels[qid]):
-                out.write(f"{qid} 0 {docid} {qrels[qid][docid]}\n")
-
 # %% ../nbs/52_trec.ipynb #4c6ec524
 def _id(value, name: str, what: str) -> str:
     if isinstance(value, str):
@@ -654,6 +629,31 @@ def _as_table(x, name: str) -> TrecTable:
     if name == "qrels":
         return _table_from_nested(check_qrels(x), np.int64)
     return _table_from_nested(check_run(x), np.float64)
+
+# %% ../nbs/52_trec.ipynb #75b7086d
+def write_run(run,                      # {qid: {docid: score}}, or ranx's Run
+              path,                     # the file to write (replaced if it exists)
+              tag: str = "retrieval_lit",  # the last column: the run's name, one word without spaces
+              ):
+    "Write {qid: {docid: score}} as a TREC run file (topics in string order, documents in trec_eval's order)."
+    run = check_run(run)
+    if not tag or any(c.isspace() for c in str(tag)):
+        fail("tag", f"must be one word without spaces, got {tag!r}")
+    with open(path, "w", encoding="utf-8") as out:
+        for qid in sorted(run):
+            for rank, (docid, score) in enumerate(trec_order(run[qid]), 1):
+                out.write(f"{qid} Q0 {docid} {rank} {score!r} {tag}\n")
+
+# %% ../nbs/52_trec.ipynb #2e442a45
+def write_qrels(qrels,                  # {qid: {docid: rel}}, or ranx's Qrels
+                path,                   # the file to write (replaced if it exists)
+                ):
+    "Write {qid: {docid: rel}} as a TREC qrels file (iter column 0)."
+    qrels = check_qrels(qrels)
+    with open(path, "w", encoding="utf-8") as out:
+        for qid in sorted(qrels):
+            for docid in sorted(qrels[qid]):
+                out.write(f"{qid} 0 {docid} {qrels[qid][docid]}\n")
 
 # %% ../nbs/52_trec.ipynb #a9da97a0
 @dataclass
