@@ -1740,6 +1740,7 @@ def _fill_report(report: TrecReport,     # an empty report: its topics, measures
 def evaluate_run(qrels,                  # {qid: {docid: rel}}: rel >= 1 relevant, 0 judged non-relevant, < 0 unjudged
                  run,                    # {qid: {docid: score}} (higher = better)
                  measures=("official",),  # trec_eval names: 'official', 'all_trec', 'map', 'P.5,10', 'ndcg_cut_10'...
+                 *,
                  ties: str = "trec_eval",  # "trec_eval" (tied: descending docid) | "expected" | "optimistic" | ...
                  bounds: bool = False,   # also each value's range over every order of the tied documents
                  complete: bool | None = None,  # every topic of the qrels, one the run lacks scoring 0 (trec_eval -c,
