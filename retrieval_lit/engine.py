@@ -151,7 +151,7 @@ def _label_words(labels: np.ndarray,  # one side of `Relevance.labels()`: class 
 
 
 def _grade(rv, labels, j):
-    "The grade of gallery item j for query side `rv` (`_query_side`) under `labels` (chapter 02's definitions)."
+    "The grade of gallery item j for query side `rv` (`labels.queries[i]`) under `labels` (chapter 02's definitions)."
 
 
 @overload(_grade, inline="always")
@@ -162,7 +162,7 @@ def _grade_typed(rv, labels, j):
         return lambda rv, labels, j: _popcount64(rv & labels.gallery[j])
     if rv.dtype == types.uint64:                               # several words of labels
         return lambda rv, labels, j: _shared_label_words(rv, labels.gallery, j)
-    return lambda rv, labels, j: np.uint64(rv[j])              # a row of grades (given, or marked for class groups)
+    return lambda rv, labels, j: np.uint64(rv[j])              # a row of the given grade matrix
 
 
 @njit
@@ -187,46 +187,27 @@ def _is_groups(labels) -> bool:
     return isinstance(labels, types.BaseNamedTuple) and labels.instance_class is ClassGroups
 
 # %% ../nbs/60_engine.ipynb #5a1c0d04
-def _side_row(labels, n):
-    "Scratch for `_query_side`: a row of n grades for class groups; an empty row for a pair source (not used)."
+def _query_labels(labels, i):
+    "Query i's side of the relevance, as `_walk_grade` reads it: its class id, label word(s) or row of grades."
 
 
-def _query_side(labels, i, row):
-    """Query i's side of the relevance as `_grade` reads it: its class id, label word(s) or row of grades; for class
-    groups, `row` with its relevant items (order[start[i]:stop[i]]) marked 1: a row of grades."""
+def _walk_grade(rv, labels, j):
+    """The grade a walk sees for gallery item j: the pair's grade (`_grade`) for a pair source; 0 for class groups,
+    whose walks read no label (their relevant items are marked after the walk, from `order`)."""
 
 
-def _clear_side(labels, i, row):
-    "Undo `_query_side`'s marks in `row` (class groups); nothing for a pair source."
-
-
-@njit(inline="always")
-def _mark_class(labels, i, row, value):
-    "row[j] = value for query i's relevant items j."
-    for u in range(labels.start[i], labels.stop[i]):
-        row[labels.order[u]] = value
-    return row
-
-
-@overload(_side_row, inline="always")
-def _side_row_typed(labels, n):
+@overload(_query_labels, inline="always")
+def _query_labels_typed(labels, i):
     if _is_groups(labels):
-        return lambda labels, n: np.zeros(n, np.uint8)
-    return lambda labels, n: np.zeros(0, np.uint8)
+        return lambda labels, i: 0
+    return lambda labels, i: labels.queries[i]
 
 
-@overload(_query_side, inline="always")
-def _query_side_typed(labels, i, row):
+@overload(_walk_grade, inline="always")
+def _walk_grade_typed(rv, labels, j):
     if _is_groups(labels):
-        return lambda labels, i, row: _mark_class(labels, i, row, 1)
-    return lambda labels, i, row: labels.queries[i]
-
-
-@overload(_clear_side, inline="always")
-def _clear_side_typed(labels, i, row):
-    if _is_groups(labels):
-        return lambda labels, i, row: _mark_class(labels, i, row, 0)
-    return lambda labels, i, row: row
+        return lambda rv, labels, j: np.uint64(0)
+    return lambda rv, labels, j: _grade(rv, labels, j)
 
 # %% ../nbs/60_engine.ipynb #d26947bc
 _LANES = 8      # interleaved sub-histograms of the histogram pass (class groups use 8, pair sources 4)
@@ -251,9 +232,9 @@ def _count_groups(h, codes, labels, i, ug, width):
     read: grade 0 before and after that range, grade 1 inside."""
     qv = _load_code(codes.queries, i, width)
     a, b = labels.start[i], labels.stop[i]
-    _range_hist(h, qv, labels.grouped, 0, a, np.uint64(0), ug)
-    _range_hist(h, qv, labels.grouped, a, b, np.uint64(1), ug)
-    _range_hist(h, qv, labels.grouped, b, codes.n, np.uint64(0), ug)
+    _range_hist(h, qv, labels.grouped, 0, a, np.uint64(0), np.uint64(2))     # grades 0/1: G = 2, a constant
+    _range_hist(h, qv, labels.grouped, a, b, np.uint64(1), np.uint64(2))
+    _range_hist(h, qv, labels.grouped, b, codes.n, np.uint64(0), np.uint64(2))
 
 
 @njit(inline="always")
@@ -366,6 +347,24 @@ def _record_shift(buf):
     "Where a record's grade starts: bit 15 of a uint16 record, bit 24 of a uint32 one."
 
 
+def _flag_relevant(labels, i, buf, rc, units):
+    """After the top pass's walk, for class groups: query i's relevant items (order[start:stop]) flagged in their
+    records (grade 1) and counted per distance in rc (units = (removed mark, grade shift)); removed items stay as
+    they are. A pair source's walk saw the grades: nothing to do."""
+
+
+def _grade_columns(labels, n_grades):
+    """The grade columns the top pass's walk counts per distance: G for a pair source, one for class groups (their
+    walk sees grade 0 for every item; `_flag_relevant` counts the relevant ones)."""
+
+
+@overload(_grade_columns, inline="always")
+def _grade_columns_typed(labels, n_grades):
+    if _is_groups(labels):
+        return lambda labels, n_grades: np.uint64(1)
+    return lambda labels, n_grades: np.uint64(n_grades)
+
+
 @overload(_record_buffer, inline="always")
 def _record_buffer_typed(labels, n):
     if _is_groups(labels):
@@ -379,6 +378,25 @@ def _record_shift_typed(buf):
     return lambda buf: np.uint64(shift)
 
 
+@njit(inline="always")
+def _flag_groups(labels, i, buf, rc, units):
+    "`_flag_relevant` for class groups."
+    gone, shift = units
+    for u in range(labels.start[i], labels.stop[i]):
+        j = labels.order[u]
+        d = buf[j]
+        if d != gone:
+            rc[d] += 1
+            buf[j] = d | (np.uint64(1) << shift)
+
+
+@overload(_flag_relevant, inline="always")
+def _flag_relevant_typed(labels, i, buf, rc, units):
+    if _is_groups(labels):
+        return lambda labels, i, buf, rc, units: _flag_groups(labels, i, buf, rc, units)
+    return lambda labels, i, buf, rc, units: None
+
+
 RECORD_DISTANCES = {True: (1 << 15) - 1, False: (1 << 24) - 1}   # class groups / pair source: distances held below
 
 # %% ../nbs/60_engine.ipynb #2fb6aeed
@@ -389,18 +407,19 @@ def _top_kernel(codes, labels, visit, hist, top, width):
     distance d before it in gallery order), before[d] from the given offsets or this walk's own counts (which also
     fill hist); the grades of ranks below t are read off the buffer, not recomputed. Removed items take no rank."""
     nq, nd, n_grades, t, n = codes.queries.shape[0], hist.shape[1], hist.shape[2], top.shape[1], codes.n
-    own, ug = visit.before.shape[0] == 0, np.uint64(n_grades)
+    own, ug = visit.before.shape[0] == 0, _grade_columns(labels, n_grades)
     per = (nq + visit.blocks - 1) // visit.blocks
     for blk in prange(visit.blocks):
-        buf, row = _record_buffer(labels, n), _side_row(labels, n)
+        buf = _record_buffer(labels, n)
         shift = _record_shift(buf)
         gone = (np.uint64(1) << shift) - np.uint64(1)     # a removed item's distance field: above every distance
-        h = np.zeros((4, nd * n_grades), np.int64)
-        nxt = np.zeros(nd, np.int64)
+        h = np.zeros((4, nd * ug), np.int64)               # four interleaved counts of (distance, grade seen)
+        nxt, rc = np.zeros(nd, np.int64), np.zeros(nd, np.int64)
         for i in range(blk * per, min(nq, (blk + 1) * per)):
             qv = _load_code(codes.queries, i, width)
-            rv = _query_side(labels, i, row)
+            rv = _query_labels(labels, i)
             h[:] = 0
+            rc[:] = 0
             a, p, last = 0, visit.indptr[i], visit.indptr[i + 1]
             while a <= n:
                 e = _kept_run(visit.indices, p, last, n)
@@ -408,33 +427,36 @@ def _top_kernel(codes, labels, visit, hist, top, width):
                 while j + 4 <= e:
                     for u in range(4):
                         d = _distance(qv, codes.gallery, j + u)
-                        g = _grade(rv, labels, j + u)
+                        g = _walk_grade(rv, labels, j + u)
                         buf[j + u] = d | (g << shift)
                         h[u, d * ug + g] += 1
                     j += 4
                 while j < e:
                     d = _distance(qv, codes.gallery, j)
-                    g = _grade(rv, labels, j)
+                    g = _walk_grade(rv, labels, j)
                     buf[j] = d | (g << shift)
                     h[0, d * ug + g] += 1
                     j += 1
                 if e < n:
                     buf[e] = gone
                 a, p = e + 1, p + 1
-            _clear_side(labels, i, row)
+            _flag_relevant(labels, i, buf, rc, (gone, shift))
             tot, cut = 0, 0
             for d in range(nd):
                 nxt[d] = tot if own else visit.before[i, d]
                 if nxt[d] < t:
                     cut = d + 1                  # distances below cut start inside the top (offsets rise with d)
-                for g in range(n_grades):
-                    k = d * n_grades + g
+                for g in range(ug):
+                    k = d * ug + g
                     c = h[0, k] + h[1, k] + h[2, k] + h[3, k]
                     hist[i, d, g] += c
                     tot += c
-            for j in range(n):
-                v = np.uint64(buf[j])
-                d = v & gone
+                hist[i, d, 0] -= rc[d]           # class groups: their relevant items, counted after the walk
+                if n_grades > 1:
+                    hist[i, d, 1] += rc[d]
+            for j in range(n):                   # in int64, as cut and the ranks are (no mixed-sign comparisons)
+                v = np.int64(buf[j])
+                d = v & np.int64(gone)
                 if d < cut:
                     r = nxt[d]
                     if r < t:
@@ -511,24 +533,102 @@ def _record_fields(nbits):
         dbits += 1
     return dbits, (56 - dbits) // 2
 
+# %% ../nbs/60_engine.ipynb #5a1c0d15
+def _place_buffer(labels, n):
+    "The sums walk's place of every item (class groups: n int64, -1 for a removed item); none for a pair source."
+
+
+def _keep(labels, records, places, m, j, record):
+    """What the sums walk keeps of item j: a pair source its record at records[m] (m advances for relevant items
+    only); class groups its place at places[j] (its relevance is known after the walk)."""
+
+
+def _note_removed(labels, places, e, n):
+    "Class groups: places[e] = -1 for a removed item e < n (a relevant one there is skipped); nothing for pairs."
+
+
+@overload(_place_buffer, inline="always")
+def _place_buffer_typed(labels, n):
+    if _is_groups(labels):
+        return lambda labels, n: np.empty(n, np.int64)
+    return lambda labels, n: np.empty(0, np.int64)
+
+
+@overload(_keep, inline="always")
+def _keep_typed(labels, records, places, m, j, record):
+    if _is_groups(labels):
+        return lambda labels, records, places, m, j, record: _set(places, j, record)
+    return lambda labels, records, places, m, j, record: _set(records, m, record)
+
+
+@overload(_note_removed, inline="always")
+def _note_removed_typed(labels, places, e, n):
+    if _is_groups(labels):
+        return lambda labels, places, e, n: _removed_place(places, e, n)
+    return lambda labels, places, e, n: None
+
+
+@njit(inline="always")
+def _set(a, k, value):
+    "a[k] = value."
+    a[k] = value
+
+
+@njit(inline="always")
+def _removed_place(places, e, n):
+    "places[e] = -1 where e < n (e = n: the walk's end, no item)."
+    if e < n:
+        places[e] = -1
+
 # %% ../nbs/60_engine.ipynb #accb6110
 @njit(inline="always")
-def _walk(qv, rv, codes, labels, span, counter, records, units):
+def _walk(qv, rv, codes, labels, span, counter, records, places):
     """One query's walk over gallery items a..b-1 (span = (a, b, m)): counter[d] (initialised to d) counts the items
-    and the relevant items at distance d in its two fields (units = (one_item, one_rel)); each item's updated
-    counter, its grade in the top byte, is written to records[m], and m advances only for relevant items (no
-    unpredictable branch in the long loop). qv, rv: the query's code and its side of the relevance. Returns m."""
+    and the relevant items at distance d in its two fields (`_record_fields` of K = len(counter) - 1); each item's
+    updated counter, its grade in the top byte, is what the walk keeps of it (`_keep`: a pair source's relevant items
+    at records[m], m advancing only for them, so the long loop has no unpredictable branch; class groups every
+    item's place). qv, rv: the query's code and its side of the relevance. Returns m."""
     a, b, m = span
-    one_item, one_rel = units
+    dbits, pbits = _record_fields(counter.shape[0] - 1)
+    one_item, one_rel = np.int64(1) << dbits, np.int64(1) << (dbits + pbits)
     for j in range(a, b):
         d = _distance(qv, codes.gallery, j)
-        g = _grade(rv, labels, j)
+        g = _walk_grade(rv, labels, j)
         rel = np.int64(g > 0)
         c = counter[d] + (one_item + rel * one_rel)
         counter[d] = c
-        records[m] = c | (np.int64(g) << 56)
+        _keep(labels, records, places, m, j, c | (np.int64(g) << 56))
         m += rel
     return m
+
+# %% ../nbs/60_engine.ipynb #5a1c0d16
+def _relevant_records(labels, i, places, counter, records, m):
+    """After the sums walk, for class groups: query i's relevant items (order[start:stop], in gallery order) become
+    records as a pair source's walk writes them: its place at its distance, its place among the relevant items there
+    (counted now, in counter's field too) and grade 1; removed items (place -1) are skipped. Returns the number of
+    records: m itself for a pair source, whose walk wrote them."""
+
+
+@njit(inline="always")
+def _group_records(labels, i, places, counter, records):
+    "`_relevant_records` for class groups."
+    dbits, pbits = _record_fields(counter.shape[0] - 1)
+    dmask, m = (np.int64(1) << dbits) - 1, 0
+    for u in range(labels.start[i], labels.stop[i]):
+        c = places[labels.order[u]]
+        if c >= 0:
+            d = c & dmask
+            counter[d] += np.int64(1) << (dbits + pbits)
+            records[m] = c + ((counter[d] >> (dbits + pbits)) << (dbits + pbits)) + (np.int64(1) << 56)
+            m += 1
+    return m
+
+
+@overload(_relevant_records, inline="always")
+def _relevant_records_typed(labels, i, places, counter, records, m):
+    if _is_groups(labels):
+        return lambda labels, i, places, counter, records, m: _group_records(labels, i, places, counter, records)
+    return lambda labels, i, places, counter, records, m: m
 
 # %% ../nbs/60_engine.ipynb #5a1c0d09
 @njit(inline="always")
@@ -576,22 +676,23 @@ def _sums_kernel(codes, labels, visit, hist, ap, dcg, hits, width):
     nq, nd, n_grades, n = codes.queries.shape[0], hist.shape[1], hist.shape[2], codes.n
     own = visit.before.shape[0] == 0
     dbits, pbits = _record_fields(nd - 1)
-    pmask, one_item, one_rel = (np.int64(1) << pbits) - 1, np.int64(1) << dbits, np.int64(1) << (dbits + pbits)
+    pmask = (np.int64(1) << pbits) - 1
     per = (nq + visit.blocks - 1) // visit.blocks
     for blk in prange(visit.blocks):
-        buf, row = np.empty(n + 1, np.int64), _side_row(labels, n)
+        buf, places = np.empty(n + 1, np.int64), _place_buffer(labels, n)
         counter, before, rbefore = np.empty(nd, np.int64), np.empty(nd, np.int64), np.empty(nd, np.int64)
         for i in range(blk * per, min(nq, (blk + 1) * per)):
             qv = _load_code(codes.queries, i, width)
-            rv = _query_side(labels, i, row)
+            rv = _query_labels(labels, i)
             for d in range(nd):
                 counter[d] = d
             m, a, p, last = 0, 0, visit.indptr[i], visit.indptr[i + 1]
             while a <= n:                          # the stretches of kept items (one, 0..n-1, with none removed)
                 e = _kept_run(visit.indices, p, last, n)
-                m = _walk(qv, rv, codes, labels, (a, e, m), counter, buf, (one_item, one_rel))
+                m = _walk(qv, rv, codes, labels, (a, e, m), counter, buf, places)
+                _note_removed(labels, places, e, n)
                 a, p = e + 1, p + 1
-            _clear_side(labels, i, row)
+            m = _relevant_records(labels, i, places, counter, buf, m)
             tot, rtot = 0, 0
             for d in range(nd):
                 items, rel_items = (counter[d] >> dbits) & pmask, (counter[d] >> (dbits + pbits)) & pmask
