@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import threading
 
@@ -15,7 +16,7 @@ import numpy as np
 from .hamming import PackedCodes, pack_codes
 from .ranking import IndexSums, RankSummary, check_ignore, group_starts, resolve_cutoff
 from .blocks import Progress, progress_wanted
-from .relevance import IgnoreSets, Relevance, check_relevance
+from .relevance import IgnoreSets, Relevance, check_relevance, make_ignore
 from .validate import check_bool, check_int, check_same_nbits, fail
 
 # %% auto #0
@@ -25,10 +26,9 @@ __all__ = ['scan', 'summarize']
 import llvmlite.ir as llvm_ir
 import numba
 from numba import njit, prange, types
+from numba.core.event import Listener, install_listener
 from numba.extending import intrinsic, overload
 
-# relevance sources the kernel computes itself, pair by pair
-CLASS_IDS, LABEL_WORDS, GRADE_BLOCK = 0, 1, 2
 _SPECIALISED_WORDS = 4      # codes of 1..4 uint64 words get an unrolled distance; longer ones a loop
 
 # %% ../nbs/60_engine.ipynb #207b5bec
@@ -100,8 +100,43 @@ def _distance_words(qv, gw, j):
         d += _popcount64(qv[w] ^ gw[j, w])
     return d
 
+# %% ../nbs/60_engine.ipynb #5a1c0d01
+def _readable(a,      # an input array of a kernel (codes, labels, offsets, item lists)
+              dtype,  # the one dtype the kernels take it in
+              ) -> np.ndarray:
+    """An input as every kernel receives it: C-contiguous, aligned, of one dtype, and read-only (a read-only view:
+    no copy when the array already is so). A Dask worker holds read-only arrays after deserialising them; giving the
+    kernels that type everywhere makes one signature, so the code one process compiles (and caches) serves the
+    others."""
+    out = np.require(a, dtype=dtype, requirements=("C", "A"))
+    if out.flags.writeable:
+        out = out.view()
+        out.flags.writeable = False
+    return out
+
+# %% ../nbs/60_engine.ipynb #5a1c0d02
+class Codes(NamedTuple):
+    "The codes as every kernel reads them (`codes_operand`)."
+    queries: np.ndarray  # (Q, W) uint64 words, read-only
+    gallery: np.ndarray  # the gallery's N codes as `_gallery_words` lays them out, read-only
+    n: int               # gallery items N
+
+
+def codes_operand(q: PackedCodes,      # the queries
+                  gallery: np.ndarray,  # (N, W) uint64 packed words of the gallery (or of distinct codes)
+                  ) -> Codes:
+    "The kernels' `Codes` for queries `q` against the gallery words `gallery`."
+    words = _readable(gallery, np.uint64)
+    return Codes(_readable(q.words, np.uint64), _gallery_words(words), int(len(words)))
+
 # %% ../nbs/60_engine.ipynb #11a60a4d
 _NO_LABELS = np.zeros((1, 1), dtype=np.uint8)
+
+
+class PairLabels(NamedTuple):
+    "A relevance source whose grade the kernels compute pair by pair, the source told by the arrays' types."
+    queries: np.ndarray  # (Q,) int64 class ids | (Q,) uint64 one label word | (Q, L) uint64 words | (Q, N) uint8 grades
+    gallery: np.ndarray  # (N,) int64 | (N,) uint64 | (N, L) uint64 | (1, 1) uint8 (unused: the rows hold the grades)
 
 
 def _label_words(labels: np.ndarray,  # one side of `Relevance.labels()`: class codes or multi-hot rows
@@ -110,33 +145,24 @@ def _label_words(labels: np.ndarray,  # one side of `Relevance.labels()`: class 
     """Labels as the kernels compare them, the source told by the array's type: class ids as 1-D int64;
     multi-hot rows packed into uint64 words like codes, 1-D when one word holds them (up to 64 labels), else 2-D."""
     if same_class:
-        return np.ascontiguousarray(labels, dtype=np.int64)
+        return _readable(labels, np.int64)
     words = pack_codes(labels.astype(np.uint8), "labels").words
-    return np.ascontiguousarray(words[:, 0] if words.shape[1] == 1 else words)
+    return _readable(words[:, 0] if words.shape[1] == 1 else words, np.uint64)
 
 
-def _load_rel(qr, i):
-    "Query i's side of the relevance: its class id, its label word(s), or its row of the grade matrix."
-
-
-def _grade(rv, gr, j):
-    "The grade of gallery item j for a query side held by `_load_rel` (chapter 02's definitions)."
-
-
-@overload(_load_rel, inline="always")
-def _load_rel_typed(qr, i):
-    return lambda qr, i: qr[i]
+def _grade(rv, labels, j):
+    "The grade of gallery item j for query side `rv` (`labels.queries[i]`) under `labels` (chapter 02's definitions)."
 
 
 @overload(_grade, inline="always")
-def _grade_typed(rv, gr, j):
+def _grade_typed(rv, labels, j):
     if isinstance(rv, types.Integer) and rv.signed:           # class ids: same class 1, else 0
-        return lambda rv, gr, j: np.uint64(gr[j] == rv)     # no branch (and no phi node for numba's SSA check)
+        return lambda rv, labels, j: np.uint64(labels.gallery[j] == rv)   # no branch (no phi node for numba's SSA)
     if isinstance(rv, types.Integer):                          # one word of labels: shared labels
-        return lambda rv, gr, j: _popcount64(rv & gr[j])
+        return lambda rv, labels, j: _popcount64(rv & labels.gallery[j])
     if rv.dtype == types.uint64:                               # several words of labels
-        return lambda rv, gr, j: _shared_label_words(rv, gr, j)
-    return lambda rv, gr, j: np.uint64(rv[j])                  # a row of the given grade matrix
+        return lambda rv, labels, j: _shared_label_words(rv, labels.gallery, j)
+    return lambda rv, labels, j: np.uint64(rv[j])              # a row of the given grade matrix
 
 
 @njit
@@ -147,8 +173,44 @@ def _shared_label_words(rv, gr, j):
         c += _popcount64(rv[w] & gr[j, w])
     return c
 
+# %% ../nbs/60_engine.ipynb #5a1c0d03
+class ClassGroups(NamedTuple):
+    "Class ids over a gallery grouped by class (`class_groups`): query i's relevant items are order[start[i]:stop[i]]."
+    order: np.ndarray    # (N,) int64 gallery indices sorted by class, stably (each class's indices increase)
+    start: np.ndarray    # (Q,) int64 where query i's class begins in `order` (start == stop: no item of its class)
+    stop: np.ndarray     # (Q,) int64 where it ends
+    grouped: np.ndarray  # the gallery's codes in `order`, laid out as `_gallery_words` does
+
+
+def _is_groups(labels) -> bool:
+    "In an overload: whether a kernel's `labels` argument is a `ClassGroups` (else a `PairLabels`)."
+    return isinstance(labels, types.BaseNamedTuple) and labels.instance_class is ClassGroups
+
+# %% ../nbs/60_engine.ipynb #5a1c0d04
+def _query_labels(labels, i):
+    "Query i's side of the relevance, as `_walk_grade` reads it: its class id, label word(s) or row of grades."
+
+
+def _walk_grade(rv, labels, j):
+    """The grade a walk sees for gallery item j: the pair's grade (`_grade`) for a pair source; 0 for class groups,
+    whose walks read no label (their relevant items are marked after the walk, from `order`)."""
+
+
+@overload(_query_labels, inline="always")
+def _query_labels_typed(labels, i):
+    if _is_groups(labels):
+        return lambda labels, i: 0
+    return lambda labels, i: labels.queries[i]
+
+
+@overload(_walk_grade, inline="always")
+def _walk_grade_typed(rv, labels, j):
+    if _is_groups(labels):
+        return lambda rv, labels, j: np.uint64(0)
+    return lambda rv, labels, j: _grade(rv, labels, j)
+
 # %% ../nbs/60_engine.ipynb #d26947bc
-_LANES = 8      # interleaved sub-histograms of the class-id pass (4 in the general pass, whose rows are G times wider)
+_LANES = 8      # interleaved sub-histograms of the histogram pass (class groups use 8, pair sources 4)
 
 
 @njit(inline="always")
@@ -163,156 +225,242 @@ def _range_hist(h, qv, gw, a, b, col, n_grades):
         h[0, _distance(qv, gw, j) * n_grades + col] += 1
         j += 1
 
-# %% ../nbs/60_engine.ipynb #ef1c2502
+# %% ../nbs/60_engine.ipynb #5a1c0d05
+@njit(inline="always")
+def _count_groups(h, codes, labels, i, ug, width):
+    """Class groups: query i's relevant items are the grouped gallery's items start[i]..stop[i]-1, so no label is
+    read: grade 0 before and after that range, grade 1 inside."""
+    qv = _load_code(codes.queries, i, width)
+    a, b = labels.start[i], labels.stop[i]
+    _range_hist(h, qv, labels.grouped, 0, a, np.uint64(0), np.uint64(2))     # grades 0/1: G = 2, a constant
+    _range_hist(h, qv, labels.grouped, a, b, np.uint64(1), np.uint64(2))
+    _range_hist(h, qv, labels.grouped, b, codes.n, np.uint64(0), np.uint64(2))
+
+
+@njit(inline="always")
+def _count_pairs(h, codes, labels, i, ug, width):
+    "A pair source: each item's grade read by `_grade`, its (distance, grade) cell counted in lane j % 4."
+    qv = _load_code(codes.queries, i, width)
+    rv, gw, n = labels.queries[i], codes.gallery, codes.n
+    j = 0
+    while j + 4 <= n:
+        for u in range(4):
+            h[u, _distance(qv, gw, j + u) * ug + _grade(rv, labels, j + u)] += 1
+        j += 4
+    while j < n:
+        h[0, _distance(qv, gw, j) * ug + _grade(rv, labels, j)] += 1
+        j += 1
+
+
+def _count_items(h, codes, labels, i, ug, width):
+    "Query i's items counted into h[lane, d * G + g]: `_count_groups` or `_count_pairs`, by the type of `labels`."
+
+
+@overload(_count_items, inline="always")
+def _count_items_typed(h, codes, labels, i, ug, width):
+    if _is_groups(labels):
+        return lambda h, codes, labels, i, ug, width: _count_groups(h, codes, labels, i, ug, width)
+    return lambda h, codes, labels, i, ug, width: _count_pairs(h, codes, labels, i, ug, width)
+
+# %% ../nbs/60_engine.ipynb #354725d8
 @njit(parallel=True, cache=True)
-def _class_hist_kernel(qw, gw, n, start, stop, hist, width):
-    """The histogram pass for class ids over a gallery sorted by class: query i's relevant items are the items
-    start[i]..stop[i]-1, so no label is read in the loop; grade 0 before and after that range, grade 1 inside."""
-    nd = hist.shape[1]
-    for i in prange(qw.shape[0]):
-        h = np.zeros((_LANES, nd * 2), np.int32)
-        qv = _load_code(qw, i, width)
-        a, b = start[i], stop[i]
-        _range_hist(h, qv, gw, 0, a, np.uint64(0), np.uint64(2))
-        _range_hist(h, qv, gw, a, b, np.uint64(1), np.uint64(2))
-        _range_hist(h, qv, gw, b, n, np.uint64(0), np.uint64(2))
+def _hist_kernel(codes, labels, hist, width):
+    """hist[i, d, g] += the items at distance d with grade g, for every query row i (in parallel): for class groups
+    over the gallery grouped by class (no label read), for a pair source with each item's grade."""
+    nd, n_grades = hist.shape[1], hist.shape[2]
+    ug = np.uint64(n_grades)
+    for i in prange(codes.queries.shape[0]):
+        h = np.zeros((_LANES, nd * n_grades), np.int32)     # flat (K+1) * G counts, interleaved copies
+        _count_items(h, codes, labels, i, ug, width)
         out = hist[i].ravel()
-        for k in range(nd * 2):
+        for k in range(nd * n_grades):
             s = 0
             for u in range(_LANES):
                 s += h[u, k]
             out[k] += s
 
-# %% ../nbs/60_engine.ipynb #354725d8
-@njit(parallel=True, cache=True)
-def _hist_kernel(qw, gw, qr, gr, n, hist, width):
-    "hist[i, d, g] += items at distance d with grade g, for every query row i (in parallel), any relevance source."
-    nd, n_grades = hist.shape[1], hist.shape[2]
-    ug = np.uint64(n_grades)
-    for i in prange(qw.shape[0]):
-        h = np.zeros((4, nd * n_grades), np.int32)     # flat (K+1) * G counts, four interleaved copies
-        qv, rv = _load_code(qw, i, width), _load_rel(qr, i)
-        j = 0
-        while j + 4 <= n:
-            for u in range(4):
-                h[u, _distance(qv, gw, j + u) * ug + _grade(rv, gr, j + u)] += 1
-            j += 4
-        while j < n:
-            h[0, _distance(qv, gw, j) * ug + _grade(rv, gr, j)] += 1
-            j += 1
-        out = hist[i].ravel()
-        for k in range(nd * n_grades):
-            out[k] += h[0, k] + h[1, k] + h[2, k] + h[3, k]
+# %% ../nbs/60_engine.ipynb #5a1c0d06
+class Visit(NamedTuple):
+    """How a kernel visits and ranks the gallery's items for each query (`visit_operand`): the items it removes, and
+    where its ranks start: after given offsets (a shard of the gallery, a segment of it), or, with empty offsets,
+    by the walk's own counts (the whole gallery)."""
+    indptr: np.ndarray      # (Q + 1,) int64: query i removes indices[indptr[i]:indptr[i + 1]]
+    indices: np.ndarray     # (nnz,) int64 gallery indices, increasing within a row
+    before: np.ndarray      # (Q, K+1) int64 items ranked ahead of this gallery's first at each distance; (0, K+1): own
+    rel_before: np.ndarray  # (Q, K+1) int64 relevant items (grade > 0) ranked ahead likewise; (0, K+1): own
+    n_relevant: np.ndarray  # (Q,) int64 R, relevant items in the whole ranking; (0,): own
+    discount: np.ndarray    # 1 / log2(r + 1) for the ranks r of the whole ranking (`discount_table`)
+    blocks: int             # query blocks of the one-walk kernels: about four per thread (each allocates once)
+
+
+_NO_DISCOUNT = np.zeros(1)
+
+
+def visit_operand(removed: tuple | None,  # (indptr (Q+1,), indices) CSR rows of removed items, or None: none
+                  n_queries: int,         # Q
+                  nbits: int,             # the code length K
+                  offsets=None,           # None (the walk's own counts) or (before, rel_before, n_relevant)
+                  n_ranks: int = 0,       # the whole ranking's length, for the discounts (0: not read)
+                  ) -> Visit:
+    """The kernels' `Visit`, every array of one dtype, read-only: rows with nothing in them when nothing is removed,
+    empty offsets for the walk's own, so every kernel has one signature."""
+    indptr, indices = (np.zeros(n_queries + 1), np.zeros(0)) if removed is None else removed
+    own = np.zeros((0, nbits + 1))
+    before, rel_before, n_relevant = (own, own, own[:, 0]) if offsets is None else offsets
+    return Visit(*(_readable(x, np.int64) for x in (indptr, indices, before, rel_before, n_relevant)),
+                 _readable(discount_table(n_ranks) if n_ranks else _NO_DISCOUNT, np.float64),
+                 max(1, min(n_queries, 4 * numba.get_num_threads())))
+
+
+def _removed(ignore: IgnoreSets | None) -> tuple | None:
+    "An `IgnoreSets`' CSR rows (indptr, indices) for `visit_operand`, or None."
+    return None if ignore is None else (ignore.indptr, ignore.indices)
 
 # %% ../nbs/60_engine.ipynb #cd7f706a
 @njit(parallel=True, cache=True)
-def _unhist_kernel(qw, gw, qr, gr, ig_ptr, ig_idx, hist, width):
-    """hist[i, d, g] -= 1 for every item that query i ignores (ig_idx[ig_ptr[i]:ig_ptr[i + 1]]): the histogram of
-    the items left in its ranking, at the cost of one distance per removed item."""
-    for i in prange(qw.shape[0]):
-        qv, rv = _load_code(qw, i, width), _load_rel(qr, i)
-        for p in range(ig_ptr[i], ig_ptr[i + 1]):
-            j = ig_idx[p]
-            hist[i, _distance(qv, gw, j), _grade(rv, gr, j)] -= 1
+def _unhist_kernel(codes, labels, visit, hist, width):
+    """hist[i, d, g] -= 1 for every item that query i removes (a pair source): the histogram of the items left in
+    its ranking, at the cost of one distance per removed item."""
+    for i in prange(codes.queries.shape[0]):
+        qv = _load_code(codes.queries, i, width)
+        rv = labels.queries[i]
+        for p in range(visit.indptr[i], visit.indptr[i + 1]):
+            j = visit.indices[p]
+            hist[i, _distance(qv, codes.gallery, j), _grade(rv, labels, j)] -= 1
 
 # %% ../nbs/60_engine.ipynb #acc6340d
 @njit(inline="always")
 def _kept_run(ig_idx, p, last, n):
-    """Where the current stretch of kept gallery items ends: at the next item the query ignores (ig_idx[p], while
+    """Where the current stretch of kept gallery items ends: at the next item the query removes (ig_idx[p], while
     p < last), else at n. A kernel walks `j in range(a, b)`, then resumes at a = b + 1; a > n ends the walk.
-    Without ignored items there is one stretch, 0..n-1, and the inner loop is the plain one."""
+    Without removed items there is one stretch, 0..n-1, and the inner loop is the plain one."""
     return ig_idx[p] if p < last else n
 
-
-@njit(parallel=True, cache=True)
-def _top_kernel(qw, gw, qr, gr, n, before, top, width, ig_ptr, ig_idx):
-    """Index order without sorting: an item at distance d takes rank before[i, d] + (items at distance d
-    seen so far in gallery order); its grade goes to top[i, rank] if that rank is below top.shape[1].
-    Distances whose first rank is already past the top (before[i, d] >= t) are skipped at once. The items
-    query i ignores are stepped over: the walk runs over the stretches of gallery between them (`_kept_run`)."""
-    t, nd = top.shape[1], before.shape[1]
-    for i in prange(qw.shape[0]):
-        nxt = before[i].copy()
-        cut = 0                                  # distances < cut can reach the top (before[] rises with d)
-        while cut < nd and nxt[cut] < t:
-            cut += 1
-        ucut = np.uint64(cut)
-        qv, rv = _load_code(qw, i, width), _load_rel(qr, i)
-        p, last = ig_ptr[i], ig_ptr[i + 1]
-        a = 0
-        while a <= n:
-            b = _kept_run(ig_idx, p, last, n)
-            for j in range(a, b):
-                d = _distance(qv, gw, j)
-                if d < ucut:
-                    r = nxt[d]
-                    if r < t:
-                        top[i, r] = _grade(rv, gr, j)
-                    nxt[d] = r + 1
-            a, p = b + 1, p + 1
-
 # %% ../nbs/60_engine.ipynb #1a2e0891
-_IGNORED = 0x7FFF           # the buffer's mark of an item the query ignores (above every distance it holds)
-_RELEVANT_BIT = 0x8000      # the buffer's mark of a relevant item
+def _record_buffer(labels, n):
+    """The top pass's record of each item: its distance, and its grade from bit `_record_shift` up. uint16 for class
+    groups (distances below 2**15 - 1, grades 0/1), uint32 for a pair source (distances below 2**24 - 1, a grade
+    byte)."""
+
+
+def _record_shift(buf):
+    "Where a record's grade starts: bit 15 of a uint16 record, bit 24 of a uint32 one."
+
+
+def _flag_relevant(labels, i, buf, rc, units):
+    """After the top pass's walk, for class groups: query i's relevant items (order[start:stop]) flagged in their
+    records (grade 1) and counted per distance in rc (units = (removed mark, grade shift)); removed items stay as
+    they are. A pair source's walk saw the grades: nothing to do."""
+
+
+def _grade_columns(labels, n_grades):
+    """The grade columns the top pass's walk counts per distance: G for a pair source, one for class groups (their
+    walk sees grade 0 for every item; `_flag_relevant` counts the relevant ones)."""
+
+
+@overload(_grade_columns, inline="always")
+def _grade_columns_typed(labels, n_grades):
+    if _is_groups(labels):
+        return lambda labels, n_grades: np.uint64(1)
+    return lambda labels, n_grades: np.uint64(n_grades)
+
+
+@overload(_record_buffer, inline="always")
+def _record_buffer_typed(labels, n):
+    if _is_groups(labels):
+        return lambda labels, n: np.empty(n, np.uint16)
+    return lambda labels, n: np.empty(n, np.uint32)
+
+
+@overload(_record_shift, inline="always")
+def _record_shift_typed(buf):
+    shift = 15 if buf.dtype == types.uint16 else 24
+    return lambda buf: np.uint64(shift)
+
+
+@njit(inline="always")
+def _flag_groups(labels, i, buf, rc, units):
+    "`_flag_relevant` for class groups."
+    gone, shift = units
+    for u in range(labels.start[i], labels.stop[i]):
+        j = labels.order[u]
+        d = buf[j]
+        if d != gone:
+            rc[d] += 1
+            buf[j] = d | (np.uint64(1) << shift)
+
+
+@overload(_flag_relevant, inline="always")
+def _flag_relevant_typed(labels, i, buf, rc, units):
+    if _is_groups(labels):
+        return lambda labels, i, buf, rc, units: _flag_groups(labels, i, buf, rc, units)
+    return lambda labels, i, buf, rc, units: None
+
+
+RECORD_DISTANCES = {True: (1 << 15) - 1, False: (1 << 24) - 1}   # class groups / pair source: distances held below
 
 # %% ../nbs/60_engine.ipynb #2fb6aeed
 @njit(parallel=True, cache=True)
-def _class_hist_top_kernel(qw, gw, n, order, start, stop, n_blocks, hist, top, width, ig_ptr, ig_idx):
-    """The histogram and the top t for class ids from ONE distance computation per pair: the walk keeps each item's
-    distance in a buffer (2 bytes per item, gallery order) and counts it (four interleaved counters); the query's
-    relevant items, order[start[i]:stop[i]], are counted and flagged in the buffer; the top t in stable order is then
-    read off the buffer, not recomputed. Items the query ignores are marked and take no rank."""
-    nq, nd, t = qw.shape[0], hist.shape[1], top.shape[1]
-    per = (nq + n_blocks - 1) // n_blocks
-    for blk in prange(n_blocks):
-        buf = np.empty(n, np.uint16)
-        cnt = np.zeros((4, nd), np.int64)
-        rc = np.zeros(nd, np.int64)
-        nxt = np.zeros(nd, np.int64)
+def _top_kernel(codes, labels, visit, hist, top, width):
+    """The top t in index order from ONE distance computation per pair: the walk writes each item's record (distance
+    and grade) to a buffer in gallery order and counts it; an item at distance d then ranks before[d] + (items at
+    distance d before it in gallery order), before[d] from the given offsets or this walk's own counts (which also
+    fill hist); the grades of ranks below t are read off the buffer, not recomputed. Removed items take no rank."""
+    nq, nd, n_grades, t, n = codes.queries.shape[0], hist.shape[1], hist.shape[2], top.shape[1], codes.n
+    own, ug = visit.before.shape[0] == 0, _grade_columns(labels, n_grades)
+    per = (nq + visit.blocks - 1) // visit.blocks
+    for blk in prange(visit.blocks):
+        buf = _record_buffer(labels, n)
+        shift = _record_shift(buf)
+        gone = (np.uint64(1) << shift) - np.uint64(1)     # a removed item's distance field: above every distance
+        h = np.zeros((4, nd * ug), np.int64)               # four interleaved counts of (distance, grade seen)
+        nxt, rc = np.zeros(nd, np.int64), np.zeros(nd, np.int64)
         for i in range(blk * per, min(nq, (blk + 1) * per)):
-            qv = _load_code(qw, i, width)
-            cnt[:] = 0
+            qv = _load_code(codes.queries, i, width)
+            rv = _query_labels(labels, i)
+            h[:] = 0
             rc[:] = 0
-            a, p, last = 0, ig_ptr[i], ig_ptr[i + 1]
+            a, p, last = 0, visit.indptr[i], visit.indptr[i + 1]
             while a <= n:
-                e = _kept_run(ig_idx, p, last, n)
+                e = _kept_run(visit.indices, p, last, n)
                 j = a
                 while j + 4 <= e:
                     for u in range(4):
-                        d = _distance(qv, gw, j + u)
-                        buf[j + u] = d
-                        cnt[u, d] += 1
+                        d = _distance(qv, codes.gallery, j + u)
+                        g = _walk_grade(rv, labels, j + u)
+                        buf[j + u] = d | (g << shift)
+                        h[u, d * ug + g] += 1
                     j += 4
                 while j < e:
-                    d = _distance(qv, gw, j)
-                    buf[j] = d
-                    cnt[0, d] += 1
+                    d = _distance(qv, codes.gallery, j)
+                    g = _walk_grade(rv, labels, j)
+                    buf[j] = d | (g << shift)
+                    h[0, d * ug + g] += 1
                     j += 1
                 if e < n:
-                    buf[e] = _IGNORED
+                    buf[e] = gone
                 a, p = e + 1, p + 1
-            for u in range(start[i], stop[i]):
-                j = order[u]
-                d = buf[j]
-                if d != _IGNORED:
-                    rc[d] += 1
-                    buf[j] = d | _RELEVANT_BIT
+            _flag_relevant(labels, i, buf, rc, (gone, shift))
             tot, cut = 0, 0
             for d in range(nd):
-                items = cnt[0, d] + cnt[1, d] + cnt[2, d] + cnt[3, d]
-                hist[i, d, 0] += items - rc[d]
-                hist[i, d, 1] += rc[d]
-                nxt[d] = tot
-                if tot < t:
-                    cut = d + 1                  # distances below cut start inside the top
-                tot += items
-            for j in range(n):
-                v = buf[j]
-                d = v & _IGNORED
+                nxt[d] = tot if own else visit.before[i, d]
+                if nxt[d] < t:
+                    cut = d + 1                  # distances below cut start inside the top (offsets rise with d)
+                for g in range(ug):
+                    k = d * ug + g
+                    c = h[0, k] + h[1, k] + h[2, k] + h[3, k]
+                    hist[i, d, g] += c
+                    tot += c
+                hist[i, d, 0] -= rc[d]           # class groups: their relevant items, counted after the walk
+                if n_grades > 1:
+                    hist[i, d, 1] += rc[d]
+            for j in range(n):                   # in int64, as cut and the ranks are (no mixed-sign comparisons)
+                v = np.int64(buf[j])
+                d = v & np.int64(gone)
                 if d < cut:
                     r = nxt[d]
                     if r < t:
-                        top[i, r] = v >> 15
+                        top[i, r] = v >> shift
                     nxt[d] = r + 1
 
 # %% ../nbs/60_engine.ipynb #d1a3b4ef
@@ -370,178 +518,194 @@ def _quotient(k, r):
 
 # %% ../nbs/60_engine.ipynb #550d13c6
 def _record_layout(nbits: int) -> tuple:
-    """(dbits, pbits): the one-walk kernel's record of a relevant item is one int64: its distance in the low dbits
+    """(dbits, pbits): the sums kernel's record of a relevant item is one int64: its distance in the low dbits
     bits, then its place among the items at that distance (pbits bits), then its place among the *relevant* items
-    at that distance (pbits bits), then its grade (bits 56..63). Galleries of 2**pbits items or more take two passes."""
+    at that distance (pbits bits), then its grade (bits 56..63). One walk holds fewer than 2**pbits items."""
     dbits = int(nbits).bit_length()
     return dbits, (56 - dbits) // 2
 
+
+@njit(inline="always")
+def _record_fields(nbits):
+    "`_record_layout` in compiled code: (dbits, pbits) for codes of nbits bits."
+    dbits = 0
+    while (1 << dbits) <= nbits:
+        dbits += 1
+    return dbits, (56 - dbits) // 2
+
+# %% ../nbs/60_engine.ipynb #5a1c0d15
+def _place_buffer(labels, n):
+    "The sums walk's place of every item (class groups: n int64, -1 for a removed item); none for a pair source."
+
+
+def _keep(labels, records, places, m, j, record):
+    """What the sums walk keeps of item j: a pair source its record at records[m] (m advances for relevant items
+    only); class groups its place at places[j] (its relevance is known after the walk)."""
+
+
+def _note_removed(labels, places, e, n):
+    "Class groups: places[e] = -1 for a removed item e < n (a relevant one there is skipped); nothing for pairs."
+
+
+@overload(_place_buffer, inline="always")
+def _place_buffer_typed(labels, n):
+    if _is_groups(labels):
+        return lambda labels, n: np.empty(n, np.int64)
+    return lambda labels, n: np.empty(0, np.int64)
+
+
+@overload(_keep, inline="always")
+def _keep_typed(labels, records, places, m, j, record):
+    if _is_groups(labels):
+        return lambda labels, records, places, m, j, record: _set(places, j, record)
+    return lambda labels, records, places, m, j, record: _set(records, m, record)
+
+
+@overload(_note_removed, inline="always")
+def _note_removed_typed(labels, places, e, n):
+    if _is_groups(labels):
+        return lambda labels, places, e, n: _removed_place(places, e, n)
+    return lambda labels, places, e, n: None
+
+
+@njit(inline="always")
+def _set(a, k, value):
+    "a[k] = value."
+    a[k] = value
+
+
+@njit(inline="always")
+def _removed_place(places, e, n):
+    "places[e] = -1 where e < n (e = n: the walk's end, no item)."
+    if e < n:
+        places[e] = -1
+
 # %% ../nbs/60_engine.ipynb #accb6110
 @njit(inline="always")
-def _walk_binary(qv, rv, gw, gr, a, b, m, counter, buf, one_item, one_rel):
-    """One query's walk over gallery items a..b-1 for grades 0/1: counter[d] (initialised to d) counts items and
-    relevant items at distance d in its two fields; each item's updated counter is written to buf[m], and m
-    advances only for relevant items (no unpredictable branch in the long loop). Returns the new m."""
+def _walk(qv, rv, codes, labels, span, counter, records, places):
+    """One query's walk over gallery items a..b-1 (span = (a, b, m)): counter[d] (initialised to d) counts the items
+    and the relevant items at distance d in its two fields (`_record_fields` of K = len(counter) - 1); each item's
+    updated counter, its grade in the top byte, is what the walk keeps of it (`_keep`: a pair source's relevant items
+    at records[m], m advancing only for them, so the long loop has no unpredictable branch; class groups every
+    item's place). qv, rv: the query's code and its side of the relevance. Returns m."""
+    a, b, m = span
+    dbits, pbits = _record_fields(counter.shape[0] - 1)
+    one_item, one_rel = np.int64(1) << dbits, np.int64(1) << (dbits + pbits)
     for j in range(a, b):
-        d = _distance(qv, gw, j)
-        rel = np.int64(_grade(rv, gr, j) > 0)
-        c = counter[d] + (one_item + rel * one_rel)
-        counter[d] = c
-        buf[m] = c
-        m += rel
-    return m
-
-# %% ../nbs/60_engine.ipynb #e7c91cfc
-@njit(inline="always")
-def _walk_graded(qv, rv, gw, gr, a, b, m, counter, buf, one_item, one_rel, h, n_grades):
-    "`_walk_binary` for any grades: also counts h[d * G + g] and keeps the grade in the record's top byte."
-    for j in range(a, b):
-        d = _distance(qv, gw, j)
-        g = _grade(rv, gr, j)
-        h[d * n_grades + g] += 1
+        d = _distance(qv, codes.gallery, j)
+        g = _walk_grade(rv, labels, j)
         rel = np.int64(g > 0)
         c = counter[d] + (one_item + rel * one_rel)
         counter[d] = c
-        buf[m] = c | (np.int64(g) << 56)
+        _keep(labels, records, places, m, j, c | (np.int64(g) << 56))
         m += rel
     return m
 
+# %% ../nbs/60_engine.ipynb #5a1c0d16
+def _relevant_records(labels, i, places, counter, records, m):
+    """After the sums walk, for class groups: query i's relevant items (order[start:stop], in gallery order) become
+    records as a pair source's walk writes them: its place at its distance, its place among the relevant items there
+    (counted now, in counter's field too) and grade 1; removed items (place -1) are skipped. Returns the number of
+    records: m itself for a pair source, whose walk wrote them."""
+
+
+@njit(inline="always")
+def _group_records(labels, i, places, counter, records):
+    "`_relevant_records` for class groups."
+    dbits, pbits = _record_fields(counter.shape[0] - 1)
+    dmask, m = (np.int64(1) << dbits) - 1, 0
+    for u in range(labels.start[i], labels.stop[i]):
+        c = places[labels.order[u]]
+        if c >= 0:
+            d = c & dmask
+            counter[d] += np.int64(1) << (dbits + pbits)
+            records[m] = c + ((counter[d] >> (dbits + pbits)) << (dbits + pbits)) + (np.int64(1) << 56)
+            m += 1
+    return m
+
+
+@overload(_relevant_records, inline="always")
+def _relevant_records_typed(labels, i, places, counter, records, m):
+    if _is_groups(labels):
+        return lambda labels, i, places, counter, records, m: _group_records(labels, i, places, counter, records)
+    return lambda labels, i, places, counter, records, m: m
+
+# %% ../nbs/60_engine.ipynb #5a1c0d09
+@njit(inline="always")
+def _add_terms(ap, dcg, hits, i, records, m, offsets, fields):
+    """Query i's terms from its m records: record c becomes a rank r = before[d] + place and k = rel_before[d] +
+    relevant place; k/r, 1/log2(r + 1) and [r <= R] are added in gallery order to the double-double accumulators
+    ap[i], dcg[i, grade] and the count hits[i]. offsets = (before, rel_before, R, discount); fields = (dbits, pbits)."""
+    before, rbefore, big_r, discount = offsets
+    dbits, pbits = fields
+    dmask, pmask = (np.int64(1) << dbits) - 1, (np.int64(1) << pbits) - 1
+    has_1 = dcg.shape[1] > 1
+    ah, al = ap[i, 0], ap[i, 1]
+    dh, dl = (dcg[i, 1, 0], dcg[i, 1, 1]) if has_1 else (0.0, 0.0)   # grade 1's sums in registers
+    h_i = hits[i]
+    for u in range(m):
+        c = records[u]
+        d = c & dmask
+        rank = before[d] + ((c >> dbits) & pmask)
+        k = rbefore[d] + ((c >> (dbits + pbits)) & pmask)
+        qh, qlo = _quotient(float(k), float(rank))
+        ah, e = _two_sum(ah, qh)
+        al += e + qlo
+        h_i += 1 if rank <= big_r else 0
+        gg = (c >> 56) & 0xFF
+        if gg == 1:
+            dh, e = _two_sum(dh, discount[rank])
+            dl += e
+        else:
+            s, e = _two_sum(dcg[i, gg, 0], discount[rank])
+            dcg[i, gg, 0] = s
+            dcg[i, gg, 1] += e
+    ap[i, 0], ap[i, 1] = ah, al
+    if has_1:
+        dcg[i, 1, 0], dcg[i, 1, 1] = dh, dl
+    hits[i] = h_i
+
 # %% ../nbs/60_engine.ipynb #8a79cc7f
 @njit(parallel=True, cache=True)
-def _hist_sums_kernel(qw, gw, qr, gr, n, discount, n_blocks, binary, dbits, pbits, hist, ap, dcg, hits, width,
-                      ig_ptr, ig_idx):
-    """The histogram pass and the index sums in ONE walk over the gallery (single process, whole gallery, fewer
-    than 2**pbits items). The walk keeps one int64 counter per distance (see `_record_layout`) and writes, for each
-    relevant item, a record of its distance and its places among all / relevant items at that distance. Once the
-    walk is over the counters are the histogram and give the offsets, and each record becomes a rank r and the
-    number k of relevant items ranked at or before it: the terms k/r, 1/log2(r+1), [r <= R] are added in gallery
-    order, exactly as `_sums_kernel` adds them. Queries are split into n_blocks blocks so that each thread
-    allocates its buffers once. `binary` (grades 0 and 1 only) takes the walk that skips the per-grade histogram."""
-    nq, nd, n_grades = qw.shape[0], hist.shape[1], hist.shape[2]
-    has_1 = n_grades > 1
-    per = (nq + n_blocks - 1) // n_blocks
-    dmask, pmask = (np.int64(1) << dbits) - 1, (np.int64(1) << pbits) - 1
-    one_item, one_rel = np.int64(1) << dbits, np.int64(1) << (dbits + pbits)
-    for b in prange(n_blocks):
-        buf = np.empty(n + 1, np.int64)           # records of the relevant items, in gallery order
-        counter = np.empty(nd, np.int64)
-        before = np.empty(nd, np.int64)
-        rbefore = np.empty(nd, np.int64)
-        for i in range(b * per, min(nq, (b + 1) * per)):
-            qv, rv = _load_code(qw, i, width), _load_rel(qr, i)
+def _sums_kernel(codes, labels, visit, hist, ap, dcg, hits, width):
+    """The index sums in ONE walk over the gallery (fewer than 2**pbits items): one int64 counter per distance
+    (see `_record_layout`) and, for each relevant item, a record of its distance, its places among all / relevant
+    items at that distance and its grade. Once the walk is over the counters give the histogram (the records, its
+    grade columns above 1) and the offsets (unless given), and each record a rank r and the number k of relevant
+    items ranked at or before it (`_add_terms`). Queries are split into blocks: each allocates its buffers once."""
+    nq, nd, n_grades, n = codes.queries.shape[0], hist.shape[1], hist.shape[2], codes.n
+    own = visit.before.shape[0] == 0
+    dbits, pbits = _record_fields(nd - 1)
+    pmask = (np.int64(1) << pbits) - 1
+    per = (nq + visit.blocks - 1) // visit.blocks
+    for blk in prange(visit.blocks):
+        buf, places = np.empty(n + 1, np.int64), _place_buffer(labels, n)
+        counter, before, rbefore = np.empty(nd, np.int64), np.empty(nd, np.int64), np.empty(nd, np.int64)
+        for i in range(blk * per, min(nq, (blk + 1) * per)):
+            qv = _load_code(codes.queries, i, width)
+            rv = _query_labels(labels, i)
             for d in range(nd):
                 counter[d] = d
-            m, a, p, last = 0, 0, ig_ptr[i], ig_ptr[i + 1]
-            while a <= n:                          # the stretches of kept items (one, 0..n-1, without ignore)
-                e = _kept_run(ig_idx, p, last, n)
-                if binary:
-                    m = _walk_binary(qv, rv, gw, gr, a, e, m, counter, buf, one_item, one_rel)
-                else:
-                    m = _walk_graded(qv, rv, gw, gr, a, e, m, counter, buf, one_item, one_rel, hist[i].ravel(),
-                                     np.uint64(n_grades))
+            m, a, p, last = 0, 0, visit.indptr[i], visit.indptr[i + 1]
+            while a <= n:                          # the stretches of kept items (one, 0..n-1, with none removed)
+                e = _kept_run(visit.indices, p, last, n)
+                m = _walk(qv, rv, codes, labels, (a, e, m), counter, buf, places)
+                _note_removed(labels, places, e, n)
                 a, p = e + 1, p + 1
+            m = _relevant_records(labels, i, places, counter, buf, m)
             tot, rtot = 0, 0
             for d in range(nd):
                 items, rel_items = (counter[d] >> dbits) & pmask, (counter[d] >> (dbits + pbits)) & pmask
-                before[d], rbefore[d] = tot, rtot
+                before[d], rbefore[d] = (tot, rtot) if own else (visit.before[i, d], visit.rel_before[i, d])
                 tot += items
                 rtot += rel_items
-                if binary:
-                    hist[i, d, 0] += items - rel_items
-                    if has_1:
-                        hist[i, d, 1] += rel_items
-            ah, al = ap[i, 0], ap[i, 1]
-            dh, dl = (dcg[i, 1, 0], dcg[i, 1, 1]) if has_1 else (0.0, 0.0)   # grade 1's sums in registers
-            h_i = hits[i]
-            for u in range(m):
-                c = buf[u]
-                d = c & dmask
-                rank = before[d] + ((c >> dbits) & pmask)
-                k = rbefore[d] + ((c >> (dbits + pbits)) & pmask)
-                qh, qlo = _quotient(float(k), float(rank))
-                ah, e = _two_sum(ah, qh)
-                al += e + qlo
-                h_i += 1 if rank <= rtot else 0
-                gg = 1 if binary else (c >> 56) & 0xFF
-                if gg == 1:
-                    dh, e = _two_sum(dh, discount[rank])
-                    dl += e
-                else:
-                    s, e = _two_sum(dcg[i, gg, 0], discount[rank])
-                    dcg[i, gg, 0] = s
-                    dcg[i, gg, 1] += e
-            ap[i, 0], ap[i, 1] = ah, al
-            if has_1:
-                dcg[i, 1, 0], dcg[i, 1, 1] = dh, dl
-            hits[i] = h_i
-
-# %% ../nbs/60_engine.ipynb #7c912d7d
-@njit(parallel=True, cache=True)
-def _class_hist_sums_kernel(qw, gw, n, order, start, stop, discount, n_blocks, dbits, hist, ap, dcg, hits, width,
-                            ig_ptr, ig_idx):
-    """`_hist_sums_kernel` for class ids. Query i's relevant items are known without reading a label: the gallery
-    indices order[start[i]:stop[i]] (increasing). So the walk over the gallery only counts, per distance, and
-    writes every item's running count (its place among the items at its distance, distance in the low dbits bits)
-    to pbuf[j]; then the relevant items are visited in gallery order, twice: once to count them per distance (the
-    histogram's grade-1 column and the offsets), once to add their terms, exactly as the general kernel does.
-    An item the query ignores is not counted and its pbuf entry is -1, so the relevant-item loops step over it."""
-    nq, nd = qw.shape[0], hist.shape[1]
-    per = (nq + n_blocks - 1) // n_blocks
-    dmask, one_item = (np.int64(1) << dbits) - 1, np.int64(1) << dbits
-    for b in prange(n_blocks):
-        pbuf = np.empty(n, np.int64)
-        counter = np.empty(nd, np.int64)
-        before = np.empty(nd, np.int64)
-        rplace = np.empty(nd, np.int64)
-        for i in range(b * per, min(nq, (b + 1) * per)):
-            qv = _load_code(qw, i, width)
-            for d in range(nd):
-                counter[d] = d
-            a, p, last = 0, ig_ptr[i], ig_ptr[i + 1]
-            while a <= n:
-                e = _kept_run(ig_idx, p, last, n)
-                for j in range(a, e):
-                    d = _distance(qv, gw, j)
-                    c = counter[d] + one_item
-                    counter[d] = c
-                    pbuf[j] = c
-                if e < n:
-                    pbuf[e] = -1
-                a, p = e + 1, p + 1
-            first, end = start[i], stop[i]
-            rplace[:] = 0
-            for u in range(first, end):
-                c = pbuf[order[u]]
-                if c >= 0:
-                    rplace[c & dmask] += 1
-            tot, rtot = 0, 0
-            for d in range(nd):
-                items, rel_items = counter[d] >> dbits, rplace[d]
                 hist[i, d, 0] += items - rel_items
-                hist[i, d, 1] += rel_items
-                before[d], rplace[d] = tot, rtot          # rplace[d]: relevant items ranked before distance d
-                tot += items
-                rtot += rel_items
-            ah, al = ap[i, 0], ap[i, 1]
-            dh, dl = dcg[i, 1, 0], dcg[i, 1, 1]
-            h_i = hits[i]
-            for u in range(first, end):
-                c = pbuf[order[u]]
-                if c < 0:
-                    continue
-                d = c & dmask
-                rank = before[d] + (c >> dbits)
-                k = rplace[d] + 1
-                rplace[d] = k
-                qh, qlo = _quotient(float(k), float(rank))
-                ah, e = _two_sum(ah, qh)
-                al += e + qlo
-                h_i += 1 if rank <= rtot else 0
-                dh, e = _two_sum(dh, discount[rank])
-                dl += e
-            ap[i, 0], ap[i, 1] = ah, al
-            dcg[i, 1, 0], dcg[i, 1, 1] = dh, dl
-            hits[i] = h_i
+                if n_grades == 2:
+                    hist[i, d, 1] += rel_items
+            for u in range(m if n_grades > 2 else 0):      # graded: the relevant items' (distance, grade) cells
+                hist[i, buf[u] & ((np.int64(1) << dbits) - 1), (buf[u] >> 56) & 0xFF] += 1
+            big_r = rtot if own else visit.n_relevant[i]
+            _add_terms(ap, dcg, hits, i, buf, m, (before, rbefore, big_r, visit.discount), (dbits, pbits))
 
 # %% ../nbs/60_engine.ipynb #4934106c
 def _finish_pairs(pairs: np.ndarray) -> np.ndarray:
@@ -562,60 +726,30 @@ def merge_pairs(a: np.ndarray,  # (..., 2) float64 double-double accumulators: v
     e = (a[..., 0] - (s - bb)) + (b[..., 0] - bb)
     return np.stack([s, e + a[..., 1] + b[..., 1]], axis=-1)
 
-# %% ../nbs/60_engine.ipynb #4cd4da00
-@njit(parallel=True, cache=True)
-def _sums_kernel(qw, gw, qr, gr, n, before, rel_before, n_rel, discount, ap, dcg, hits, width, ig_ptr, ig_idx):
-    """Whole-ranking index-order sums, streamed in gallery order from given offsets (see `IndexSums`);
-    ap (Q, 2) and dcg (Q, G, 2) are double-double accumulators (hi, lo), hits (Q,) counts;
-    discount[r] = 1/log2(r + 1). One int64 counter per distance holds both running counts: items (low
-    32 bits) and relevant items (high 32 bits)."""
-    for i in prange(qw.shape[0]):
-        counter = before[i] + (rel_before[i] << 32)
-        qv, rv = _load_code(qw, i, width), _load_rel(qr, i)
-        ah, al = ap[i, 0], ap[i, 1]
-        big_r = n_rel[i]
-        h_i = hits[i]
-        a, p, last = 0, ig_ptr[i], ig_ptr[i + 1]
-        while a <= n:
-            b = _kept_run(ig_idx, p, last, n)
-            for j in range(a, b):
-                d = _distance(qv, gw, j)
-                g = _grade(rv, gr, j)
-                rel = 1 if g > 0 else 0
-                c = counter[d] + (1 + (rel << 32))
-                counter[d] = c
-                if rel:
-                    rank = c & 0xFFFFFFFF              # 1-based rank of item j in the stable order
-                    k = c >> 32                        # relevant items ranked at or before item j
-                    qh, qlo = _quotient(float(k), float(rank))
-                    ah, e = _two_sum(ah, qh)
-                    al += e + qlo
-                    if rank <= big_r:
-                        h_i += 1
-                    s, e = _two_sum(dcg[i, g, 0], discount[rank])
-                    dcg[i, g, 0] = s
-                    dcg[i, g, 1] += e
-            a, p = b + 1, p + 1
-        ap[i, 0], ap[i, 1] = ah, al
-        hits[i] = h_i
-
 # %% ../nbs/60_engine.ipynb #291a8f30
+@njit(inline="always")
+def _largest_per_distance(c, qv, codes, counts):
+    "c[d] = the largest counts[u] among the distinct codes u at distance d (codes.gallery holds them)."
+    for u in range(codes.n):
+        d = _distance(qv, codes.gallery, u)
+        if counts[u] > c[d]:
+            c[d] = counts[u]
+
+
 @njit(parallel=True, cache=True)
-def _code_max_kernel(qw, uw, n, counts, cmax, width, dec_ptr, dec_idx):
+def _code_max_kernel(codes, counts, visit, cmax, width):
     """cmax[i, d] = the largest multiplicity counts[u] among distinct gallery codes u at distance d, after taking
-    one off code dec_idx[p] for each p in dec_ptr[i]..dec_ptr[i + 1]-1 (the codes of the items query i ignores)."""
-    for i in prange(qw.shape[0]):
-        c = cmax[i]
-        qv = _load_code(qw, i, width)
-        left = counts
-        if dec_ptr[i + 1] > dec_ptr[i]:
+    one off code visit.indices[p] for each p in query i's row (the codes of the items it removes)."""
+    for i in prange(codes.queries.shape[0]):
+        qv = _load_code(codes.queries, i, width)
+        lo, hi = visit.indptr[i], visit.indptr[i + 1]
+        if hi > lo:
             left = counts.copy()
-            for p in range(dec_ptr[i], dec_ptr[i + 1]):
-                left[dec_idx[p]] -= 1
-        for u in range(n):
-            d = _distance(qv, uw, u)
-            if left[u] > c[d]:
-                c[d] = left[u]
+            for p in range(lo, hi):
+                left[visit.indices[p]] -= 1
+            _largest_per_distance(cmax[i], qv, codes, left)
+        else:
+            _largest_per_distance(cmax[i], qv, codes, counts)
 
 # %% ../nbs/60_engine.ipynb #b7b616ad
 _LAST = threading.local()   # per thread: what was prepared for the last gallery seen, so concurrent calls never mix
@@ -645,13 +779,13 @@ def _prepared_gallery(g: PackedCodes, rel: Relevance) -> dict:
 # %% ../nbs/60_engine.ipynb #6ec276d1
 def _gallery_by_class(g: PackedCodes, labels: np.ndarray) -> dict:
     """The gallery grouped by class id, remembered: `order`, its indices sorted by class (stably, so each class's
-    indices increase); `words`, its codes in that order (for `_gallery_words`); `classes`, the distinct ids in
-    increasing order; `first` / `end`, where each id's items start and end in `order`."""
+    indices increase); `words`, its codes in that order (read-only, for `_gallery_words`); `classes`, the distinct
+    ids in increasing order; `first` / `end`, where each id's items start and end in `order`."""
     def make():
         order = np.argsort(labels, kind="stable")
         classes, first = np.unique(labels[order], return_index=True)
         end = np.append(first[1:], len(labels)).astype(np.int64)
-        return dict(order=order.astype(np.int64), words=_gallery_words(np.ascontiguousarray(g.words[order])),
+        return dict(order=_readable(order, np.int64), words=_gallery_words(_readable(g.words[order], np.uint64)),
                     classes=classes, first=first.astype(np.int64), end=end)
     return _remembered("by_class", (g.words, labels), make)
 
@@ -662,6 +796,16 @@ def _class_ranges(by_class: dict, query_labels: np.ndarray) -> tuple:
     k = np.minimum(np.searchsorted(classes, ql), len(classes) - 1)
     found = classes[k] == ql
     return np.where(found, by_class["first"][k], 0), np.where(found, by_class["end"][k], 0)
+
+# %% ../nbs/60_engine.ipynb #5a1c0d10
+def class_groups(g: PackedCodes,  # the gallery (N codes)
+                 rel: Relevance,  # class ids (same_class) over some queries x these N items
+                 ) -> ClassGroups:
+    "The kernels' `ClassGroups` for `rel`'s queries: the gallery grouped by class once (remembered), their ranges."
+    ql, gl = rel.labels()
+    by_class = _gallery_by_class(g, gl)
+    start, stop = _class_ranges(by_class, ql)
+    return ClassGroups(by_class["order"], _readable(start, np.int64), _readable(stop, np.int64), by_class["words"])
 
 # %% ../nbs/60_engine.ipynb #c2823374
 def distinct_codes(gallery_codes,  # N x K, {0,1} or {-1,+1}, or PackedCodes
@@ -695,6 +839,21 @@ def code_ids(words: np.ndarray,  # (U, W) uint64 distinct codes, rows sorted as 
     table = np.ascontiguousarray(words, dtype=np.uint64).view(row).ravel()
     return np.searchsorted(table, np.ascontiguousarray(items, dtype=np.uint64).view(row).ravel()).astype(np.int64)
 
+# %% ../nbs/60_engine.ipynb #5a1c0d11
+def _launch(kernel,           # a compiled kernel
+            operands: tuple,  # its arguments
+            ):
+    """Call a kernel. An error raised inside a parallel loop at run time (a buffer that cannot be allocated, a bad
+    operand) reaches Python as numba's `SystemError: CPUDispatcher(...) returned a result with an exception set`,
+    with the error itself as its cause: raise that error instead. Compile errors (a TypingError naming an undefined
+    name) come through as they are."""
+    try:
+        return kernel(*operands)
+    except SystemError as e:
+        if e.__cause__ is None:
+            raise
+        raise e.__cause__.with_traceback(None) from None
+
 # %% ../nbs/60_engine.ipynb #3a49bb78
 def code_max_pass(query_codes,                  # Q x K, {0,1} or {-1,+1}, or PackedCodes
                   words: np.ndarray,            # (U, W) uint64 distinct gallery codes (`distinct_codes`)
@@ -707,52 +866,52 @@ def code_max_pass(query_codes,                  # Q x K, {0,1} or {-1,+1}, or Pa
     q = pack_codes(query_codes, "query_codes")
     cmax = np.zeros((len(q), q.nbits + 1), dtype=np.int64)
     words = np.ascontiguousarray(words, dtype=np.uint64)
-    if ignored is None:
-        dec_ptr, dec_idx = _ignore_operands(None, len(q))    # empty rows: nothing taken off
-    else:
-        dec_ptr, dec_idx = np.ascontiguousarray(ignored[0], dtype=np.int64), code_ids(words, ignored[1])
-    _code_max_kernel(q.words, _gallery_words(words), len(words), np.ascontiguousarray(counts, dtype=np.int64), cmax,
-                     _width(q.words.shape[1]), dec_ptr, dec_idx)
+    taken = None if ignored is None else (ignored[0], code_ids(words, ignored[1]))   # None: nothing taken off
+    visit = visit_operand(taken, len(q), q.nbits)
+    codes, counts = codes_operand(q, words), _readable(counts, np.int64)
+    _launch(_code_max_kernel, (codes, counts, visit, cmax, _width(q.words.shape[1])))
     return cmax
 
 # %% ../nbs/60_engine.ipynb #3322731f
-def _operands(q: PackedCodes, g: PackedCodes, rel: Relevance, n_grades: int) -> tuple:
-    """(qw, gw, qr, gr, n): the kernels' operands for queries q x gallery g under `rel` (their types pick the
-    source and the code length), n the number of gallery items."""
+def pair_labels(g: PackedCodes,   # the gallery (or one shard, one segment of it)
+                rel: Relevance,   # over some queries x g's items
+                n_grades: int,    # the grade columns of the summary: above rel's largest grade
+                ) -> PairLabels:
+    """The kernels' `PairLabels` for `rel`: the rows of its grades for a per-pair source (checked below n_grades),
+    else its class codes or packed label words (the gallery's remembered while the same arrays come back)."""
     if rel.per_pair:                                  # grades held per pair: the kernels read the rows of a block
         qr = rel.block(0, rel.n_queries)
         if qr.size and int(qr.max()) >= n_grades:
             fail("relevance", f"holds grade {int(qr.max())}, above the {n_grades - 1} this summary has room for")
-        gr = _NO_LABELS
-    else:
-        if rel.max_grade >= n_grades:
-            fail("relevance", f"has max_grade {rel.max_grade}, above the {n_grades - 1} this summary has room for")
-        qr, gr = _label_words(rel.labels()[0], rel.same_class), _prepared_gallery(g, rel)["labels"]
-    return q.words, _gallery_words(g.words), qr, gr, len(g)
+        return PairLabels(_readable(qr, np.uint8), _readable(_NO_LABELS, np.uint8))
+    if rel.max_grade >= n_grades:
+        fail("relevance", f"has max_grade {rel.max_grade}, above the {n_grades - 1} this summary has room for")
+    return PairLabels(_label_words(rel.labels()[0], rel.same_class), _prepared_gallery(g, rel)["labels"])
 
 # %% ../nbs/60_engine.ipynb #baa12833
 CLASS_SORT_MIN_QUERIES = 32   # sorting the gallery by class (once per gallery) pays off from about this many queries
 
 
 def _by_class(q: PackedCodes, g: PackedCodes, rel: Relevance, n_grades: int) -> bool:
-    "Take the class-id kernels (gallery grouped by class): many queries, or the grouping already made for it."
+    "Take class groups (the gallery grouped by class): many queries, or the grouping already made for it."
     if not rel.same_class or n_grades != 2:
         return False
     entry = getattr(_LAST, "by_class", None)
     return len(q) >= CLASS_SORT_MIN_QUERIES or (entry is not None and entry[0][0] is g.words)
 
-# %% ../nbs/60_engine.ipynb #e9122eb6
-def _query_blocks(n_queries: int) -> int:
-    "How many blocks the one-walk kernels split the queries into: about four per thread (each allocates its buffers once)."
-    return max(1, min(n_queries, 4 * numba.get_num_threads()))
 
-# %% ../nbs/60_engine.ipynb #2b6d6f82
-def _ignore_operands(ignore: IgnoreSets | None, n_queries: int) -> tuple:
-    """(ig_ptr, ig_idx): the kernels' view of the items each query ignores (CSR rows of sorted gallery indices,
-    int64); rows with nothing in them when `ignore` is None, so every kernel has one signature."""
-    if ignore is None:
-        return np.zeros(n_queries + 1, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    return np.ascontiguousarray(ignore.indptr, dtype=np.int64), np.ascontiguousarray(ignore.indices, dtype=np.int64)
+def labels_operand(q: PackedCodes,            # the queries
+                   g: PackedCodes,            # the gallery the kernel walks
+                   rel: Relevance,            # over these queries x g's items
+                   n_grades: int,             # the grade columns of the summary
+                   grouped: bool | None = None,  # class groups for class ids with grades 0/1: None: `_by_class`
+                   ) -> tuple:
+    "The labels operand of a kernel: `ClassGroups` (class ids, grades 0/1, `grouped`) or `PairLabels`."
+    if grouped is None:
+        grouped = _by_class(q, g, rel, n_grades)
+    if grouped and rel.same_class and n_grades == 2:
+        return class_groups(g, rel)
+    return pair_labels(g, rel, n_grades)
 
 # %% ../nbs/60_engine.ipynb #844b1843
 def hist_pass(q: PackedCodes,                    # the queries (Q codes)
@@ -760,22 +919,36 @@ def hist_pass(q: PackedCodes,                    # the queries (Q codes)
               rel: Relevance,                    # over these Q queries x g's N items
               n_grades: int,                     # grade columns G of the histogram: above rel's largest grade
               ignore: IgnoreSets | None = None,  # items removed per query, over g's items (0..N-1); None: none
+              *,
+              grouped: bool | None = None,       # class ids over the gallery grouped by class; None: `_by_class`
               ) -> np.ndarray:
     """(Q, K+1, n_grades) int64: items at each (distance, grade) for every query; the items in `ignore` (IgnoreSets
     over this gallery) are counted by the fast pass and then taken off, one distance each."""
     hist = np.zeros((len(q), q.nbits + 1, n_grades), dtype=np.int64)
-    if _by_class(q, g, rel, n_grades):
-        ql, gl = rel.labels()
-        by_class = _gallery_by_class(g, gl)
-        _class_hist_kernel(q.words, by_class["words"], len(g), *_class_ranges(by_class, ql), hist,
-                           _width(q.words.shape[1]))
-    else:
-        qw, gw, qr, gr, n = _operands(q, g, rel, n_grades)
-        _hist_kernel(qw, gw, qr, gr, n, hist, _width(q.words.shape[1]))
+    codes, width = codes_operand(q, g.words), _width(q.words.shape[1])
+    _launch(_hist_kernel, (codes, labels_operand(q, g, rel, n_grades, grouped), hist, width))
     if ignore is not None and len(ignore.indices):
-        qw, gw, qr, gr, _ = _operands(q, g, rel, n_grades)
-        _unhist_kernel(qw, gw, qr, gr, *_ignore_operands(ignore, len(q)), hist, _width(q.words.shape[1]))
+        visit = visit_operand(_removed(ignore), len(q), q.nbits)
+        _launch(_unhist_kernel, (codes, pair_labels(g, rel, n_grades), visit, hist, width))
     return hist
+
+# %% ../nbs/60_engine.ipynb #5a1c0d12
+def _top_walk(q: PackedCodes, g: PackedCodes, rel: Relevance, n_grades: int, t: int, ignore: IgnoreSets | None,
+              before: np.ndarray | None, grouped: bool | None) -> tuple:
+    """(hist, top) of `_top_kernel`: from its own offsets (before None) or the given ones; class groups only for
+    codes whose distances fit their uint16 records."""
+    if q.nbits >= RECORD_DISTANCES[False]:
+        fail("query_codes", f"have {q.nbits} bits; the index-order pass holds distances below "
+                            f"{RECORD_DISTANCES[False]}: codes of fewer bits")
+    if q.nbits >= RECORD_DISTANCES[True]:
+        grouped = False
+    hist = np.zeros((len(q), q.nbits + 1, n_grades), dtype=np.int64)
+    top = np.zeros((len(q), t), dtype=np.uint8)
+    visit = visit_operand(_removed(ignore), len(q), q.nbits,
+                          None if before is None else (before, before, np.zeros(len(q))))
+    _launch(_top_kernel, (codes_operand(q, g.words), labels_operand(q, g, rel, n_grades, grouped), visit, hist, top,
+                          _width(q.words.shape[1])))
+    return hist, top
 
 # %% ../nbs/60_engine.ipynb #d7f27de3
 def top_pass(q: PackedCodes,                    # the queries (Q codes)
@@ -785,13 +958,12 @@ def top_pass(q: PackedCodes,                    # the queries (Q codes)
              before: np.ndarray,                # (Q, K+1) items ranked ahead of g's first item at each distance
              t: int,                            # ranks kept: the first t of the stable order
              ignore: IgnoreSets | None = None,  # items removed per query, over g's items; they take no rank
+             *,
+             grouped: bool | None = None,       # class ids over the gallery grouped by class; None: `_by_class`
              ) -> np.ndarray:
     """(Q, t) uint8: grades at ranks before[i, d] + (place among this gallery's kept items at distance d), if
     below t; the items in `ignore` take no rank."""
-    top = np.zeros((len(q), t), dtype=np.uint8)
-    _top_kernel(*_operands(q, g, rel, n_grades), np.ascontiguousarray(before, dtype=np.int64), top,
-                _width(q.words.shape[1]), *_ignore_operands(ignore, len(q)))
-    return top
+    return _top_walk(q, g, rel, n_grades, t, ignore, before, grouped)[1]
 
 # %% ../nbs/60_engine.ipynb #7f9062ed
 def hist_top_pass(q: PackedCodes,                    # the queries (Q codes)
@@ -801,39 +973,59 @@ def hist_top_pass(q: PackedCodes,                    # the queries (Q codes)
                   t: int,                            # ranks kept: the first t of the stable order
                   ignore: IgnoreSets | None = None,  # items removed per query; None: none
                   ) -> tuple:
-    """(hist, top): `hist_pass` and `top_pass` of the whole gallery, in one walk for class ids over many queries
-    (`_class_hist_top_kernel`), else in the two passes."""
-    if _by_class(q, g, rel, n_grades) and q.nbits < _IGNORED:
-        ql, gl = rel.labels()
-        by_class = _gallery_by_class(g, gl)
-        hist = np.zeros((len(q), q.nbits + 1, n_grades), dtype=np.int64)
-        top = np.zeros((len(q), t), dtype=np.uint8)
-        _class_hist_top_kernel(q.words, _gallery_words(g.words), len(g), by_class["order"],
-                               *_class_ranges(by_class, ql), _query_blocks(len(q)),
-                               hist, top, _width(q.words.shape[1]), *_ignore_operands(ignore, len(q)))
-        return hist, top
-    hist = hist_pass(q, g, rel, n_grades, ignore)
-    return hist, top_pass(q, g, rel, n_grades, group_starts(hist.sum(-1)), t, ignore)
+    "(hist, top): `hist_pass` and `top_pass` of the whole gallery, in one walk (`_top_kernel` with its own offsets)."
+    return _top_walk(q, g, rel, n_grades, t, ignore, None, None)
+
+# %% ../nbs/60_engine.ipynb #5a1c0d13
+class Offsets(NamedTuple):
+    "Where a part of the gallery (a shard, a segment) ranks in the whole ranking, for `sums_pass`."
+    before: np.ndarray      # (Q, K+1) items ranked ahead of the part's first item at each distance
+    rel_before: np.ndarray  # (Q, K+1) relevant items (grade > 0) ranked ahead, likewise
+    n_relevant: np.ndarray  # (Q,) R: relevant items in the whole ranking (for R-precision)
+    n_ranks: int            # items in the whole ranking (the discount table's reach)
+
+
+WALK_ITEMS: int | None = None   # the most gallery items one sums walk takes; None: as many as its records hold
+
+
+def _walk_items(nbits: int) -> int:
+    "How many gallery items one sums walk takes: 2**pbits - 1 (`_record_layout`), or fewer if WALK_ITEMS says so."
+    reach = (1 << _record_layout(nbits)[1]) - 1
+    return reach if WALK_ITEMS is None else max(1, min(reach, WALK_ITEMS))
+
+
+def _new_sums(n_queries: int, n_grades: int) -> tuple:
+    "(ap, dcg, hits): zeroed double-double accumulators (Q, 2), (Q, G, 2) and counts (Q,)."
+    return np.zeros((n_queries, 2)), np.zeros((n_queries, n_grades, 2)), np.zeros(n_queries, dtype=np.int64)
 
 # %% ../nbs/60_engine.ipynb #f5e1d5d2
 def sums_pass(q: PackedCodes,                    # the queries (Q codes)
               g: PackedCodes,                    # the gallery, or one shard of it (N codes of the same length)
               rel: Relevance,                    # over these Q queries x g's N items
               n_grades: int,                     # above rel's largest grade (as for `hist_pass`)
-              before: np.ndarray,                # (Q, K+1) items ranked ahead of g's first item at each distance
-              rel_before: np.ndarray,            # (Q, K+1) relevant items (grade > 0) ranked ahead, likewise
-              n_relevant: np.ndarray,            # (Q,) R: relevant items in the whole ranking (for R-precision)
-              n_ranks: int,                      # items in the whole ranking (the discount table's reach)
+              offsets: Offsets,                  # where g's items rank in the whole ranking
               ignore: IgnoreSets | None = None,  # items removed per query, over g's items; they take no rank
+              *,
+              grouped: bool | None = None,       # class ids over the gallery grouped by class; None: `_by_class`
               ) -> tuple:
-    """(ap, dcg, hits): the double-double accumulators (Q, 2), (Q, G, 2) and counts (Q,) of `IndexSums` over
-    this gallery's kept items, ranked from the offsets `before` / `rel_before` in a ranking of n_ranks items."""
-    ap, dcg = np.zeros((len(q), 2)), np.zeros((len(q), n_grades, 2))
-    hits = np.zeros(len(q), dtype=np.int64)
-    _sums_kernel(*_operands(q, g, rel, n_grades), np.ascontiguousarray(before, dtype=np.int64),
-                 np.ascontiguousarray(rel_before, dtype=np.int64), np.ascontiguousarray(n_relevant, dtype=np.int64),
-                 discount_table(n_ranks), ap, dcg, hits, _width(q.words.shape[1]), *_ignore_operands(ignore, len(q)))
-    return ap, dcg, hits
+    """(ap, dcg, hits): the double-double accumulators (Q, 2), (Q, G, 2) and counts (Q,) of `IndexSums` over this
+    gallery's kept items, ranked from the offsets. A gallery beyond one walk's records goes in segments, each ranked
+    after the ones before it (a segment's histogram, counted by its walk, moves the offsets on), the sums carried on."""
+    sums, step = _new_sums(len(q), n_grades), _walk_items(q.nbits)
+    before, rel_before, width = offsets.before, offsets.rel_before, _width(q.words.shape[1])
+    for a in range(0, len(g), step):
+        b = min(len(g), a + step)
+        if (a, b) == (0, len(g)):
+            part, labels = (g, ignore), labels_operand(q, g, rel, n_grades, grouped)
+        else:                                              # a segment: its own columns, labels compared pair by pair
+            part = (g[a:b], None if ignore is None else ignore.columns(a, b))
+            labels = pair_labels(part[0], rel.columns(a, b), n_grades)
+        hist = np.zeros((len(q), q.nbits + 1, n_grades), dtype=np.int64)
+        visit = visit_operand(_removed(part[1]), len(q), q.nbits, (before, rel_before, offsets.n_relevant),
+                              offsets.n_ranks)
+        _launch(_sums_kernel, (codes_operand(q, part[0].words), labels, visit, hist, *sums, width))
+        before, rel_before = before + hist.sum(-1), rel_before + hist[:, :, 1:].sum(-1)
+    return sums
 
 # %% ../nbs/60_engine.ipynb #4e7f27ba
 def hist_sums_pass(q: PackedCodes,                    # the queries (Q codes)
@@ -842,29 +1034,76 @@ def hist_sums_pass(q: PackedCodes,                    # the queries (Q codes)
                    n_grades: int,                     # above rel's largest grade (as for `hist_pass`)
                    ignore: IgnoreSets | None = None,  # items removed per query; None: none
                    ) -> tuple:
-    """(hist, ap, dcg, hits): `hist_pass` and `sums_pass` of the whole gallery in one walk (in two passes when the
-    gallery is too large for the general walk's records: 2**24 items or more for 64-bit codes, not for class ids);
-    the items in `ignore` are stepped over."""
-    hist = np.zeros((len(q), q.nbits + 1, n_grades), dtype=np.int64)
-    ap, dcg = np.zeros((len(q), 2)), np.zeros((len(q), n_grades, 2))
-    hits = np.zeros(len(q), dtype=np.int64)
-    n_blocks = _query_blocks(len(q))
-    dbits, pbits = _record_layout(q.nbits)
-    if _by_class(q, g, rel, n_grades):
-        ql, gl = rel.labels()
-        by_class = _gallery_by_class(g, gl)
-        _class_hist_sums_kernel(q.words, _gallery_words(g.words), len(g), by_class["order"],
-                                *_class_ranges(by_class, ql), discount_table(len(g)), n_blocks, dbits,
-                                hist, ap, dcg, hits, _width(q.words.shape[1]), *_ignore_operands(ignore, len(q)))
-    elif len(g) < 1 << pbits:
-        _hist_sums_kernel(*_operands(q, g, rel, n_grades), discount_table(len(g)), n_blocks, n_grades <= 2, dbits,
-                          pbits, hist, ap, dcg, hits, _width(q.words.shape[1]), *_ignore_operands(ignore, len(q)))
-    else:
+    """(hist, ap, dcg, hits): `hist_pass` and `sums_pass` of the whole gallery in one walk (`_sums_kernel` with its
+    own offsets); a gallery beyond one walk's records takes the histogram pass first, then `sums_pass` from its
+    offsets. The items in `ignore` are stepped over."""
+    if len(g) > _walk_items(q.nbits):
         hist = hist_pass(q, g, rel, n_grades, ignore)
         rh = hist[:, :, 1:].sum(-1)
-        ap, dcg, hits = sums_pass(q, g, rel, n_grades, group_starts(hist.sum(-1)), group_starts(rh),
-                                  rh.sum(-1), len(g), ignore)
-    return hist, ap, dcg, hits
+        offsets = Offsets(group_starts(hist.sum(-1)), group_starts(rh), rh.sum(-1), len(g))
+        return (hist, *sums_pass(q, g, rel, n_grades, offsets, ignore))
+    hist, sums = np.zeros((len(q), q.nbits + 1, n_grades), dtype=np.int64), _new_sums(len(q), n_grades)
+    visit = visit_operand(_removed(ignore), len(q), q.nbits, None, len(g))
+    _launch(_sums_kernel, (codes_operand(q, g.words), labels_operand(q, g, rel, n_grades), visit, hist, *sums,
+                           _width(q.words.shape[1])))
+    return (hist, *sums)
+
+# %% ../nbs/60_engine.ipynb #5a1c0d14
+class _CompileWatch(Listener):
+    "Notes the kernels numba compiles (not those it loads from its cache) while installed; says `line` at the first."
+
+    def __init__(self, say, line: str):
+        self.say, self.line, self.compiled = say, line, []
+
+    def on_start(self, event):
+        name = event.data["dispatcher"].py_func.__name__
+        if name.endswith("_kernel"):                # the kernels themselves, not what they compile on the way
+            if not self.compiled and self.say is not None:
+                self.say(self.line)
+            self.compiled.append(name)
+
+    def on_end(self, event):
+        pass
+
+
+class Passes(NamedTuple):
+    "The kernels a run calls (`prepare_kernels`)."
+    top: bool = False       # the top pass (`top_pass`, `hist_top_pass`)
+    sums: bool = False      # the index sums (`sums_pass`, `hist_sums_pass`)
+    code_max: bool = False  # LGAP's largest bar (`code_max_pass`)
+    removed: bool = False   # items removed per query (`_unhist_kernel` too)
+    grouped: bool = False   # class ids over the gallery grouped by class (else compared pair by pair)
+
+
+COMPILING = "retrieval_lit: compiling the engine's kernels for this machine (first run only) ..."
+
+
+def prepare_kernels(nbits: int,            # the code length K of the run
+                    relevance: Relevance,  # the run's relevance (only its kind matters: one query, one item are used)
+                    passes: Passes,        # the passes the run calls
+                    say=None,              # called with COMPILING if a kernel must be compiled (not loaded); None: no
+                    ) -> list:
+    """Compile (or load from numba's cache) in this process the kernels a run of `passes` over codes of `nbits` bits
+    with a relevance of `relevance`'s kind calls, on one query and one item of the same kinds: every kernel takes its
+    inputs read-only (`_readable`), so these are the signatures of any run, and the code cached here serves other
+    processes (a Dask client calls this before its workers start). Returns the names of the functions compiled."""
+    if relevance.n_queries == 0 or relevance.n_gallery == 0:
+        return []
+    q, n_grades = pack_codes(np.zeros((1, nbits), np.uint8)), relevance.max_grade + 1
+    rel = relevance.rows(0, 1).columns(0, 1)
+    ignore = make_ignore(1, 1, [[0]]) if passes.removed else None
+    watch = _CompileWatch(say, COMPILING)
+    with install_listener("numba:compile", watch):
+        hist_pass(q, q, rel, n_grades, ignore, grouped=passes.grouped)
+        if passes.top:
+            top_pass(q, q, rel, n_grades, np.zeros((1, nbits + 1), np.int64), 1, ignore, grouped=passes.grouped)
+        if passes.sums:
+            zeros = np.zeros((1, nbits + 1), np.int64)
+            sums_pass(q, q, rel, n_grades, Offsets(zeros, zeros, np.zeros(1, np.int64), 1), ignore,
+                      grouped=passes.grouped)
+        if passes.code_max:
+            code_max_pass(q, *distinct_codes(q), None if ignore is None else (ignore.indptr, q.words[ignore.indices]))
+    return watch.compiled
 
 # %% ../nbs/60_engine.ipynb #c2ae88c2
 SECONDS_PER_PAIR = 1e-9   # about what one engine pass costs per (query, gallery item) pair on 2 cores
@@ -908,7 +1147,7 @@ def default_chunk(n_queries: int,                 # Q
                   ) -> int:
     """Queries per chunk: about 2e8 pairs (1 byte per pair for a grade matrix, within max_block_bytes).
 
-    >>> default_chunk(10_000, 10**6, False, 2), default_chunk(10_000, 10**6, True, 2)    # labels 2e8 / 1e6; grades 2**26 // 1e6
+    >>> default_chunk(10_000, 10**6, False, 2), default_chunk(10_000, 10**6, True, 2)   # 2e8 / 1e6; 2**26 // 1e6
     (200, 67)
     """
     per_chunk = (max_block_bytes if per_pair else 200_000_000) // max(1, n_gallery)

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import re
 import reprlib
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -17,7 +19,8 @@ from . import engine
 from .hamming import PackedCodes, pack_codes
 from .ranking import (RankSummary, check_ignore, group_starts, join_index_sums, positions_in_runs,
                                    resolve_cutoff, run_offsets)
-from .relevance import IgnoreSets, Relevance, make_ignore, declared_scale, relevance_from_labels, relevance_from_matrix
+from .relevance import (IgnoreSets, Relevance, make_ignore, declared_scale, relevance_from_labels,
+                                     relevance_from_matrix)
 from .score_kernel import DistinctScores, PartCounts, RelevantPart, kth_floors
 from .score_kernel import distinct_relevant, join_relevant, merge_counts, part_counts, relevant_part
 from .score_ranking import (PRECISIONS, prepare_embeddings, similarities, similarity_rows,
@@ -32,27 +35,32 @@ def _pack(codes, name: str) -> PackedCodes:
     return pack_codes(np.asarray(codes) if not isinstance(codes, PackedCodes) else codes, name)
 
 
-def _relevance(q: PackedCodes, g: PackedCodes, qlab, glab, grades):
+def _task_relevance(q: PackedCodes, g: PackedCodes, qlab, glab, grades):
     "The Relevance of one (query block, gallery shard) pair: from labels, or from a grade block."
     if grades is not None:
         return relevance_from_matrix(np.asarray(grades), len(q), len(g))
     return relevance_from_labels(np.asarray(qlab), np.asarray(glab), len(q), len(g))
 
 
-def _task_hist(q, g, qlab, glab, grades, n_grades, ignore=None):
+class _Kinds(NamedTuple):
+    "What the engine's passes on a worker are told, beside the data: the grade columns, and the label operand."
+    n_grades: int  # the grade columns of the summary
+    grouped: bool  # class ids over the shard grouped by class (decided by the client: the kernels it prepared)
+
+
+def _task_hist(q, g, rel, kinds: _Kinds, ignore=None):
     "Round 1: the shard's histogram for the query block (without the items `ignore` removes, shard-numbered)."
-    return engine.hist_pass(q, g, _relevance(q, g, qlab, glab, grades), n_grades, ignore)
+    return engine.hist_pass(q, g, rel, kinds.n_grades, ignore, grouped=kinds.grouped)
 
 
-def _task_top(q, g, qlab, glab, grades, n_grades, before, t, ignore=None):
-    "Round 2: the shard's grades in its slots of the global top t."
-    return engine.top_pass(q, g, _relevance(q, g, qlab, glab, grades), n_grades, before, t, ignore)
+def _task_top(q, g, rel, kinds: _Kinds, offsets: engine.Offsets, t, ignore=None):
+    "Round 2: the shard's grades in its slots of the global top t (from its offsets' `before`)."
+    return engine.top_pass(q, g, rel, kinds.n_grades, offsets.before, t, ignore, grouped=kinds.grouped)
 
 
-def _task_sums(q, g, qlab, glab, grades, n_grades, before, rel_before, n_relevant, n_ranks, ignore=None):
+def _task_sums(q, g, rel, kinds: _Kinds, offsets: engine.Offsets, ignore=None):
     "Round 2: the shard's part of the whole-ranking index sums (double-double accumulators)."
-    return engine.sums_pass(q, g, _relevance(q, g, qlab, glab, grades), n_grades, before, rel_before,
-                            n_relevant, n_ranks, ignore)
+    return engine.sums_pass(q, g, rel, kinds.n_grades, offsets, ignore, grouped=kinds.grouped)
 
 
 def _task_max_grade(grades) -> int:
@@ -407,8 +415,9 @@ def _scan_gallery(gal: ShardedGallery,        # the sharded gallery
     qlab = None if relevance.per_pair else relevance.labels()[0]
     grades = ([relevance.block(0, relevance.n_queries, bounds) for bounds in gal.bounds] if relevance.per_pair
               else [None] * len(gal.shards))
-    return _scan_block(gal, qf, qlab, grades, relevance.max_grade + 1, resolve_cutoff(top_columns, gal.n_items, "top_columns"),
-                       index_sums, code_max, ignore)
+    request = _Request(relevance.max_grade + 1, resolve_cutoff(top_columns, gal.n_items, "top_columns"), index_sums,
+                       code_max, relevance)
+    return _scan_block(gal, _Block(qf, qlab, grades, len(q), ignore), request)
 
 # %% ../nbs/61_sharded.ipynb #b73278df
 def _gallery_on_cluster(client, g_blocks: list, gl_blocks: list | None) -> ShardedGallery:
@@ -419,7 +428,8 @@ def _gallery_on_cluster(client, g_blocks: list, gl_blocks: list | None) -> Shard
     bits = client.gather([client.submit(lambda p: p.nbits, f) for f in gf])
     for s, b in enumerate(bits):
         if b != bits[0]:
-            fail("gallery_codes", f"shard {s} has {b}-bit codes but shard 0 has {bits[0]}-bit codes: the lengths must match")
+            fail("gallery_codes", f"shard {s} has {b}-bit codes but shard 0 has {bits[0]}-bit codes: the lengths "
+                                  "must match")
     return ShardedGallery(client, gf, glf, [int(x) for x in sizes], int(bits[0]))
 
 
@@ -458,43 +468,87 @@ def scatter_gallery(gallery_codes,               # items x bits (either alphabet
         raise
 
 # %% ../nbs/61_sharded.ipynb #b5c4bff6
-def _scan_block(gal: ShardedGallery, qf, qlf, grades: list, n_grades: int, t: int, index_sums: bool,
-                code_max: bool, ignore: IgnoreSets | None) -> engine.Scan:
-    """One block of queries (future `qf`, labels `qlf`, per-shard grade blocks `grades`) against every shard:
-    round 1 the histograms, round 2 the order-dependent passes from each shard's offsets, then code_max."""
-    client, S = gal.client, len(gal.shards)
-    if index_sums and gal.n_items >= 1 << 31:
+class _Block(NamedTuple):
+    "One block of queries as `_scan_block` meets every shard with it."
+    codes: object               # the future of its PackedCodes
+    labels: object              # its labels (a future or an array); None when the relevance is grade blocks
+    grades: list                # per shard its grade block (an array or a future), or None per shard for labels
+    n_queries: int              # its queries
+    ignore: IgnoreSets | None   # over these queries and the whole gallery; None: none
+
+
+class _Request(NamedTuple):
+    "What a scan asks of every block of queries."
+    n_grades: int          # the grade columns of the summary
+    t: int                 # ranks kept in stable order as top_grades (0: none)
+    index_sums: bool       # also the whole-ranking index-order sums
+    code_max: bool         # also code_max (LGAP)
+    example: Relevance     # a relevance of the run's kind: the kernels the client prepares for its workers
+
+# %% ../nbs/61_sharded.ipynb #5b1c0d02
+_SAID: set = set()
+
+
+def _say_once(line: str):
+    "Print `line` to stderr, once per process."
+    if line not in _SAID:
+        _SAID.add(line)
+        print(line, file=sys.stderr, flush=True)
+
+
+def _prepare(nbits: int, request: _Request, kinds: _Kinds, removed: bool) -> list:
+    """The kernels the workers will call, compiled or loaded here first (`engine.prepare_kernels`), so that workers
+    on this machine load numba's cache instead of each compiling them again (one line on stderr when it compiles)."""
+    passes = engine.Passes(top=request.t > 0, sums=request.index_sums, code_max=request.code_max, removed=removed,
+                           grouped=kinds.grouped)
+    return engine.prepare_kernels(nbits, request.example, passes, say=_say_once)
+
+# %% ../nbs/61_sharded.ipynb #5b1c0d03
+def _scan_block(gal: ShardedGallery, block: _Block, request: _Request) -> engine.Scan:
+    """One block of queries against every shard: round 1 the histograms, round 2 the order-dependent passes from
+    each shard's offsets, then code_max. The kernels are prepared on the client first (`_prepare`)."""
+    client, S, t = gal.client, len(gal.shards), request.t
+    if request.index_sums and gal.n_items >= 1 << 31:
         fail("gallery_codes", f"has {gal.n_items} items; index_sums counts ranks in 32 bits")
-    ig = [None if ignore is None else ignore.columns(a, b) for a, b in gal.bounds]
-    args = [(qf, gal.shards[s], qlf, gal.labels[s], grades[s], n_grades) for s in range(S)]
-    hists = client.gather([client.submit(_task_hist, *args[s], ig[s]) for s in range(S)])
+    kinds = _Kinds(request.n_grades, block.n_queries >= engine.CLASS_SORT_MIN_QUERIES)
+    ig = [None if block.ignore is None else block.ignore.columns(a, b) for a, b in gal.bounds]
+    _prepare(gal.nbits, request, kinds, block.ignore is not None and len(block.ignore.indices) > 0)
+    rels = [client.submit(_task_relevance, block.codes, gal.shards[s], block.labels, gal.labels[s], block.grades[s])
+            for s in range(S)]
+    hists = client.gather([client.submit(_task_hist, block.codes, gal.shards[s], rels[s], kinds, ig[s])
+                           for s in range(S)])
     hist = np.sum(hists, axis=0)
     top_grades, sums = None, None
-    if t or index_sums:
+    if t or request.index_sums:
         # sent once, not inside each task; hash=False gives every call its own keys (with content-hashed keys, equal
         # data scattered by two calls share a key, and releasing the first call's futures loses the second's data)
-        offsets = [client.scatter(list(pair), hash=False) for pair in shard_offsets(hists)]
+        n_rel = hist[:, :, 1:].sum((1, 2))
+        offsets = client.scatter([engine.Offsets(before, rel_before, n_rel, gal.n_items)
+                                  for before, rel_before in shard_offsets(hists)], hash=False)
         if t:
-            top_grades = client.submit(_sum_arrays, [client.submit(_task_top, *args[s], offsets[s][0], t, ig[s])
-                                                     for s in range(S)]).result()
-        if index_sums:
-            n_rel = client.scatter(hist[:, :, 1:].sum((1, 2)), hash=False)
-            parts = client.gather([client.submit(_task_sums, *args[s], *offsets[s], n_rel, gal.n_items, ig[s])
-                                   for s in range(S)])
+            tops = [client.submit(_task_top, block.codes, gal.shards[s], rels[s], kinds, offsets[s], t, ig[s])
+                    for s in range(S)]
+            top_grades = client.submit(_sum_arrays, tops).result()
+        if request.index_sums:
+            parts = client.gather([client.submit(_task_sums, block.codes, gal.shards[s], rels[s], kinds, offsets[s],
+                                                 ig[s]) for s in range(S)])
             sums = engine.IndexSums(*_merge_sums(parts))
-    cmax = None
-    if code_max:
-        table = gal.distinct_table()
-        removed = None
-        if ignore is not None:
-            removed_words = np.zeros((len(ignore.indices), table[0].shape[1]), dtype=np.uint64)
-            shard_of = np.searchsorted(run_offsets(gal.sizes)[1:], ignore.indices, side="right")
-            for s, words in enumerate(client.gather([client.submit(_task_removed_words, gal.shards[s], ig[s])
-                                                     for s in range(S)])):
-                removed_words[shard_of == s] = words     # each query's removed items, shard by shard, in order
-            removed = (ignore.indptr, removed_words)
-        cmax = client.submit(_task_code_max, qf, *table, removed).result()
+    cmax = _sharded_code_max(gal, block, ig) if request.code_max else None
     return engine.Scan(RankSummary(hist, gal.n_items, top_grades, cmax, index_sums=sums), sums)
+
+# %% ../nbs/61_sharded.ipynb #5b1c0d04
+def _sharded_code_max(gal: ShardedGallery, block: _Block, ig: list) -> np.ndarray:
+    "code_max of a block over the merged table of distinct codes, each removed item taken off its code's count."
+    client, table = gal.client, gal.distinct_table()
+    removed = None
+    if block.ignore is not None:
+        removed_words = np.zeros((len(block.ignore.indices), table[0].shape[1]), dtype=np.uint64)
+        shard_of = np.searchsorted(run_offsets(gal.sizes)[1:], block.ignore.indices, side="right")
+        for s, words in enumerate(client.gather([client.submit(_task_removed_words, gal.shards[s], ig[s])
+                                                 for s in range(len(gal.shards))])):
+            removed_words[shard_of == s] = words     # each query's removed items, shard by shard, in order
+        removed = (block.ignore.indptr, removed_words)
+    return client.submit(_task_code_max, block.codes, *table, removed).result()
 
 # %% ../nbs/61_sharded.ipynb #360dfd6d
 def sharded_scan(query_codes,               # Q x K: an array, PackedCodes, a Dask array or a list of query blocks
@@ -551,6 +605,7 @@ def sharded_scan(query_codes,               # Q x K: an array, PackedCodes, a Da
         t = resolve_cutoff(top_columns, gal.n_items, "top_columns")
 
         # how many grades: class ids 2, multi-hot 1 + label columns, a matrix 1 + its largest grade
+        probe = None
         if grades is not None:
             n_grades = 1 + max(client.gather([client.submit(_task_max_grade, f) for row in grf for f in row]))
         else:
@@ -559,14 +614,27 @@ def sharded_scan(query_codes,               # Q x K: an array, PackedCodes, a Da
         n_grades = 1 + declared_scale(max_grade, n_grades - 1, "the relevance holds")   # None: as inferred
 
         starts = run_offsets(q_sizes).tolist()
-        scans = [_scan_block(gal, qf[i], qlf[i], grf[i] if grf is not None else [None] * len(gal.shards),
-                             n_grades, t, index_sums, code_max,
-                             None if ig is None else ig.rows(starts[i], starts[i + 1]))
+        request = _Request(n_grades, t, index_sums, code_max, _example(grades is not None, probe, n_grades))
+        scans = [_scan_block(gal, _Block(qf[i], qlf[i], grf[i] if grf is not None else [None] * len(gal.shards),
+                                         q_sizes[i], None if ig is None else ig.rows(starts[i], starts[i + 1])),
+                             request)
                  for i in range(len(qf))]
         return _concat_scans(scans)
     finally:
         if opened:
             client.close()                 # a client opened here for an address
+
+# %% ../nbs/61_sharded.ipynb #5b1c0d01
+def _example(grade_blocks: bool,      # the relevance is grade blocks (else labels)
+             label_shape: tuple | None,  # the labels' shape past the first axis: () class ids, (L,) multi-hot
+             n_grades: int,           # the grade columns of the summary
+             ) -> Relevance:
+    "A relevance of one query and one item of the run's kind, for the kernels the client prepares (`_prepare`)."
+    if grade_blocks:
+        return relevance_from_matrix(np.zeros((1, 1), dtype=np.uint8), 1, 1, max_grade=n_grades - 1)
+    if len(label_shape) == 0:
+        return relevance_from_labels(np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64), 1, 1)
+    return relevance_from_labels(np.zeros((1, label_shape[0]), np.uint8), np.zeros((1, label_shape[0]), np.uint8), 1, 1)
 
 # %% ../nbs/61_sharded.ipynb #0fe4dd86
 def _concat_scans(scans: list) -> engine.Scan:
@@ -724,8 +792,9 @@ class ShardedEmbeddings:
         t = resolve_cutoff(top_columns, n, "top_columns")
         if summarizes_whole(cutoff, n, t) or index_sums:                # the whole ranking, by counts
             return self._whole(q, start, stop, t, index_sums)
-        parts = self.client.gather([self.client.submit(_task_score_block, g, r, i, q, start, stop, self.similarity, cutoff)
-                                    for g, r, i in zip(self.shards, self.relevance, self.ignore)])
+        c = self.client
+        parts = c.gather([c.submit(_task_score_block, g, r, i, q, start, stop, self.similarity, cutoff)
+                          for g, r, i in zip(self.shards, self.relevance, self.ignore)])
         return _merge_score_parts(parts, n, self.max_grade + 1, top_columns, cutoff)
 
     def _whole(self, q, start: int, stop: int, t: int, index_sums: bool) -> RankSummary:
@@ -761,10 +830,10 @@ def scatter_embeddings(gallery_embeddings,           # N x D real-valued descrip
                        relevance: Relevance,         # over all queries and the N items (labels, a matrix, sparse)
                        ignore: IgnoreSets | None = None,   # items removed from each query's ranking; None: none
                        similarity: str = "cosine",   # "cosine" | "dot" | "l2", as in similarity_rows
-                       precision: str = "float64",   # "float64" | "float32": similarities computed in, as in one process
+                       precision: str = "float64",   # "float64" | "float32": similarities computed in (as one process)
                        *,
                        shards: int | None = None,    # pieces the gallery is cut into; None: one per worker
-                       client=None,                  # a dask.distributed.Client, a scheduler address, or None: the default
+                       client=None,                  # a dask.distributed.Client, a scheduler address, or None: default
                        ) -> ShardedEmbeddings:
     """Send gallery embeddings to a Dask cluster once, in `shards` consecutive pieces (default: one per worker), each
     with its columns of the relevance and of the ignore sets. `evaluate(query_embeddings=..., client=...)` makes one
@@ -795,5 +864,6 @@ def _embeddings_on_cluster(client, g: np.ndarray, relevance: Relevance, ignore, 
                 for shard in scatter([g[a:b] for a, b in bounds])]          # normalised once, where it stays
     return ShardedEmbeddings(client, prepared,
                              scatter([relevance.columns(a, b) for a, b in bounds]),
-                             [None] * len(bounds) if ignore is None else scatter([ignore.columns(a, b) for a, b in bounds]),
+                             [None] * len(bounds) if ignore is None
+                             else scatter([ignore.columns(a, b) for a, b in bounds]),
                              [b - a for a, b in bounds], similarity, int(relevance.max_grade), dtype.name)

@@ -187,7 +187,8 @@ def test_inputs_are_not_modified():
 
 @pytest.mark.parametrize("kwargs, where", [
     (dict(threads=0), "`threads`"), (dict(threads=10**6), "`threads`"), (dict(chunk=0), "`chunk`"),
-    (dict(progress="yes"), "`progress`"), (dict(top_columns=-2), "`top_columns`"), (dict(top_columns=1.5), "`top_columns`"),
+    (dict(progress="yes"), "`progress`"), (dict(top_columns=-2), "`top_columns`"),
+    (dict(top_columns=1.5), "`top_columns`"),
 ])
 def test_bad_options(kwargs, where):
     qb, gb = np.zeros((2, 8)), np.ones((5, 8))
@@ -229,8 +230,8 @@ def test_one_walk_equals_two_passes(prob):
     h, ap1, dcg1, hits1 = engine.hist_sums_pass(q, g, rel, n_grades)
     assert np.array_equal(h, engine.hist_pass(q, g, rel, n_grades))
     rh = h[:, :, 1:].sum(-1)
-    ap2, dcg2, hits2 = engine.sums_pass(q, g, rel, n_grades, group_starts(h.sum(-1)),
-                                        group_starts(rh), rh.sum(-1), len(g))
+    ap2, dcg2, hits2 = engine.sums_pass(q, g, rel, n_grades,
+                                        engine.Offsets(group_starts(h.sum(-1)), group_starts(rh), rh.sum(-1), len(g)))
     fin = engine._finish_pairs
     assert np.array_equal(fin(ap1), fin(ap2)) and np.array_equal(fin(dcg1), fin(dcg2))
     assert np.array_equal(hits1, hits2)
@@ -282,9 +283,10 @@ def test_code_lengths_specialised_and_generic(nbits):
         q, g = engine.pack_codes(qb), engine.pack_codes(gb)
         n_grades = rel.max_grade + 1
         h = ref.hist
-        ap, dcg, hits = engine.sums_pass(q, g, rel, n_grades, group_starts(h.sum(-1)),
-                                         group_starts(h[:, :, 1:].sum(-1)), h[:, :, 1:].sum((1, 2)), len(g))
-        assert np.array_equal(engine._finish_pairs(ap), res.sums.precision_sum) and np.array_equal(hits, res.sums.r_hits)
+        ap, dcg, hits = engine.sums_pass(q, g, rel, n_grades, engine.Offsets(
+            group_starts(h.sum(-1)), group_starts(h[:, :, 1:].sum(-1)), h[:, :, 1:].sum((1, 2)), len(g)))
+        assert np.array_equal(engine._finish_pairs(ap), res.sums.precision_sum)
+        assert np.array_equal(hits, res.sums.r_hits)
 
 
 @pytest.mark.parametrize("labels", ["class", "multihot"])
@@ -403,7 +405,8 @@ def test_evaluate_blocks_bound_the_histogram_memory():
 
     evaluation.register_engine("spy", spy)
     try:
-        r = evaluation.evaluate(q, g, relevance=grades, metrics=["map", "ndcg"], engine="spy", max_block_bytes=65 * 200 * 8 * 10)
+        r = evaluation.evaluate(q, g, relevance=grades, metrics=["map", "ndcg"], engine="spy",
+                                max_block_bytes=65 * 200 * 8 * 10)
     finally:
         evaluation.ENGINES.pop("spy")
     assert max(calls) <= 10 and sum(calls) == 50

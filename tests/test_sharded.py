@@ -78,7 +78,8 @@ def test_shard_lists_equal_single_process(client, seed, kind):
     g_shards = [pack_codes(gb[s]) if packed else gb[s] for s in gs]
     kw = dict(top_columns=top, code_max=True, index_sums=True, client=client)
     if kind == "matrix":
-        got = sharded_scan([qb[s] for s in qs], g_shards, relevance=[[src["m"][np.ix_(a, b)] for b in gs] for a in qs], **kw)
+        blocks = [[src["m"][np.ix_(a, b)] for b in gs] for a in qs]
+        got = sharded_scan([qb[s] for s in qs], g_shards, relevance=blocks, **kw)
     else:
         got = sharded_scan([qb[s] for s in qs], g_shards, [src["ql"][s] for s in qs], [src["gl"][s] for s in gs], **kw)
     one = engine.scan(qb, gb, rel, top_columns=top, code_max=True, index_sums=True)
@@ -99,7 +100,8 @@ def test_dask_arrays_equal_single_process(client, kind):
     else:
         labels_chunks = 50        # rechunked to the codes' chunks by the driver
         got = sharded_scan(gq, gg, da.from_array(src["ql"], chunks=labels_chunks),
-                           da.from_array(src["gl"], chunks=labels_chunks), top_columns=20, index_sums=True, client=client)
+                           da.from_array(src["gl"], chunks=labels_chunks), top_columns=20, index_sums=True,
+                           client=client)
     assert_equal_scans(got, engine.scan(qb, gb, rel, top_columns=20, index_sums=True))
 
 
@@ -358,7 +360,8 @@ def test_command_line_dask_embeddings(client, tmp_path):
     import json
     from retrieval_lit.cli import main
     rng = np.random.default_rng(8)
-    files = dict(query_embeddings=rng.integers(-2, 3, (6, 4)) + 0.5, gallery_embeddings=rng.integers(-2, 3, (300, 4)) + 0.5,
+    files = dict(query_embeddings=rng.integers(-2, 3, (6, 4)) + 0.5,
+                 gallery_embeddings=rng.integers(-2, 3, (300, 4)) + 0.5,
                  query_labels=rng.integers(0, 3, 6), gallery_labels=rng.integers(0, 3, 300))
     args = []
     for k, v in files.items():
@@ -367,7 +370,38 @@ def test_command_line_dask_embeddings(client, tmp_path):
     outs = []
     for extra in ([], ["--dask", client.scheduler.address]):
         buf = io.StringIO()
-        assert main(["evaluate", *args, "--metrics", "map", "p@10", "--ties", "index", "--json", "-", *extra], out=buf) == 0
+        assert main(["evaluate", *args, "--metrics", "map", "p@10", "--ties", "index", "--json", "-", *extra],
+                    out=buf) == 0
         outs.append(json.loads(buf.getvalue()[buf.getvalue().index("{"):])["metrics"])
     assert outs[0]["p@10"] == outs[1]["p@10"] and outs[0]["map"] == pytest.approx(outs[1]["map"], rel=0, abs=1e-12)
     assert outs[0]["map"] > 0
+
+
+@pytest.mark.parametrize("kind", ["class", "multihot", "matrix"])
+def test_workers_load_the_kernels_the_client_prepared(client, kind):
+    """Issue 41: the client prepares (compiles or loads) the kernels before its tasks leave, with the signatures the
+    workers' read-only arrays give, so a worker process on this machine loads numba's cache and compiles none."""
+    rng = np.random.default_rng(41)
+    qb, gb = rng.integers(0, 2, (40, 100)), rng.integers(0, 2, (500, 100))   # 2 words; 40 queries: class groups
+    shards = [gb[:300], gb[300:]]
+    kw = dict(top_columns=20, code_max=True, index_sums=True, self_index=np.arange(40), client=client)
+    if kind == "matrix":
+        m = rng.integers(0, 3, (40, 500))
+        got = sharded_scan(qb, shards, relevance=[[m[:, :300], m[:, 300:]]], **kw)
+        rel = relevance_from_matrix(m, 40, 500)
+    else:
+        ql, gl = ((rng.integers(0, 4, 40), rng.integers(0, 4, 500)) if kind == "class"
+                  else (rng.integers(0, 2, (40, 6)), rng.integers(0, 2, (500, 6))))
+        got = sharded_scan(qb, shards, ql, [gl[:300], gl[300:]], **kw)
+        rel = relevance_from_labels(ql, gl, 40, 500)
+    from retrieval_lit.relevance import make_ignore
+    one = engine.scan(qb, gb, rel, top_columns=20, code_max=True, index_sums=True,
+                      ignore=make_ignore(40, 500, None, np.arange(40)))
+    assert_equal_scans(got, one)
+
+    def compiled_here() -> dict:           # nested: sent to the workers by value
+        "On a worker: how many signatures of each kernel it compiled itself (numba's cache misses)."
+        from retrieval_lit import engine as worker_engine
+        kernels = ("_hist_kernel", "_unhist_kernel", "_top_kernel", "_sums_kernel", "_code_max_kernel")
+        return {n: sum(getattr(worker_engine, n).stats.cache_misses.values()) for n in kernels + ("_discount_kernel",)}
+    assert all(v == 0 for per_worker in client.run(compiled_here).values() for v in per_worker.values())
