@@ -159,9 +159,6 @@ def test_at_most_eight_positional_parameters_outside_the_modules_being_fixed():
     assert {m: f for m, f in found.items() if f} == {}
 
 
-@pytest.mark.xfail(strict=False, reason="engine, sharded, score_kernel, score_ranking, labs/hashing, compare, evaluator "
-                                        "and trec still have functions of more than 8 positional parameters: other "
-                                        "helpers of issue 42 are giving them named structures")
 def test_at_most_eight_positional_parameters_everywhere():
     found = {_name(p): wide_positional(p.read_text(encoding="utf-8")) for p in _modules()}
     assert {m: f for m, f in found.items() if f} == {}
