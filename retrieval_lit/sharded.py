@@ -503,6 +503,22 @@ def _prepare(nbits: int, request: _Request, kinds: _Kinds, removed: bool) -> lis
                            grouped=kinds.grouped)
     return engine.prepare_kernels(nbits, request.example, passes, say=_say_once)
 
+# %% ../nbs/61_sharded.ipynb #3f4c1ec2
+def _sum_arrays(arrays: list) -> np.ndarray:
+    "Add the shards' top arrays (each slot is written by exactly one shard; the others hold 0)."
+    out = arrays[0].copy()
+    for a in arrays[1:]:
+        out += a
+    return out
+
+# %% ../nbs/61_sharded.ipynb #eeadb65a
+def _merge_sums(parts: list) -> tuple:
+    "Merge the shards' (ap, dcg, hits) in double-double and round once: (precision_sum, discount_sum, r_hits)."
+    ap, dcg, hits = parts[0]
+    for a, d, h in parts[1:]:
+        ap, dcg, hits = engine.merge_pairs(ap, a), engine.merge_pairs(dcg, d), hits + h
+    return engine._finish_pairs(ap), engine._finish_pairs(dcg), hits
+
 # %% ../nbs/61_sharded.ipynb #5b1c0d03
 def _scan_block(gal: ShardedGallery, block: _Block, request: _Request) -> engine.Scan:
     """One block of queries against every shard: round 1 the histograms, round 2 the order-dependent passes from
@@ -549,6 +565,31 @@ def _sharded_code_max(gal: ShardedGallery, block: _Block, ig: list) -> np.ndarra
             removed_words[shard_of == s] = words     # each query's removed items, shard by shard, in order
         removed = (block.ignore.indptr, removed_words)
     return client.submit(_task_code_max, block.codes, *table, removed).result()
+
+# %% ../nbs/61_sharded.ipynb #5b1c0d01
+def _example(grade_blocks: bool,      # the relevance is grade blocks (else labels)
+             label_shape: tuple | None,  # the labels' shape past the first axis: () class ids, (L,) multi-hot
+             n_grades: int,           # the grade columns of the summary
+             ) -> Relevance:
+    "A relevance of one query and one item of the run's kind, for the kernels the client prepares (`_prepare`)."
+    if grade_blocks:
+        return relevance_from_matrix(np.zeros((1, 1), dtype=np.uint8), 1, 1, max_grade=n_grades - 1)
+    if len(label_shape) == 0:
+        return relevance_from_labels(np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64), 1, 1)
+    return relevance_from_labels(np.zeros((1, label_shape[0]), np.uint8), np.zeros((1, label_shape[0]), np.uint8), 1, 1)
+
+# %% ../nbs/61_sharded.ipynb #0fe4dd86
+def _concat_scans(scans: list) -> engine.Scan:
+    "One Scan from the Scans of consecutive query blocks."
+    s0 = scans[0].summary
+    cat = lambda xs: None if xs[0] is None else np.concatenate(xs)
+    sums = None
+    if scans[0].sums is not None:
+        sums = join_index_sums([s.sums for s in scans])
+    summary = RankSummary(np.concatenate([s.summary.hist for s in scans]), s0.n_ranks,
+                          cat([s.summary.top_grades for s in scans]), cat([s.summary.code_max for s in scans]),
+                          index_sums=sums)
+    return engine.Scan(summary, sums)
 
 # %% ../nbs/61_sharded.ipynb #360dfd6d
 def sharded_scan(query_codes,               # Q x K: an array, PackedCodes, a Dask array or a list of query blocks
@@ -624,47 +665,6 @@ def sharded_scan(query_codes,               # Q x K: an array, PackedCodes, a Da
         if opened:
             client.close()                 # a client opened here for an address
 
-# %% ../nbs/61_sharded.ipynb #5b1c0d01
-def _example(grade_blocks: bool,      # the relevance is grade blocks (else labels)
-             label_shape: tuple | None,  # the labels' shape past the first axis: () class ids, (L,) multi-hot
-             n_grades: int,           # the grade columns of the summary
-             ) -> Relevance:
-    "A relevance of one query and one item of the run's kind, for the kernels the client prepares (`_prepare`)."
-    if grade_blocks:
-        return relevance_from_matrix(np.zeros((1, 1), dtype=np.uint8), 1, 1, max_grade=n_grades - 1)
-    if len(label_shape) == 0:
-        return relevance_from_labels(np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64), 1, 1)
-    return relevance_from_labels(np.zeros((1, label_shape[0]), np.uint8), np.zeros((1, label_shape[0]), np.uint8), 1, 1)
-
-# %% ../nbs/61_sharded.ipynb #0fe4dd86
-def _concat_scans(scans: list) -> engine.Scan:
-    "One Scan from the Scans of consecutive query blocks."
-    s0 = scans[0].summary
-    cat = lambda xs: None if xs[0] is None else np.concatenate(xs)
-    sums = None
-    if scans[0].sums is not None:
-        sums = join_index_sums([s.sums for s in scans])
-    summary = RankSummary(np.concatenate([s.summary.hist for s in scans]), s0.n_ranks,
-                          cat([s.summary.top_grades for s in scans]), cat([s.summary.code_max for s in scans]),
-                          index_sums=sums)
-    return engine.Scan(summary, sums)
-
-# %% ../nbs/61_sharded.ipynb #3f4c1ec2
-def _sum_arrays(arrays: list) -> np.ndarray:
-    "Add the shards' top arrays (each slot is written by exactly one shard; the others hold 0)."
-    out = arrays[0].copy()
-    for a in arrays[1:]:
-        out += a
-    return out
-
-# %% ../nbs/61_sharded.ipynb #eeadb65a
-def _merge_sums(parts: list) -> tuple:
-    "Merge the shards' (ap, dcg, hits) in double-double and round once: (precision_sum, discount_sum, r_hits)."
-    ap, dcg, hits = parts[0]
-    for a, d, h in parts[1:]:
-        ap, dcg, hits = engine.merge_pairs(ap, a), engine.merge_pairs(dcg, d), hits + h
-    return engine._finish_pairs(ap), engine._finish_pairs(dcg), hits
-
 # %% ../nbs/61_sharded.ipynb #87d27678
 def sharded_summarize(query_codes,             # Q x K: an array, PackedCodes, a Dask array or a list of query blocks
                       gallery_codes,           # N x K: a Dask array (its row chunks are the shards) or a list of shards
@@ -693,9 +693,9 @@ def _shard_scores(gallery: tuple, queries: tuple, similarity: str, start: int) -
 # %% ../nbs/61_sharded.ipynb #454ec3ae
 def _task_score_block(gallery, relevance, ignore, queries, start: int, stop: int, similarity: str, cutoff):
     """One shard's part of queries start..stop-1: its similarities (as `similarity_rows` computes them in one
-    process), and per query its kept items' (score, grade) best first, ties in index order; with a cutoff c, only
-    the items reaching a lower bound of the shard's c-th best (`kth_floors`: a superset of its share of the global
-    top c, ties whole). Returns (scores, grades, sent, totals): (b, m) each, `sent` marking real entries, and (b, G)
+    process), and per query its kept items' (score, grade) best first, ties in index order; with a cutoff k, only
+    the items reaching a lower bound of the shard's k-th best (`kth_floors`: a superset of its share of the global
+    top k, ties whole). Returns (scores, grades, sent, totals): (b, m) each, `sent` marking real entries, and (b, G)
     kept items of each grade (the ones not sent are counted there)."""
     b, n = stop - start, len(gallery[0])
     s = _shard_scores(gallery, queries, similarity, start)
@@ -825,6 +825,22 @@ def _whole_ranking(gal: ShardedEmbeddings,  # the sharded gallery
     hist, top, sums = merge_counts(rel, distinct, counts, gal.max_grade + 1, t, index_sums)
     return RankSummary(hist, gal.n_items, top, index_sums=sums, kind="scores")
 
+# %% ../nbs/61_sharded.ipynb #43d1b4cf
+def _embeddings_on_cluster(client, g: np.ndarray, relevance: Relevance, ignore, similarity: str, dtype,
+                           n: int | None) -> ShardedEmbeddings:
+    "`scatter_embeddings` once its arguments are checked and `client` connected: n shards (None: one per worker) sent."
+    n = n if n is not None else max(1, len(client.scheduler_info()["workers"]))
+    cuts = np.linspace(0, len(g), min(n, len(g)) + 1).astype(int)
+    bounds = list(zip(cuts[:-1].tolist(), cuts[1:].tolist()))
+    scatter = lambda xs: client.scatter(xs, hash=False)
+    prepared = [client.submit(prepare_embeddings, shard, "gallery_embeddings", similarity, dtype)
+                for shard in scatter([g[a:b] for a, b in bounds])]          # normalised once, where it stays
+    return ShardedEmbeddings(client, prepared,
+                             scatter([relevance.columns(a, b) for a, b in bounds]),
+                             [None] * len(bounds) if ignore is None
+                             else scatter([ignore.columns(a, b) for a, b in bounds]),
+                             [b - a for a, b in bounds], similarity, int(relevance.max_grade), dtype.name)
+
 # %% ../nbs/61_sharded.ipynb #532d6a26
 def scatter_embeddings(gallery_embeddings,           # N x D real-valued descriptors (checked, e.g. by similarity_rows)
                        relevance: Relevance,         # over all queries and the N items (labels, a matrix, sparse)
@@ -851,19 +867,3 @@ def scatter_embeddings(gallery_embeddings,           # N x D real-valued descrip
         if opened:
             client.close()                     # a client opened here for an address, never handed over
         raise
-
-# %% ../nbs/61_sharded.ipynb #43d1b4cf
-def _embeddings_on_cluster(client, g: np.ndarray, relevance: Relevance, ignore, similarity: str, dtype,
-                           n: int | None) -> ShardedEmbeddings:
-    "`scatter_embeddings` once its arguments are checked and `client` connected: n shards (None: one per worker) sent."
-    n = n if n is not None else max(1, len(client.scheduler_info()["workers"]))
-    cuts = np.linspace(0, len(g), min(n, len(g)) + 1).astype(int)
-    bounds = list(zip(cuts[:-1].tolist(), cuts[1:].tolist()))
-    scatter = lambda xs: client.scatter(xs, hash=False)
-    prepared = [client.submit(prepare_embeddings, shard, "gallery_embeddings", similarity, dtype)
-                for shard in scatter([g[a:b] for a, b in bounds])]          # normalised once, where it stays
-    return ShardedEmbeddings(client, prepared,
-                             scatter([relevance.columns(a, b) for a, b in bounds]),
-                             [None] * len(bounds) if ignore is None
-                             else scatter([ignore.columns(a, b) for a, b in bounds]),
-                             [b - a for a, b in bounds], similarity, int(relevance.max_grade), dtype.name)
