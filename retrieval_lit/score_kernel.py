@@ -28,27 +28,27 @@ def _bucket(x: float,     # a score, as a float64 (float32 scores convert exactl
 
 # %% ../nbs/58_score_kernel.ipynb #1c4b4fe7
 class Work(NamedTuple):
-    "One thread's scratch for the rows of a block (`new_work`): m relevant items and N items a row at most."
-    cols: np.ndarray         # (m,) int64: the row's kept relevant items, in index order
-    rel_grades: np.ndarray   # (m,) int64: their grades
-    bucket: np.ndarray       # (m,) int64: their buckets
-    slot: np.ndarray         # (m,) int64: their score's place among the distinct relevant scores
-    u: np.ndarray            # (m,) the distinct relevant scores, ascending (the scores' float type)
-    edges: np.ndarray        # (4m + 3,) int64: counts per bucket, then where each bucket starts, then ends
-    first: np.ndarray        # (4m + 3,) int64: the first distinct score in bucket b or later
-    count: np.ndarray        # (4m + 2,) int64: kept items per bucket
-    occupied: np.ndarray     # (4m + 2,) bool: the buckets holding a relevant score
+    "One thread's scratch for the rows of a block (`new_work`): R relevant items and N items a row at most."
+    cols: np.ndarray         # (R,) int64: the row's kept relevant items, in index order
+    rel_grades: np.ndarray   # (R,) int64: their grades
+    bucket: np.ndarray       # (R,) int64: their buckets
+    slot: np.ndarray         # (R,) int64: their score's place among the distinct relevant scores
+    u: np.ndarray            # (R,) the distinct relevant scores, ascending (the scores' float type)
+    edges: np.ndarray        # (4R + 3,) int64: counts per bucket, then where each bucket starts, then ends
+    first: np.ndarray        # (4R + 3,) int64: the first distinct score in bucket b or later
+    count: np.ndarray        # (4R + 2,) int64: kept items per bucket
+    occupied: np.ndarray     # (4R + 2,) bool: the buckets holding a relevant score
     listed: np.ndarray       # (N,) int32 (int64 past 2**31 items): the items compared, then the tied ones
     tied_p: np.ndarray       # (N,) the same type: the tied items' places
-    equal: np.ndarray        # (m,) int64: items tied with each distinct relevant score
-    between: np.ndarray      # (m,) int64: items strictly between it and the next lower one
-    per_grade: np.ndarray    # (m, G) int64: relevant items per distinct score and grade
-    above: np.ndarray        # (m,) int64: items above each distinct score
-    before: np.ndarray       # (m,) int64: items tied with each relevant item and of lower index
-    tally: np.ndarray        # (m,) int64: running counts per distinct score
-    ranks: np.ndarray        # (m,) int64: the relevant items' ranks in stable order, ascending
-    rank_grades: np.ndarray  # (m,) int64: their grades
-    carry: np.ndarray        # (G,) float64: the compensated sums' carries per grade
+    equal: np.ndarray        # (R,) int64: items tied with each distinct relevant score
+    between: np.ndarray      # (R,) int64: items strictly between it and the next lower one
+    per_grade: np.ndarray    # (R, n_grades) int64: relevant items per distinct score and grade
+    above: np.ndarray        # (R,) int64: items above each distinct score
+    before: np.ndarray       # (R,) int64: items tied with each relevant item and of lower index
+    tally: np.ndarray        # (R,) int64: running counts per distinct score
+    ranks: np.ndarray        # (R,) int64: the relevant items' ranks in stable order, ascending
+    rank_grades: np.ndarray  # (R,) int64: their grades
+    carry: np.ndarray        # (n_grades,) float64: the compensated sums' carries per grade
 
 # %% ../nbs/58_score_kernel.ipynb #38b9d81c
 def _index_type(n: int):
@@ -56,43 +56,45 @@ def _index_type(n: int):
     return np.int32 if n < 2**31 else np.int64
 
 
-def new_work(m: int,          # relevant items a row at most
+def new_work(n_rel: int,          # relevant items a row at most
              n: int,          # items a row
-             n_grades: int,   # G: grades 0 .. G - 1
+             n_grades: int,   # grade columns: grades 0 .. n_grades - 1
              dtype,           # the scores' float type
              ) -> Work:
-    "A `Work` for rows of at most m relevant items among n (at least one of each), contents undefined."
-    m, n = max(int(m), 1), max(int(n), 1)
+    "A `Work` for rows of at most n_rel relevant items among n (at least one of each), contents undefined."
+    n_rel, n = max(int(n_rel), 1), max(int(n), 1)
     i8 = lambda size: np.empty(size, dtype=np.int64)
     idx = _index_type(n)
-    return Work(i8(m), i8(m), i8(m), i8(m), np.empty(m, dtype=dtype), i8(4 * m + 3), i8(4 * m + 3), i8(4 * m + 2),
-                np.empty(4 * m + 2, dtype=np.bool_), np.empty(n, dtype=idx), np.empty(n, dtype=idx), i8(m), i8(m),
-                np.empty((m, n_grades), dtype=np.int64), i8(m), i8(m), i8(m), i8(m), i8(m), np.empty(n_grades))
+    nb = 4 * n_rel                                       # the buckets (`_bucket_scale`)
+    return Work(i8(n_rel), i8(n_rel), i8(n_rel), i8(n_rel), np.empty(n_rel, dtype=dtype), i8(nb + 3), i8(nb + 3),
+                i8(nb + 2), np.empty(nb + 2, dtype=np.bool_), np.empty(n, dtype=idx), np.empty(n, dtype=idx),
+                i8(n_rel), i8(n_rel), np.empty((n_rel, n_grades), dtype=np.int64), i8(n_rel), i8(n_rel), i8(n_rel),
+                i8(n_rel), i8(n_rel), np.empty(n_grades))
 
 
-def work_bytes(m: int, n: int, n_grades: int, itemsize: int) -> int:
-    "The bytes of `new_work(m, n, n_grades, dtype)` for scores of `itemsize` bytes."
-    m, n = max(int(m), 1), max(int(n), 1)
-    return (8 * m * (11 + n_grades) + itemsize * m + 8 * (3 * (4 * m + 3) - 1) + (4 * m + 2)
+def work_bytes(n_rel: int, n: int, n_grades: int, itemsize: int) -> int:
+    "The bytes of `new_work(n_rel, n, n_grades, dtype)` for scores of `itemsize` bytes."
+    n_rel, n = max(int(n_rel), 1), max(int(n), 1)
+    return (8 * n_rel * (11 + n_grades) + itemsize * n_rel + 8 * (3 * (4 * n_rel + 3) - 1) + (4 * n_rel + 2)
             + 2 * n * np.dtype(_index_type(n)).itemsize + 8 * n_grades)
 
 # %% ../nbs/58_score_kernel.ipynb #40b1d868
 @njit(cache=True, inline="always")
 def _relevant_columns(key, grades, kept, has_kept, w):
-    """(m, n_kept, lo, hi): the m kept relevant items into w.cols[:m] (index order) and their grades into
+    """(n_rel, n_kept, lo, hi): the n_rel kept relevant items into w.cols[:n_rel] (index order) and their grades into
     w.rel_grades, the row's kept items, the relevant scores' range."""
-    m, n_kept = 0, 0
+    n_rel, n_kept = 0, 0
     lo, hi = np.inf, -np.inf
     for j in range(key.shape[0]):
         if has_kept and not kept[j]:
             continue
         n_kept += 1
         if grades[j] > 0:
-            w.cols[m], w.rel_grades[m] = j, grades[j]
+            w.cols[n_rel], w.rel_grades[n_rel] = j, grades[j]
             x = np.float64(key[j])
             lo, hi = min(lo, x), max(hi, x)
-            m += 1
-    return m, n_kept, lo, hi
+            n_rel += 1
+    return n_rel, n_kept, lo, hi
 
 # %% ../nbs/58_score_kernel.ipynb #c9477640
 class Buckets(NamedTuple):
@@ -103,78 +105,78 @@ class Buckets(NamedTuple):
 
 # %% ../nbs/58_score_kernel.ipynb #3720fa01
 @njit(cache=True, inline="always")
-def _bucket_scale(lo, hi, m):
-    "Buckets(lo, c, nb): 4m buckets over [lo, hi] (about 5% of items compared on the benchmark's rows), c: density."
-    nb = 4 * m
+def _bucket_scale(lo, hi, n_rel):
+    "Buckets(lo, c, nb): 4 n_rel buckets over [lo, hi] (about a tenth of the irrelevant items compared), c: density."
+    nb = 4 * n_rel
     return Buckets(lo, nb / (hi - lo) if hi > lo else 0.0, nb)
 
 # %% ../nbs/58_score_kernel.ipynb #eb5d135d
 @njit(cache=True, inline="always")
-def _distinct_sorted(key, cols, m, bk, w):
-    """k: the k distinct values of key[cols[:m]] ascending into w.u[:k] (a bucket sort by `bk`: counts, places, then
-    bucket by bucket an insertion sort and the distinct values moved down); w.first[b] the first of them in bucket b
-    or later; w.slot[i] the place of item cols[i]'s score in u."""
+def _distinct_sorted(key, cols, n_rel, bk, w):
+    """n_distinct: the n_distinct distinct values of key[cols[:n_rel]] ascending into w.u[:n_distinct] (a bucket sort
+    by `bk`: counts, places, then bucket by bucket an insertion sort and the distinct values moved down); w.first[b]
+    the first of them in bucket b or later; w.slot[i] the place of item cols[i]'s score in u."""
     end, u, first = w.edges, w.u, w.first
     for b in range(bk.nb + 3):
         end[b] = 0
-    for i in range(m):
+    for i in range(n_rel):
         b = _bucket(np.float64(key[cols[i]]), bk.lo, bk.scale, bk.nb)
         w.bucket[i] = b
         end[b + 1] += 1
     for b in range(bk.nb + 2):
         end[b + 1] += end[b]
-    for i in range(m):                                             # placing moves end[b] to where bucket b ends
+    for i in range(n_rel):                                             # placing moves end[b] to where bucket b ends
         u[end[w.bucket[i]]] = key[cols[i]]
         end[w.bucket[i]] += 1
-    k, start = 0, 0
+    n_distinct, start = 0, 0
     for b in range(bk.nb + 2):
-        first[b] = k
+        first[b] = n_distinct
         stop = end[b]
         if stop == start:                                          # an empty bucket (most of the 4m)
             continue
         for a in range(start + 1, stop):                           # the bucket sorted in place
-            v, c = u[a], a - 1
-            while c >= start and u[c] > v:
-                u[c + 1] = u[c]
-                c -= 1
-            u[c + 1] = v
+            v, q = u[a], a - 1
+            while q >= start and u[q] > v:
+                u[q + 1] = u[q]
+                q -= 1
+            u[q + 1] = v
         for a in range(start, stop):                              # its distinct values, after the lower buckets'
-            if k == 0 or u[a] != u[k - 1]:                         # (k <= a: nothing unread is overwritten)
-                u[k] = u[a]
-                k += 1
+            if n_distinct == 0 or u[a] != u[n_distinct - 1]:       # (n_distinct <= a: nothing unread overwritten)
+                u[n_distinct] = u[a]
+                n_distinct += 1
         start = stop
-    first[bk.nb + 2] = k
-    for i in range(m):
+    first[bk.nb + 2] = n_distinct
+    for i in range(n_rel):
         p, x = first[w.bucket[i]], key[cols[i]]
         while u[p] != x:
             p += 1
         w.slot[i] = p
-    return k
+    return n_distinct
 
 # %% ../nbs/58_score_kernel.ipynb #cffc04df
 @njit(cache=True, inline="always")
-def _place_items(key, grades, kept, has_kept, u, k, bk, w):
+def _place_items(key, grades, kept, has_kept, u, n_distinct, bk, w):
     """(n_top, n_tied): the irrelevant kept items tied with u[p] and strictly between u[p-1] and u[p] counted into
-    w.equal[:k] and w.between[:k], those above u[k-1] returned; those tied with a relevant score listed in index
-    order, w.listed[:n_tied] (their index) and w.tied_p (their place p). w.first: the first of u in each bucket (from
-    `_distinct_sorted` of u). Relevant items (which always share a bucket with their own score) are left to the
-    caller."""
+    w.equal[:n_distinct] and w.between[:n_distinct], those above u[n_distinct-1] returned; those tied with a relevant
+    score listed in index order, w.listed[:n_tied] (their index) and w.tied_p (their place p). w.first: the first of u
+    in each bucket (from `_distinct_sorted` of u). Relevant items (which always share a bucket with their own score)
+    are left to the caller."""
     first, count, occupied, listed = w.first, w.count, w.occupied, w.listed
     for b in range(bk.nb + 2):
         count[b] = 0
         occupied[b] = first[b + 1] > first[b]
-    for p in range(k):
+    for p in range(n_distinct):
         w.equal[p], w.between[p] = 0, 0
-    c = 0
+    n_listed = 0
     for j in range(key.shape[0]):
         if has_kept and not kept[j]:
             continue
         b = _bucket(np.float64(key[j]), bk.lo, bk.scale, bk.nb)
         count[b] += 1
-        listed[c] = j
-        c += occupied[b] & (grades[j] == 0)                       # beside relevant scores: compared below
+        listed[n_listed] = j
+        n_listed += occupied[b] & (grades[j] == 0)                       # beside relevant scores: compared below
     n_top, n_tied = 0, 0
-    for i in range(c):
+    for i in range(n_listed):
         j = listed[i]
         x = key[j]
         b = _bucket(np.float64(x), bk.lo, bk.scale, bk.nb)
@@ -185,13 +187,13 @@ def _place_items(key, grades, kept, has_kept, u, k, bk, w):
             w.equal[p] += 1
             listed[n_tied], w.tied_p[n_tied] = j, p              # n_tied <= i: over an entry already read
             n_tied += 1
-        elif p < k:
+        elif p < n_distinct:
             w.between[p] += 1
         else:
             n_top += 1
     for b in range(1, bk.nb + 2):                                 # whole buckets: between two relevant scores
         if count[b] > 0 and not occupied[b]:
-            if first[b] < k:
+            if first[b] < n_distinct:
                 w.between[first[b]] += count[b]
             else:
                 n_top += count[b]
@@ -199,7 +201,7 @@ def _place_items(key, grades, kept, has_kept, u, k, bk, w):
 
 # %% ../nbs/58_score_kernel.ipynb #24901877
 @njit(cache=True, inline="always")
-def _write_groups(groups, equal, between, per_grade, k, n_top, n_kept):
+def _write_groups(groups, equal, between, per_grade, n_distinct, n_top, n_kept):
     """Write the row's groups in rank order into `groups` (zeros): the items above every relevant score, then per
     distinct relevant score (descending) its tie group and the irrelevant items down to the next one, then the rest;
     empty gaps dropped. Returns the number of groups."""
@@ -208,7 +210,7 @@ def _write_groups(groups, equal, between, per_grade, k, n_top, n_kept):
     if n_top > 0:
         groups[0, 0] = n_top
         g = 1
-    for p in range(k - 1, -1, -1):
+    for p in range(n_distinct - 1, -1, -1):
         relevant = 0
         for gg in range(1, n_grades):
             groups[g, gg] = per_grade[p, gg]
@@ -226,28 +228,28 @@ def _write_groups(groups, equal, between, per_grade, k, n_top, n_kept):
 
 # %% ../nbs/58_score_kernel.ipynb #15506007
 @njit(cache=True, inline="always")
-def _tied_before(cols, slot, tied, tied_p, k, w):
+def _tied_before(cols, slot, tied, tied_p, n_distinct, w):
     """w.before[i]: the items tied with relevant item i and of lower gallery index (index order inside a tie): the
     relevant items (cols, in index order) and the tied irrelevant ones (`tied` with places `tied_p`, in index order)
     merged by index."""
-    for p in range(k):
+    for p in range(n_distinct):
         w.tally[p] = 0
-    t = 0
+    q = 0
     for i in range(len(cols)):
-        while t < len(tied) and tied[t] < cols[i]:
-            w.tally[tied_p[t]] += 1
-            t += 1
+        while q < len(tied) and tied[q] < cols[i]:
+            w.tally[tied_p[q]] += 1
+            q += 1
         w.before[i] = w.tally[slot[i]]
         w.tally[slot[i]] += 1
 
 # %% ../nbs/58_score_kernel.ipynb #ddaae1d9
 @njit(cache=True, inline="always")
-def _index_ranks(rel_grades, slot, k, w):
+def _index_ranks(rel_grades, slot, n_distinct, w):
     """w.ranks, w.rank_grades: the relevant items' (grades `rel_grades`, in index order) 0-based ranks in stable order
     (score, then gallery index), in rank order: placed by score descending (a counting sort on `slot`), index order
     inside a score, from w.above (items above each score), w.before and w.per_grade."""
     s = 0
-    for p in range(k - 1, -1, -1):
+    for p in range(n_distinct - 1, -1, -1):
         w.tally[p] = s
         for gg in range(1, w.per_grade.shape[1]):
             s += w.per_grade[p, gg]
@@ -261,28 +263,29 @@ def _index_ranks(rel_grades, slot, k, w):
 @njit(cache=True)
 def _add(total, carry, v):
     "Neumaier's compensated step: (total + v, carry), the rounding error of the sum kept in `carry`."
-    t = total + v
+    s = total + v
     if abs(total) >= abs(v):
-        carry += (total - t) + v
+        carry += (total - s) + v
     else:
-        carry += (v - t) + total
-    return t, carry
+        carry += (v - s) + total
+    return s, carry
 
 # %% ../nbs/58_score_kernel.ipynb #558563b1
 @njit(cache=True, inline="always")
 def _index_sums(ranks, rank_grades, discount, sums, discounts, carry):
-    """sums[0] = sum_i i / r_i (1-based: AP's numerator), sums[1] = relevant items within the first R ranks
-    (R-precision), discounts[g] (zeros) = sum of discount[r] over grade-g items (DCG): compensated sums in rank order,
-    as chapter 09's `rank_sums` adds them (`carry`: scratch of one per grade)."""
-    m = len(ranks)
-    total, c, hits = 0.0, 0.0, 0
-    for i in range(m):
-        total, c = _add(total, c, (i + 1.0) / (ranks[i] + 1.0))
-        hits += ranks[i] < m
-    sums[0], sums[1] = total + c, hits
+    """With m_i = ranks[i] + 1 the 1-based rank of the i-th relevant item in rank order: sums[0] = sum_i i / m_i (AP's
+    numerator), sums[1] = relevant items within the first R ranks (R-precision), discounts[g] (zeros) = the sum of
+    discount[m_i - 1] over grade-g items (DCG): compensated sums in rank order, as chapter 09's `rank_sums` adds them
+    (`carry`: scratch of one per grade)."""
+    n_rel = len(ranks)
+    total, comp, hits = 0.0, 0.0, 0
+    for i in range(n_rel):
+        total, comp = _add(total, comp, (i + 1.0) / (ranks[i] + 1.0))
+        hits += ranks[i] < n_rel
+    sums[0], sums[1] = total + comp, hits
     for g in range(len(carry)):
         carry[g] = 0.0
-    for i in range(m):
+    for i in range(n_rel):
         g = rank_grades[i]
         discounts[g], carry[g] = _add(discounts[g], carry[g], discount[ranks[i]])
     for g in range(len(carry)):
@@ -290,18 +293,18 @@ def _index_sums(ranks, rank_grades, discount, sums, discounts, carry):
 
 # %% ../nbs/58_score_kernel.ipynb #a421ffd5
 class RowRelevant(NamedTuple):
-    "A row's kept relevant items, in index order, and their places among its k distinct relevant scores."
-    cols: np.ndarray    # (m,) int64 their gallery indices
-    grades: np.ndarray  # (m,) int64 their grades
-    slot: np.ndarray    # (m,) int64 their score's place among the distinct ones
-    k: int              # distinct relevant scores
+    "A row's kept relevant items, in index order, and their places among its n_distinct distinct relevant scores."
+    cols: np.ndarray    # (R,) int64 their gallery indices
+    grades: np.ndarray  # (R,) int64 their grades
+    slot: np.ndarray    # (R,) int64 their score's place among the distinct ones
+    n_distinct: int     # U: distinct relevant scores
 
 
 class RowCounts(NamedTuple):
-    "A row's other kept items placed among its distinct relevant scores u_0 < ... < u_{k-1}."
-    equal: np.ndarray   # (k,) int64: irrelevant items tied with u_p (the relevant ones are added by the finish)
-    between: np.ndarray # (k,) int64: items strictly between u_{p-1} and u_p
-    n_top: int          # items above u_{k-1}
+    "A row's other kept items placed among its distinct relevant scores u_0 < ... < u_{U-1}."
+    equal: np.ndarray   # (U,) int64: irrelevant items tied with u_p (the relevant ones are added by the finish)
+    between: np.ndarray # (U,) int64: items strictly between u_{p-1} and u_p
+    n_top: int          # items above u_{U-1}
     n_kept: int         # the row's kept items
     tied: np.ndarray    # (T,) the tied irrelevant items' gallery indices, increasing
     tied_p: np.ndarray  # (T,) their places p
@@ -309,9 +312,9 @@ class RowCounts(NamedTuple):
 
 class Wants(NamedTuple):
     "What a whole-ranking summary holds beyond its groups."
-    t: int                # ranks kept in stable order as top grades (0: none)
+    stable_ranks: int     # the leading ranks whose grades are kept in index order (0: none)
     sums: bool            # the index-order sums (IndexSums)
-    discount: np.ndarray  # 1 / log2(r + 2) of every rank (chapter 03's `discount_table`); unread without sums
+    discount: np.ndarray  # entry m - 1: 1 / log2(m + 1), rank m's discount (chapter 03's table); unread without sums
 
 
 _NO_DISCOUNT = np.zeros(1)               # Wants.discount where no sums are asked (read-only, as the tables are)
@@ -323,27 +326,27 @@ def _finish_counts(rel, cn, want, groups, top_row, sums, discounts, w):
     """A row's summary from its relevant items `rel` (RowRelevant) and counts `cn` (RowCounts): writes `groups`
     (zeros), and as `want` (Wants) asks `top_row` and `sums`, `discounts`; returns the groups. `cn.equal` is changed
     (the relevant items are added)."""
-    k, m, n_grades = rel.k, len(rel.cols), groups.shape[1]
-    for p in range(k):
+    n_distinct, n_rel, n_grades = rel.n_distinct, len(rel.cols), groups.shape[1]
+    for p in range(n_distinct):
         for g in range(n_grades):
             w.per_grade[p, g] = 0
-    for i in range(m):
+    for i in range(n_rel):
         w.per_grade[rel.slot[i], rel.grades[i]] += 1
         cn.equal[rel.slot[i]] += 1
-    n_groups = _write_groups(groups, cn.equal, cn.between, w.per_grade, k, cn.n_top, cn.n_kept)
-    if want.t == 0 and not want.sums:
+    n_groups = _write_groups(groups, cn.equal, cn.between, w.per_grade, n_distinct, cn.n_top, cn.n_kept)
+    if want.stable_ranks == 0 and not want.sums:
         return n_groups
     run = cn.n_top
-    for p in range(k - 1, -1, -1):
+    for p in range(n_distinct - 1, -1, -1):
         w.above[p] = run
         run += cn.equal[p] + cn.between[p]
-    _tied_before(rel.cols, rel.slot, cn.tied, cn.tied_p, k, w)
-    _index_ranks(rel.grades, rel.slot, k, w)
-    for i in range(m):
-        if w.ranks[i] < want.t:
+    _tied_before(rel.cols, rel.slot, cn.tied, cn.tied_p, n_distinct, w)
+    _index_ranks(rel.grades, rel.slot, n_distinct, w)
+    for i in range(n_rel):
+        if w.ranks[i] < want.stable_ranks:
             top_row[w.ranks[i]] = w.rank_grades[i]
     if want.sums:
-        _index_sums(w.ranks[:m], w.rank_grades[:m], want.discount, sums, discounts, w.carry)
+        _index_sums(w.ranks[:n_rel], w.rank_grades[:n_rel], want.discount, sums, discounts, w.carry)
     return n_groups
 
 # %% ../nbs/58_score_kernel.ipynb #d800bf6f
@@ -357,9 +360,9 @@ class Rows(NamedTuple):
 
 class Summaries(NamedTuple):
     "What the kernels write for a block of rows (`_outputs`: zeros)."
-    hist: np.ndarray       # (b, G, n_grades) int64: each row's groups
+    hist: np.ndarray       # (b, width, n_grades) int64: each row's groups
     n_groups: np.ndarray   # (b,) int64: groups per row
-    top: np.ndarray        # (b, max(t, 1)) uint8: top grades
+    top: np.ndarray        # (b, max(stable_ranks, 1)) uint8: the stable ranks' grades
     sums: np.ndarray       # (b, 2) float64: AP's numerator, the hits within R
     discounts: np.ndarray  # (b, n_grades) float64: DCG's discount sums per grade
 
@@ -370,16 +373,17 @@ def _block_counts(x, want, out, w):
     step = 1 if x.has_kept else 0
     for i in range(x.key.shape[0]):
         key, grades, kept = x.key[i], x.grades[i], x.kept[i * step]
-        m, n_kept, lo, hi = _relevant_columns(key, grades, kept, x.has_kept, w)
-        if m == 0:
+        n_rel, n_kept, lo, hi = _relevant_columns(key, grades, kept, x.has_kept, w)
+        if n_rel == 0:
             out.hist[i, 0, 0] = n_kept
             out.n_groups[i] = 1 if n_kept else 0
             continue
-        bk = _bucket_scale(lo, hi, m)
-        k = _distinct_sorted(key, w.cols, m, bk, w)
-        n_top, n_tied = _place_items(key, grades, kept, x.has_kept, w.u, k, bk, w)
-        rel = RowRelevant(w.cols[:m], w.rel_grades[:m], w.slot[:m], k)
-        cn = RowCounts(w.equal[:k], w.between[:k], n_top, n_kept, w.listed[:n_tied], w.tied_p[:n_tied])
+        bk = _bucket_scale(lo, hi, n_rel)
+        n_distinct = _distinct_sorted(key, w.cols, n_rel, bk, w)
+        n_top, n_tied = _place_items(key, grades, kept, x.has_kept, w.u, n_distinct, bk, w)
+        rel = RowRelevant(w.cols[:n_rel], w.rel_grades[:n_rel], w.slot[:n_rel], n_distinct)
+        cn = RowCounts(w.equal[:n_distinct], w.between[:n_distinct], n_top, n_kept, w.listed[:n_tied],
+                       w.tied_p[:n_tied])
         out.n_groups[i] = _finish_counts(rel, cn, want, out.hist[i], out.top[i], out.sums[i], out.discounts[i], w)
 
 # %% ../nbs/58_score_kernel.ipynb #cc31be38
@@ -395,15 +399,15 @@ def kernel_rows(key: np.ndarray, grades: np.ndarray, kept) -> Rows:
     return Rows(np.ascontiguousarray(key), np.ascontiguousarray(grades, dtype=np.uint8), *_kept_input(kept))
 
 
-def _outputs(b: int, width: int, n_grades: int, t: int) -> Summaries:
-    "Zeros for the kernels to fill: `width` groups a row, at least one top column."
+def _outputs(b: int, width: int, n_grades: int, stable_ranks: int) -> Summaries:
+    "Zeros for the kernels to fill: `width` groups a row, at least one column of stable ranks."
     return Summaries(np.zeros((b, width, n_grades), dtype=np.int64), np.zeros(b, dtype=np.int64),
-                     np.zeros((b, max(t, 1)), dtype=np.uint8), np.zeros((b, 2)), np.zeros((b, n_grades)))
+                     np.zeros((b, max(stable_ranks, 1)), dtype=np.uint8), np.zeros((b, 2)), np.zeros((b, n_grades)))
 
 
-def _trimmed(out: Summaries, t: int) -> tuple:
-    "(hist, top or None): the histogram cut to its widest row, the top grades to `t` columns."
-    return out.hist[:, :max(int(out.n_groups.max(initial=0)), 1)], out.top[:, :t] if t else None
+def _trimmed(out: Summaries, stable_ranks: int) -> tuple:
+    "(hist, top or None): the histogram cut to its widest row, the stable ranks' grades to `stable_ranks` columns."
+    return out.hist[:, :max(int(out.n_groups.max(initial=0)), 1)], out.top[:, :stable_ranks] if stable_ranks else None
 
 
 def _index_output(out: Summaries, wanted: bool):
@@ -415,204 +419,19 @@ def counts_block(key: np.ndarray,     # (b, N) float32 or float64 scores, higher
                  grades: np.ndarray,  # (b, N) uint8 grades, 0 = irrelevant
                  kept,                # (b, N) bool, False = removed from the ranking (junk, the query); or None
                  n_grades: int,       # max grade + 1
-                 t: int,              # ranks kept in stable order as top grades (0: none)
+                 stable_ranks: int,              # the leading ranks whose grades are kept in index order (0: none)
                  index_sums: bool,    # also the whole-ranking index-order sums
                  ) -> tuple:
-    """(hist (b, G, n_grades), top (b, t) or None, IndexSums or None) of a block of score rows: every tie group that
-    holds a relevant item, the irrelevant items between two of them merged into one group, as chapter 09's counts."""
+    """(hist (b, groups, n_grades), top (b, stable_ranks) or None, IndexSums or None) of a block of score rows: every
+    tie group that holds a relevant item, the irrelevant items between two of them merged into one group, as chapter
+    09's counts."""
     x = kernel_rows(key, grades, kept)
     b, n = x.key.shape
-    m = int(np.count_nonzero(x.grades, axis=1).max(initial=0))
-    out = _outputs(b, 2 * m + 2, n_grades, t)
-    _block_counts(x, Wants(t, index_sums, discount_table(n) if index_sums else _NO_DISCOUNT), out,
-                  new_work(m, n, n_grades, x.key.dtype))
-    return (*_trimmed(out, t), _index_output(out, index_sums))
-
-# %% ../nbs/58_score_kernel.ipynb #2b62d447
-class RelevantPart(NamedTuple):
-    "A part of the gallery's kept relevant items, row by row (round 1), ragged: row i's are [ptr[i], ptr[i+1])."
-    ptr: np.ndarray      # (b + 1,) int64: where each row's items start
-    scores: np.ndarray   # (M,) their scores (the rows' float type)
-    grades: np.ndarray   # (M,) their grades (>= 1), in the grades' integer type
-    index: np.ndarray    # (M,) int64 their gallery indices, increasing within a row
-    n_kept: np.ndarray   # (b,) int64: the part's kept items per row, relevant or not
-
-
-class DistinctScores(NamedTuple):
-    "Each row's distinct relevant scores, ascending: row i's are u[ptr[i] : ptr[i] + k[i]] (the RelevantPart's ptr)."
-    u: np.ndarray        # (M,) the distinct scores, at the rows' offsets
-    ptr: np.ndarray      # (b + 1,) int64: the rows' offsets
-    k: np.ndarray        # (b,) int64: distinct scores per row
-    slot: np.ndarray     # (M,) int64: each relevant item's place among its row's distinct scores
-
-
-class PartCounts(NamedTuple):
-    "A part's irrelevant items placed among the distinct relevant scores (round 2), at the DistinctScores' offsets."
-    equal: np.ndarray    # (M,) int32 (int64 past 2^31 items): tied with u[p]
-    between: np.ndarray  # (M,) the same type: strictly between u[p-1] and u[p]
-    n_top: np.ndarray    # (b,) int64: above every relevant score
-    tied_ptr: np.ndarray # (b + 1,) int64: where each row's tied items start in `tied`
-    tied: np.ndarray     # (T, 2) int64: (gallery index, place p) of the tied irrelevant items, index order per row
-
-# %% ../nbs/58_score_kernel.ipynb #4cde3685
-def relevant_part(key: np.ndarray,     # (b, n) scores of a part: items offset..offset+n-1 (float32 or float64)
-                  grades: np.ndarray,  # (b, n) grades, 0 = irrelevant
-                  kept,                # (b, n) bool, False = removed; or None
-                  offset: int,         # the part's first gallery index
-                  ) -> RelevantPart:
-    "Round 1 on one part: its kept relevant items in index order, and its kept items, per row."
-    relevant = grades > 0 if kept is None else (grades > 0) & kept
-    rows, cols = np.nonzero(relevant)                            # row-major: index order within a row
-    ptr = run_offsets(np.count_nonzero(relevant, axis=1))        # where each row's items start (chapter 03)
-    n_kept = (np.full(len(key), key.shape[1], dtype=np.int64) if kept is None
-              else np.count_nonzero(kept, axis=1).astype(np.int64))
-    return RelevantPart(ptr, key[rows, cols], grades[rows, cols], cols.astype(np.int64) + offset, n_kept)
-
-# %% ../nbs/58_score_kernel.ipynb #0a2fed42
-def _join_ragged(ptrs: list, columns: list) -> tuple:
-    """(ptr, joined columns) of ragged row-wise arrays given part by part (`ptrs[s]`, `columns[s]` a tuple of arrays):
-    each row's entries of part 0, then of part 1, ... (a stable sort of the rows' numbers)."""
-    rows = np.concatenate([np.repeat(np.arange(len(p) - 1), np.diff(p)) for p in ptrs])
-    order = np.argsort(rows, kind="stable")
-    return np.sum(ptrs, axis=0), tuple(np.concatenate(c)[order] for c in zip(*columns))
-
-# %% ../nbs/58_score_kernel.ipynb #85680fd2
-def join_relevant(parts: list,  # RelevantParts of consecutive parts of the gallery, in gallery order
-                  ) -> RelevantPart:
-    "The RelevantParts of consecutive parts, in gallery order, joined: the whole rows' relevant items in index order."
-    ptr, (scores, grades, index) = _join_ragged([p.ptr for p in parts], [p[1:4] for p in parts])
-    return RelevantPart(ptr, scores, grades, index, np.sum([p.n_kept for p in parts], axis=0))
-
-# %% ../nbs/58_score_kernel.ipynb #ec419ac6
-@njit(cache=True)
-def _block_distinct(scores, iota, out, w):
-    """Each row's distinct relevant scores (`scores` at the rows' offsets out.ptr) into out.u (at the row's offset)
-    and out.k, each item's place into out.slot (`out`: a DistinctScores to fill); `iota`: 0, 1, 2, ... (the widest
-    row's), `w`: scratch."""
-    for i in range(len(out.ptr) - 1):
-        a, b = out.ptr[i], out.ptr[i + 1]
-        if b > a:
-            x = scores[a:b]
-            lo, hi = np.inf, -np.inf
-            for j in range(b - a):
-                lo, hi = min(lo, np.float64(x[j])), max(hi, np.float64(x[j]))
-            kk = _distinct_sorted(x, iota, b - a, _bucket_scale(lo, hi, b - a), w)
-            out.k[i] = kk
-            for j in range(kk):
-                out.u[a + j] = w.u[j]
-            for j in range(b - a):
-                out.slot[a + j] = w.slot[j]
-
-# %% ../nbs/58_score_kernel.ipynb #40e0ead1
-def distinct_relevant(rel: RelevantPart,  # the whole rows' relevant items (`join_relevant`)
-                      ) -> DistinctScores:
-    "Each row's distinct relevant scores, ascending (what round 2 sends every part), from the joined relevant items."
-    widest = int(np.diff(rel.ptr).max(initial=0))
-    out = DistinctScores(np.empty_like(rel.scores), rel.ptr, np.zeros(len(rel.ptr) - 1, dtype=np.int64),
-                         np.zeros(len(rel.scores), dtype=np.int64))
-    _block_distinct(np.ascontiguousarray(rel.scores), np.arange(max(widest, 1)), out,
-                    new_work(widest, 1, 1, rel.scores.dtype))
-    return out
-
-# %% ../nbs/58_score_kernel.ipynb #7ed9ba25
-@njit(nogil=True, cache=True)
-def _block_part_counts(x, u, ptr, k, offset, out, iota, w):
-    """`_place_items` of every row of a part (`x`: Rows) against the row's distinct relevant scores (u[ptr[i] :
-    ptr[i] + k[i]]) into `out` (PartCounts: equal, between, n_top, tied_ptr; its `tied` unread); returns the tied
-    items' gallery indices (+ `offset`) and places, row after row."""
-    step = 1 if x.has_kept else 0
-    tied, tied_p = np.empty(16, dtype=np.int64), np.empty(16, dtype=np.int64)
-    n = 0
-    for i in range(x.key.shape[0]):
-        a, kk = ptr[i], k[i]
-        if kk > 0:
-            v = u[a:a + kk]
-            bk = _bucket_scale(np.float64(v[0]), np.float64(v[kk - 1]), kk)
-            _distinct_sorted(v, iota, kk, bk, w)                     # the buckets' first scores (v is distinct)
-            n_top, n_tied = _place_items(x.key[i], x.grades[i], x.kept[i * step], x.has_kept, v, kk, bk, w)
-            for p in range(kk):
-                out.equal[a + p], out.between[a + p] = w.equal[p], w.between[p]
-            out.n_top[i] = n_top
-            if n + n_tied > len(tied):                               # grow by doubling
-                more, more_p = np.empty(2 * (n + n_tied), dtype=np.int64), np.empty(2 * (n + n_tied), dtype=np.int64)
-                for j in range(n):
-                    more[j], more_p[j] = tied[j], tied_p[j]
-                tied, tied_p = more, more_p
-            for j in range(n_tied):
-                tied[n + j], tied_p[n + j] = w.listed[j] + offset, w.tied_p[j]
-            n += n_tied
-        out.tied_ptr[i + 1] = n
-    return tied[:n], tied_p[:n]
-
-# %% ../nbs/58_score_kernel.ipynb #214670b7
-def part_counts(key: np.ndarray,         # (b, n) scores of a part: items offset..offset+n-1
-                grades: np.ndarray,      # (b, n) grades, 0 = irrelevant
-                kept,                    # (b, n) bool, False = removed; or None
-                distinct: DistinctScores, # the whole rows' distinct relevant scores (round 1, joined)
-                offset: int,             # the part's first gallery index
-                ) -> PartCounts:
-    "Round 2 on one part: its irrelevant items placed among the whole rows' distinct relevant scores."
-    x = kernel_rows(key, grades, kept)
-    b, n = x.key.shape
-    count = np.int32 if n < 2**31 else np.int64                  # half the bytes sent back, where they suffice
-    m, widest = len(distinct.u), int(distinct.k.max(initial=0))
-    out = PartCounts(np.zeros(m, dtype=count), np.zeros(m, dtype=count), np.zeros(b, dtype=np.int64),
-                     np.zeros(b + 1, dtype=np.int64), np.zeros((0, 2), dtype=np.int64))
-    tied, tied_p = _block_part_counts(x, distinct.u.astype(x.key.dtype, copy=False), distinct.ptr, distinct.k, offset,
-                                      out, np.arange(max(widest, 1)), new_work(widest, n, 1, x.key.dtype))
-    return out._replace(tied=np.stack([tied, tied_p], axis=1))
-
-# %% ../nbs/58_score_kernel.ipynb #36b4320f
-class JoinedCounts(NamedTuple):
-    "The parts' rounds joined, row by row: row i's relevant items are [ptr[i], ptr[i+1]), its tied ones likewise."
-    index: np.ndarray     # (M,) int64 the relevant items' gallery indices, index order per row
-    grades: np.ndarray    # (M,) int64 their grades
-    slot: np.ndarray      # (M,) int64 their places among the row's distinct scores
-    ptr: np.ndarray       # (b + 1,) int64 where each row's relevant items (and distinct scores) start
-    k: np.ndarray         # (b,) int64 distinct relevant scores per row
-    equal: np.ndarray     # (M,) int64 the parts' tied items per distinct score, added
-    between: np.ndarray   # (M,) int64 the parts' items between distinct scores, added
-    n_top: np.ndarray     # (b,) int64 the parts' items above every relevant score, added
-    n_kept: np.ndarray    # (b,) int64 the parts' kept items, added
-    tied: np.ndarray      # (T,) the tied irrelevant items' gallery indices (int32 below 2**31)
-    tied_p: np.ndarray    # (T,) their places
-    tied_ptr: np.ndarray  # (b + 1,) int64 where each row's tied items start
-
-# %% ../nbs/58_score_kernel.ipynb #e3e8dbf9
-@njit(nogil=True, cache=True)
-def _block_finish(j, want, out, w):
-    "`_finish_counts` of every row of `j` (JoinedCounts) into `out` (Summaries), as `want` asks; `w`: scratch."
-    for i in range(len(j.n_kept)):
-        a, b, kk = j.ptr[i], j.ptr[i + 1], j.k[i]
-        ta, tb = j.tied_ptr[i], j.tied_ptr[i + 1]
-        rel = RowRelevant(j.index[a:b], j.grades[a:b], j.slot[a:b], kk)
-        cn = RowCounts(j.equal[a:a + kk], j.between[a:a + kk], j.n_top[i], j.n_kept[i], j.tied[ta:tb], j.tied_p[ta:tb])
-        out.n_groups[i] = _finish_counts(rel, cn, want, out.hist[i], out.top[i], out.sums[i], out.discounts[i], w)
-
-# %% ../nbs/58_score_kernel.ipynb #8627ecab
-def merge_counts(rel: RelevantPart,        # the parts' relevant items, joined (`join_relevant`)
-                 distinct: DistinctScores, # their distinct scores (`distinct_relevant`)
-                 counts: list,             # each part's PartCounts, in gallery order
-                 n_grades: int,            # max grade + 1
-                 t: int,                   # ranks kept in stable order as top grades (0: none)
-                 index_sums: bool,         # also the whole-ranking index-order sums
-                 ) -> tuple:
-    """(hist, top or None, IndexSums or None) of the whole rows from their parts: `counts_block`'s answer on the
-    joined rows, bit for bit."""
-    b = len(rel.n_kept)
-    tied_ptr, (tied,) = _join_ragged([c.tied_ptr for c in counts], [(c.tied,) for c in counts])
-    tied = tied.reshape(-1, 2)
-    n = max(int(rel.n_kept.max(initial=0)), int(tied[:, 0].max(initial=0)) + 1, 1)   # past every index and rank
-    idx = _index_type(n)
-    joined = JoinedCounts(rel.index.astype(np.int64), rel.grades.astype(np.int64), distinct.slot, rel.ptr, distinct.k,
-                          np.sum([c.equal for c in counts], axis=0, dtype=np.int64),
-                          np.sum([c.between for c in counts], axis=0, dtype=np.int64),
-                          np.sum([c.n_top for c in counts], axis=0, dtype=np.int64), rel.n_kept.astype(np.int64),
-                          tied[:, 0].astype(idx), tied[:, 1].astype(idx), tied_ptr)
-    out = _outputs(b, 2 * int(distinct.k.max(initial=0)) + 2, n_grades, t)
-    _block_finish(joined, Wants(t, index_sums, discount_table(n) if index_sums else _NO_DISCOUNT), out,
-                  new_work(int(np.diff(rel.ptr).max(initial=0)), 1, n_grades, rel.scores.dtype))
-    return (*_trimmed(out, t), _index_output(out, index_sums))
+    n_rel = int(np.count_nonzero(x.grades, axis=1).max(initial=0))
+    out = _outputs(b, 2 * n_rel + 2, n_grades, stable_ranks)
+    _block_counts(x, Wants(stable_ranks, index_sums, discount_table(n) if index_sums else _NO_DISCOUNT), out,
+                  new_work(n_rel, n, n_grades, x.key.dtype))
+    return (*_trimmed(out, stable_ranks), _index_output(out, index_sums))
 
 # %% ../nbs/58_score_kernel.ipynb #7f1825e3
 @njit(cache=True, fastmath=True, inline="always")
@@ -704,7 +523,7 @@ def new_top_work(c: int, dtype) -> TopWork:
 
 # %% ../nbs/58_score_kernel.ipynb #adbaed57
 @njit(cache=True, inline="always")
-def _top_groups(tw, c, totals, n_kept, k, t, groups, top_row):
+def _top_groups(tw, c, totals, n_kept, k, stable_ranks, groups, top_row):
     """The groups through rank k from a row's c candidates (at least every kept item scoring as much as its k-th best:
     negated scores tw.neg and grades tw.cand, in index order): sorted by score descending, then index
     (`_stable_order`), down to the end of the k-th item's tie group, then one trailing group of everything else (the
@@ -722,7 +541,7 @@ def _top_groups(tw, c, totals, n_kept, k, t, groups, top_row):
             g += 1
         grade = cand[order[p]]
         groups[g, grade] += 1
-        if p < t:
+        if p < stable_ranks:
             top_row[p] = grade
     g += 1
     for gg in range(len(totals)):                                 # the trailing group: what the sorted part left
@@ -733,7 +552,7 @@ def _top_groups(tw, c, totals, n_kept, k, t, groups, top_row):
 
 # %% ../nbs/58_score_kernel.ipynb #fb2e464a
 @njit(nogil=True, cache=True)
-def _block_top(x, low, totals, k, t, out, tw):
+def _block_top(x, low, totals, k, stable_ranks, out, tw):
     """Each row of `x` (Rows) through rank k into `out` (Summaries): its kept items reaching `low[i]` are the
     candidates (into `tw`, a TopWork that holds them), `totals[i]` its kept items per grade."""
     step = 1 if x.has_kept else 0
@@ -747,26 +566,215 @@ def _block_top(x, low, totals, k, t, out, tw):
         n_kept = 0
         for g in range(totals.shape[1]):
             n_kept += totals[i, g]
-        out.n_groups[i] = _top_groups(tw, c, totals[i], n_kept, k, t, out.hist[i], out.top[i])
+        out.n_groups[i] = _top_groups(tw, c, totals[i], n_kept, k, stable_ranks, out.hist[i], out.top[i])
 
 # %% ../nbs/58_score_kernel.ipynb #aa8011fc
 def top_block(key: np.ndarray,     # (b, N) float32 or float64 scores, higher = nearer (finite)
               grades: np.ndarray,  # (b, N) uint8 grades, 0 = irrelevant
               kept,                # (b, N) bool, False = removed from the ranking; or None
               n_grades: int,       # max grade + 1
-              t: int,              # ranks kept in stable order as top grades (0 <= t <= cutoff)
+              stable_ranks: int,   # the leading ranks whose grades are kept in index order (at most cutoff)
               cutoff: int,         # the last rank any metric reads (1 <= cutoff < N)
               ) -> tuple:
-    """(hist (b, G, n_grades), top (b, t) or None) of a block of score rows through rank `cutoff`: every tie group
-    reaching into the top `cutoff` (the cut group whole), then one trailing group, as chapter 09's
+    """(hist (b, groups, n_grades), top (b, stable_ranks) or None) of a block of score rows through rank `cutoff`:
+    every tie group reaching into the top `cutoff` (the cut group whole), then one trailing group, as chapter 09's
     `_score_block_top`."""
     low, count = kth_floors(key, kept, cutoff)
     totals = count_grades(grades, kept, n_grades)                  # each row's kept items per grade (chapter 02)
     x = kernel_rows(key, grades, kept)
     most = int(count.max(initial=0))
-    out = _outputs(len(low), most + 1, n_grades, t)
-    _block_top(x, low, totals.astype(np.int64), cutoff, t, out, new_top_work(most, x.key.dtype))
-    return _trimmed(out, t)
+    out = _outputs(len(low), most + 1, n_grades, stable_ranks)
+    _block_top(x, low, totals.astype(np.int64), cutoff, stable_ranks, out, new_top_work(most, x.key.dtype))
+    return _trimmed(out, stable_ranks)
+
+# %% ../nbs/58_score_kernel.ipynb #2b62d447
+class RelevantPart(NamedTuple):
+    "A part of the gallery's kept relevant items, row by row (round 1), ragged: row i's are [ptr[i], ptr[i+1])."
+    ptr: np.ndarray      # (b + 1,) int64: where each row's items start
+    scores: np.ndarray   # (M,) their scores (the rows' float type)
+    grades: np.ndarray   # (M,) their grades (>= 1), in the grades' integer type
+    index: np.ndarray    # (M,) int64 their gallery indices, increasing within a row
+    n_kept: np.ndarray   # (b,) int64: the part's kept items per row, relevant or not
+
+
+class DistinctScores(NamedTuple):
+    "Each row's distinct relevant scores, ascending: row i's are u[ptr[i] : ptr[i] + n_distinct[i]] (RelevantPart.ptr)."
+    u: np.ndarray        # (M,) the distinct scores, at the rows' offsets
+    ptr: np.ndarray      # (b + 1,) int64: the rows' offsets
+    n_distinct: np.ndarray  # (b,) int64: distinct scores per row
+    slot: np.ndarray     # (M,) int64: each relevant item's place among its row's distinct scores
+
+
+class PartCounts(NamedTuple):
+    "A part's irrelevant items placed among the distinct relevant scores (round 2), at the DistinctScores' offsets."
+    equal: np.ndarray    # (M,) int32 (int64 past 2^31 items): tied with u[p]
+    between: np.ndarray  # (M,) the same type: strictly between u[p-1] and u[p]
+    n_top: np.ndarray    # (b,) int64: above every relevant score
+    tied_ptr: np.ndarray # (b + 1,) int64: where each row's tied items start in `tied`
+    tied: np.ndarray     # (T, 2) int64: (gallery index, place p) of the tied irrelevant items, index order per row
+
+# %% ../nbs/58_score_kernel.ipynb #4cde3685
+def relevant_part(key: np.ndarray,     # (b, n) scores of a part: items offset..offset+n-1 (float32 or float64)
+                  grades: np.ndarray,  # (b, n) grades, 0 = irrelevant
+                  kept,                # (b, n) bool, False = removed; or None
+                  offset: int,         # the part's first gallery index
+                  ) -> RelevantPart:
+    "Round 1 on one part: its kept relevant items in index order, and its kept items, per row."
+    relevant = grades > 0 if kept is None else (grades > 0) & kept
+    rows, cols = np.nonzero(relevant)                            # row-major: index order within a row
+    ptr = run_offsets(np.count_nonzero(relevant, axis=1))        # where each row's items start (chapter 03)
+    n_kept = (np.full(len(key), key.shape[1], dtype=np.int64) if kept is None
+              else np.count_nonzero(kept, axis=1).astype(np.int64))
+    return RelevantPart(ptr, key[rows, cols], grades[rows, cols], cols.astype(np.int64) + offset, n_kept)
+
+# %% ../nbs/58_score_kernel.ipynb #0a2fed42
+def _join_ragged(ptrs: list, columns: list) -> tuple:
+    """(ptr, joined columns) of ragged row-wise arrays given part by part (`ptrs[s]`, `columns[s]` a tuple of arrays):
+    each row's entries of part 0, then of part 1, ... (a stable sort of the rows' numbers)."""
+    rows = np.concatenate([np.repeat(np.arange(len(p) - 1), np.diff(p)) for p in ptrs])
+    order = np.argsort(rows, kind="stable")
+    return np.sum(ptrs, axis=0), tuple(np.concatenate(c)[order] for c in zip(*columns))
+
+# %% ../nbs/58_score_kernel.ipynb #85680fd2
+def join_relevant(parts: list,  # RelevantParts of consecutive parts of the gallery, in gallery order
+                  ) -> RelevantPart:
+    "The RelevantParts of consecutive parts, in gallery order, joined: the whole rows' relevant items in index order."
+    ptr, (scores, grades, index) = _join_ragged([p.ptr for p in parts], [p[1:4] for p in parts])
+    return RelevantPart(ptr, scores, grades, index, np.sum([p.n_kept for p in parts], axis=0))
+
+# %% ../nbs/58_score_kernel.ipynb #ec419ac6
+@njit(cache=True)
+def _block_distinct(scores, iota, out, w):
+    """Each row's distinct relevant scores (`scores` at the rows' offsets out.ptr) into out.u (at the row's offset)
+    and out.n_distinct, each item's place into out.slot (`out`: a DistinctScores to fill); `iota`: 0, 1, 2, ... (the
+    widest row's), `w`: scratch."""
+    for i in range(len(out.ptr) - 1):
+        a, b = out.ptr[i], out.ptr[i + 1]
+        if b > a:
+            x = scores[a:b]
+            lo, hi = np.inf, -np.inf
+            for j in range(b - a):
+                lo, hi = min(lo, np.float64(x[j])), max(hi, np.float64(x[j]))
+            n_d = _distinct_sorted(x, iota, b - a, _bucket_scale(lo, hi, b - a), w)
+            out.n_distinct[i] = n_d
+            for j in range(n_d):
+                out.u[a + j] = w.u[j]
+            for j in range(b - a):
+                out.slot[a + j] = w.slot[j]
+
+# %% ../nbs/58_score_kernel.ipynb #40e0ead1
+def distinct_relevant(rel: RelevantPart,  # the whole rows' relevant items (`join_relevant`)
+                      ) -> DistinctScores:
+    "Each row's distinct relevant scores, ascending (what round 2 sends every part), from the joined relevant items."
+    widest = int(np.diff(rel.ptr).max(initial=0))
+    out = DistinctScores(np.empty_like(rel.scores), rel.ptr, np.zeros(len(rel.ptr) - 1, dtype=np.int64),
+                         np.zeros(len(rel.scores), dtype=np.int64))
+    _block_distinct(np.ascontiguousarray(rel.scores), np.arange(max(widest, 1)), out,
+                    new_work(widest, 1, 1, rel.scores.dtype))
+    return out
+
+# %% ../nbs/58_score_kernel.ipynb #7ed9ba25
+@njit(nogil=True, cache=True)
+def _block_part_counts(x, u, ptr, n_distinct, offset, out, iota, w):
+    """`_place_items` of every row of a part (`x`: Rows) against the row's distinct relevant scores
+    (u[ptr[i] : ptr[i] + n_distinct[i]]) into `out` (PartCounts: equal, between, n_top, tied_ptr; its `tied` unread);
+    returns the tied items' gallery indices (+ `offset`) and places, row after row."""
+    step = 1 if x.has_kept else 0
+    tied, tied_p = np.empty(16, dtype=np.int64), np.empty(16, dtype=np.int64)
+    n = 0
+    for i in range(x.key.shape[0]):
+        a, n_d = ptr[i], n_distinct[i]
+        if n_d > 0:
+            v = u[a:a + n_d]
+            bk = _bucket_scale(np.float64(v[0]), np.float64(v[n_d - 1]), n_d)
+            _distinct_sorted(v, iota, n_d, bk, w)                     # the buckets' first scores (v is distinct)
+            n_top, n_tied = _place_items(x.key[i], x.grades[i], x.kept[i * step], x.has_kept, v, n_d, bk, w)
+            for p in range(n_d):
+                out.equal[a + p], out.between[a + p] = w.equal[p], w.between[p]
+            out.n_top[i] = n_top
+            if n + n_tied > len(tied):                               # grow by doubling
+                more, more_p = np.empty(2 * (n + n_tied), dtype=np.int64), np.empty(2 * (n + n_tied), dtype=np.int64)
+                for j in range(n):
+                    more[j], more_p[j] = tied[j], tied_p[j]
+                tied, tied_p = more, more_p
+            for j in range(n_tied):
+                tied[n + j], tied_p[n + j] = w.listed[j] + offset, w.tied_p[j]
+            n += n_tied
+        out.tied_ptr[i + 1] = n
+    return tied[:n], tied_p[:n]
+
+# %% ../nbs/58_score_kernel.ipynb #214670b7
+def part_counts(key: np.ndarray,         # (b, n) scores of a part: items offset..offset+n-1
+                grades: np.ndarray,      # (b, n) grades, 0 = irrelevant
+                kept,                    # (b, n) bool, False = removed; or None
+                distinct: DistinctScores, # the whole rows' distinct relevant scores (round 1, joined)
+                offset: int,             # the part's first gallery index
+                ) -> PartCounts:
+    "Round 2 on one part: its irrelevant items placed among the whole rows' distinct relevant scores."
+    x = kernel_rows(key, grades, kept)
+    b, n = x.key.shape
+    count = np.int32 if n < 2**31 else np.int64                  # half the bytes sent back, where they suffice
+    n_all, widest = len(distinct.u), int(distinct.n_distinct.max(initial=0))
+    out = PartCounts(np.zeros(n_all, dtype=count), np.zeros(n_all, dtype=count), np.zeros(b, dtype=np.int64),
+                     np.zeros(b + 1, dtype=np.int64), np.zeros((0, 2), dtype=np.int64))
+    tied, tied_p = _block_part_counts(x, distinct.u.astype(x.key.dtype, copy=False), distinct.ptr,
+                                      distinct.n_distinct, offset, out, np.arange(max(widest, 1)),
+                                      new_work(widest, n, 1, x.key.dtype))
+    return out._replace(tied=np.stack([tied, tied_p], axis=1))
+
+# %% ../nbs/58_score_kernel.ipynb #36b4320f
+class JoinedCounts(NamedTuple):
+    "The parts' rounds joined, row by row: row i's relevant items are [ptr[i], ptr[i+1]), its tied ones likewise."
+    index: np.ndarray     # (M,) int64 the relevant items' gallery indices, index order per row
+    grades: np.ndarray    # (M,) int64 their grades
+    slot: np.ndarray      # (M,) int64 their places among the row's distinct scores
+    ptr: np.ndarray       # (b + 1,) int64 where each row's relevant items (and distinct scores) start
+    n_distinct: np.ndarray  # (b,) int64 distinct relevant scores per row
+    equal: np.ndarray     # (M,) int64 the parts' tied items per distinct score, added
+    between: np.ndarray   # (M,) int64 the parts' items between distinct scores, added
+    n_top: np.ndarray     # (b,) int64 the parts' items above every relevant score, added
+    n_kept: np.ndarray    # (b,) int64 the parts' kept items, added
+    tied: np.ndarray      # (T,) the tied irrelevant items' gallery indices (int32 below 2**31)
+    tied_p: np.ndarray    # (T,) their places
+    tied_ptr: np.ndarray  # (b + 1,) int64 where each row's tied items start
+
+# %% ../nbs/58_score_kernel.ipynb #e3e8dbf9
+@njit(nogil=True, cache=True)
+def _block_finish(j, want, out, w):
+    "`_finish_counts` of every row of `j` (JoinedCounts) into `out` (Summaries), as `want` asks; `w`: scratch."
+    for i in range(len(j.n_kept)):
+        a, b, n_d = j.ptr[i], j.ptr[i + 1], j.n_distinct[i]
+        ta, tb = j.tied_ptr[i], j.tied_ptr[i + 1]
+        rel = RowRelevant(j.index[a:b], j.grades[a:b], j.slot[a:b], n_d)
+        cn = RowCounts(j.equal[a:a + n_d], j.between[a:a + n_d], j.n_top[i], j.n_kept[i], j.tied[ta:tb],
+                       j.tied_p[ta:tb])
+        out.n_groups[i] = _finish_counts(rel, cn, want, out.hist[i], out.top[i], out.sums[i], out.discounts[i], w)
+
+# %% ../nbs/58_score_kernel.ipynb #8627ecab
+def merge_counts(rel: RelevantPart,        # the parts' relevant items, joined (`join_relevant`)
+                 distinct: DistinctScores, # their distinct scores (`distinct_relevant`)
+                 counts: list,             # each part's PartCounts, in gallery order
+                 n_grades: int,            # max grade + 1
+                 stable_ranks: int,                   # the leading ranks whose grades are kept in index order (0: none)
+                 index_sums: bool,         # also the whole-ranking index-order sums
+                 ) -> tuple:
+    """(hist, top or None, IndexSums or None) of the whole rows from their parts: `counts_block`'s answer on the
+    joined rows, bit for bit."""
+    b = len(rel.n_kept)
+    tied_ptr, (tied,) = _join_ragged([c.tied_ptr for c in counts], [(c.tied,) for c in counts])
+    tied = tied.reshape(-1, 2)
+    n = max(int(rel.n_kept.max(initial=0)), int(tied[:, 0].max(initial=0)) + 1, 1)   # past every index and rank
+    idx = _index_type(n)
+    joined = JoinedCounts(rel.index.astype(np.int64), rel.grades.astype(np.int64), distinct.slot, rel.ptr,
+                          distinct.n_distinct,
+                          np.sum([c.equal for c in counts], axis=0, dtype=np.int64),
+                          np.sum([c.between for c in counts], axis=0, dtype=np.int64),
+                          np.sum([c.n_top for c in counts], axis=0, dtype=np.int64), rel.n_kept.astype(np.int64),
+                          tied[:, 0].astype(idx), tied[:, 1].astype(idx), tied_ptr)
+    out = _outputs(b, 2 * int(distinct.n_distinct.max(initial=0)) + 2, n_grades, stable_ranks)
+    _block_finish(joined, Wants(stable_ranks, index_sums, discount_table(n) if index_sums else _NO_DISCOUNT), out,
+                  new_work(int(np.diff(rel.ptr).max(initial=0)), 1, n_grades, rel.scores.dtype))
+    return (*_trimmed(out, stable_ranks), _index_output(out, index_sums))
 
 # %% ../nbs/58_score_kernel.ipynb #4f9296a7
 @njit(cache=True)
@@ -949,7 +957,7 @@ def _settle(st, k, hist):
 
 # %% ../nbs/58_score_kernel.ipynb #8109db49
 @njit(nogil=True, cache=True)
-def _stream_finish(st, cand, totals, n_kept, k, t, out, tw):
+def _stream_finish(st, cand, totals, n_kept, k, stable_ranks, out, tw):
     """`_top_groups` of every row's candidates in `st` (Stream; `cand`: their grades) into `out` (Summaries), `tw` a
     TopWork; rows marked `overflow` are left for the caller."""
     for i in range(len(st.count)):
@@ -957,7 +965,7 @@ def _stream_finish(st, cand, totals, n_kept, k, t, out, tw):
             c = st.count[i]
             for j in range(c):
                 tw.neg[j], tw.cand[j] = -st.vals[i, j], cand[i, j]
-            out.n_groups[i] = _top_groups(tw, c, totals[i], n_kept[i], k, t, out.hist[i], out.top[i])
+            out.n_groups[i] = _top_groups(tw, c, totals[i], n_kept[i], k, stable_ranks, out.hist[i], out.top[i])
 
 # %% ../nbs/58_score_kernel.ipynb #fb2c847e
 def _candidate_grades(relevance: Relevance, start: int, stop: int, kept, cols: np.ndarray, count: np.ndarray) -> tuple:
@@ -1080,7 +1088,7 @@ def _merge_streams(parts: Stream,  # each part's candidates: (p, b, cap)
     return out
 
 # %% ../nbs/58_score_kernel.ipynb #eba577c1
-def _overflowed(job: StreamJob, n_gallery: int, relevance: Relevance, t: int, over: np.ndarray) -> dict:
+def _overflowed(job: StreamJob, n_gallery: int, relevance: Relevance, stable_ranks: int, over: np.ndarray) -> dict:
     """{row: (hist, top)} of the block's rows `over` whose ties overflowed their buffer, by `top_block` on their whole
     rows: their scores taken from products of the same shapes as the stream's (all the block's queries, a tile of
     items), so the same bits."""
@@ -1093,7 +1101,8 @@ def _overflowed(job: StreamJob, n_gallery: int, relevance: Relevance, t: int, ov
             whole = np.empty((len(over), n_gallery), dtype=s.dtype)
         whole[:, a:a + s.shape[1]] = s
     return {int(i): top_block(whole[j:j + 1], relevance.block(job.start + i, job.start + i + 1),
-                              None if job.kept is None else job.kept[i:i + 1], relevance.max_grade + 1, t, job.cutoff)
+                              None if job.kept is None else job.kept[i:i + 1], relevance.max_grade + 1, stable_ranks,
+                              job.cutoff)
             for j, i in enumerate(over)}
 
 # %% ../nbs/58_score_kernel.ipynb #ac72af4e
@@ -1104,7 +1113,7 @@ def streamed_top_block(rows,               # rows(start, stop, items) -> scores 
                        relevance: Relevance,  # the grades (queries numbered as `rows` numbers them): asked for the
                                               # candidates' grades and the grade counts only
                        kept,               # (stop-start, N) bool, False = removed; or None
-                       t: int,             # ranks kept in stable order as top grades (0 <= t <= cutoff)
+                       stable_ranks: int,  # the leading ranks whose grades are kept in index order (at most cutoff)
                        cutoff: int,        # the last rank any metric reads (1 <= cutoff < N)
                        *,
                        tile: int = 512,    # gallery items per product: a tile of scores stays in cache
@@ -1128,16 +1137,16 @@ def streamed_top_block(rows,               # rows(start, stop, items) -> scores 
     st = _merge_streams(st, run)
     _settle(st, cutoff, np.zeros(_BUCKETS + 2, dtype=np.int64))
     most = int(st.count.max(initial=0))                           # the most candidates a row kept
-    redo = _overflowed(job, n_gallery, relevance, t, np.flatnonzero(st.overflow))
-    out = _outputs(b, max([most + 1] + [h.shape[1] for h, _ in redo.values()]), n_grades, t)
+    redo = _overflowed(job, n_gallery, relevance, stable_ranks, np.flatnonzero(st.overflow))
+    out = _outputs(b, max([most + 1] + [h.shape[1] for h, _ in redo.values()]), n_grades, stable_ranks)
     cand, totals, n_kept = _candidate_grades(relevance, start, stop, kept, st.cols[:, :max(most, 1)], st.count)
-    _stream_finish(st, cand, totals.astype(np.int64), n_kept.astype(np.int64), cutoff, t, out,
+    _stream_finish(st, cand, totals.astype(np.int64), n_kept.astype(np.int64), cutoff, stable_ranks, out,
                    new_top_work(most, st.vals.dtype))
     for i, (h, tp) in redo.items():
         out.hist[i, :h.shape[1]], out.n_groups[i] = h[0], h.shape[1]
-        if t:
+        if stable_ranks:
             out.top[i] = tp[0]
-    return _trimmed(out, t)
+    return _trimmed(out, stable_ranks)
 
 # %% ../nbs/58_score_kernel.ipynb #c57ea281
 @njit(cache=True, inline="always")
@@ -1168,11 +1177,11 @@ def _pairwise(a, n, tasks, sums):
     halves (the first a multiple of 8 long), each summed so, then added. Iterative (numba does not cache recursion):
     a stack of tasks (`tasks`, (192, 2) int64 scratch), a range to sum or a join of the last two sums (`sums`, 64),
     taken left half first."""
-    t, s = 1, 0
+    n_tasks, s = 1, 0
     tasks[0, 0], tasks[0, 1] = 0, n                              # (lo, n) to sum; (-1, 0) joins the last two sums
-    while t:
-        t -= 1
-        lo, m = tasks[t, 0], tasks[t, 1]
+    while n_tasks:
+        n_tasks -= 1
+        lo, m = tasks[n_tasks, 0], tasks[n_tasks, 1]
         if lo < 0:                                              # both halves summed: left + right
             s -= 1
             sums[s - 1] = sums[s - 1] + sums[s]
@@ -1182,10 +1191,10 @@ def _pairwise(a, n, tasks, sums):
         else:
             half = m // 2
             half -= half % 8
-            tasks[t, 0], tasks[t, 1] = -1, 0                    # then join,
-            tasks[t + 1, 0], tasks[t + 1, 1] = lo + half, m - half   # after the right half,
-            tasks[t + 2, 0], tasks[t + 2, 1] = lo, half         # after the left half
-            t += 3
+            tasks[n_tasks, 0], tasks[n_tasks, 1] = -1, 0                    # then join,
+            tasks[n_tasks + 1, 0], tasks[n_tasks + 1, 1] = lo + half, m - half   # after the right half,
+            tasks[n_tasks + 2, 0], tasks[n_tasks + 2, 1] = lo, half         # after the left half
+            n_tasks += 3
     return sums[0]
 
 # %% ../nbs/58_score_kernel.ipynb #4592a4c6
