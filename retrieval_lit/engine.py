@@ -52,15 +52,11 @@ def _gallery_words(words: np.ndarray) -> np.ndarray:
     j * words + w, a constant stride the compiler sees), for longer codes the (items, words) array."""
     return words.reshape(-1) if words.shape[1] <= _SPECIALISED_WORDS else words
 
-# %% ../nbs/60_engine.ipynb #88684f1c
+# %% ../nbs/60_engine.ipynb #b22b8b10
 def _load_code(qw, i, width):
     "Query i's code as the kernels hold it: a tuple of scalar words (1..4 words) or its row of words."
 
 
-def _distance(qv, gw, j):
-    "Hamming distance between a query code held by `_load_code` and gallery code j: XOR + popcount per word."
-
-# %% ../nbs/60_engine.ipynb #b22b8b10
 @overload(_load_code, inline="always")
 def _load_code_typed(qw, i, width):
     n = width.count if isinstance(width, types.UniTuple) else 0
@@ -75,6 +71,10 @@ def _load_code_typed(qw, i, width):
     return lambda qw, i, width: qw[i]
 
 # %% ../nbs/60_engine.ipynb #1f3da173
+def _distance(qv, gw, j):
+    "Hamming distance between a query code held by `_load_code` and gallery code j: XOR + popcount per word."
+
+
 @overload(_distance, inline="always")
 def _distance_typed(qv, gw, j):
     n = qv.count if isinstance(qv, types.UniTuple) else 0
