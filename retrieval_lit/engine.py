@@ -52,15 +52,11 @@ def _gallery_words(words: np.ndarray) -> np.ndarray:
     j * words + w, a constant stride the compiler sees), for longer codes the (items, words) array."""
     return words.reshape(-1) if words.shape[1] <= _SPECIALISED_WORDS else words
 
-# %% ../nbs/60_engine.ipynb #88684f1c
+# %% ../nbs/60_engine.ipynb #b22b8b10
 def _load_code(qw, i, width):
     "Query i's code as the kernels hold it: a tuple of scalar words (1..4 words) or its row of words."
 
 
-def _distance(qv, gw, j):
-    "Hamming distance between a query code held by `_load_code` and gallery code j: XOR + popcount per word."
-
-# %% ../nbs/60_engine.ipynb #b22b8b10
 @overload(_load_code, inline="always")
 def _load_code_typed(qw, i, width):
     n = width.count if isinstance(width, types.UniTuple) else 0
@@ -75,6 +71,10 @@ def _load_code_typed(qw, i, width):
     return lambda qw, i, width: qw[i]
 
 # %% ../nbs/60_engine.ipynb #1f3da173
+def _distance(qv, gw, j):
+    "Hamming distance between a query code held by `_load_code` and gallery code j: XOR + popcount per word."
+
+
 @overload(_distance, inline="always")
 def _distance_typed(qv, gw, j):
     n = qv.count if isinstance(qv, types.UniTuple) else 0
@@ -347,24 +347,6 @@ def _record_shift(buf):
     "Where a record's grade starts: bit 15 of a uint16 record, bit 24 of a uint32 one."
 
 
-def _flag_relevant(labels, i, buf, rc, units):
-    """After the top pass's walk, for class groups: query i's relevant items (order[start:stop]) flagged in their
-    records (grade 1) and counted per distance in rc (units = (removed mark, grade shift)); removed items stay as
-    they are. A pair source's walk saw the grades: nothing to do."""
-
-
-def _grade_columns(labels, n_grades):
-    """The grade columns the top pass's walk counts per distance: G for a pair source, one for class groups (their
-    walk sees grade 0 for every item; `_flag_relevant` counts the relevant ones)."""
-
-
-@overload(_grade_columns, inline="always")
-def _grade_columns_typed(labels, n_grades):
-    if _is_groups(labels):
-        return lambda labels, n_grades: np.uint64(1)
-    return lambda labels, n_grades: np.uint64(n_grades)
-
-
 @overload(_record_buffer, inline="always")
 def _record_buffer_typed(labels, n):
     if _is_groups(labels):
@@ -376,6 +358,27 @@ def _record_buffer_typed(labels, n):
 def _record_shift_typed(buf):
     shift = 15 if buf.dtype == types.uint16 else 24
     return lambda buf: np.uint64(shift)
+
+
+RECORD_DISTANCES = {True: (1 << 15) - 1, False: (1 << 24) - 1}   # class groups / pair source: distances held below
+
+# %% ../nbs/60_engine.ipynb #1d83ac59
+def _grade_columns(labels, n_grades):
+    """The grade columns the top pass's walk counts per distance: all n_grades (G + 1) for a pair source, one for
+    class groups (their walk sees grade 0 for every item; `_flag_relevant` counts the relevant ones)."""
+
+
+def _flag_relevant(labels, i, buf, rc, units):
+    """After the top pass's walk, for class groups: query i's relevant items (order[start:stop]) flagged in their
+    records (grade 1) and counted per distance in rc (units = (removed mark, grade shift)); removed items stay as
+    they are. A pair source's walk saw the grades: nothing to do."""
+
+
+@overload(_grade_columns, inline="always")
+def _grade_columns_typed(labels, n_grades):
+    if _is_groups(labels):
+        return lambda labels, n_grades: np.uint64(1)
+    return lambda labels, n_grades: np.uint64(n_grades)
 
 
 @njit(inline="always")
@@ -395,9 +398,6 @@ def _flag_relevant_typed(labels, i, buf, rc, units):
     if _is_groups(labels):
         return lambda labels, i, buf, rc, units: _flag_groups(labels, i, buf, rc, units)
     return lambda labels, i, buf, rc, units: None
-
-
-RECORD_DISTANCES = {True: (1 << 15) - 1, False: (1 << 24) - 1}   # class groups / pair source: distances held below
 
 # %% ../nbs/60_engine.ipynb #2fb6aeed
 @njit(parallel=True, cache=True)
