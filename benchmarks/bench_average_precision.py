@@ -15,8 +15,8 @@ Q, N = int(sys.argv[1]), int(sys.argv[2])
 for K in map(int, sys.argv[3].split(",")):
     qb, ql, gb, gl = make(Q, N, K)
     t = time.perf_counter()
-    s = summarize(qb, gb, relevance_from_labels(ql, gl, Q, N), top_columns=-1)
-    print(f"K={K}: summarize(top_columns=N) {time.perf_counter() - t:.3f}s")
+    s = summarize(qb, gb, relevance_from_labels(ql, gl, Q, N), stable_ranks=-1)
+    print(f"K={K}: summarize(stable_ranks=N) {time.perf_counter() - t:.3f}s")
     for p in (1000, None):
         for ties in ("expected", "index", "optimistic", "pessimistic"):
             for den in ("retrieved", "all"):

@@ -17,7 +17,7 @@ from retrieval_lit.relevance import relevance_from_labels
 
 
 def run(name, qc, gc, ql, gl, cutoffs):
-    s = summarize(qc, gc, relevance_from_labels(ql, gl, len(ql), len(gl)), top_columns=max(cutoffs))
+    s = summarize(qc, gc, relevance_from_labels(ql, gl, len(ql), len(gl)), stable_ranks=max(cutoffs))
     for n in cutoffs:
         row = [f"{name:<34} N={n:<5}"]
         for ties in ("expected", "index", "optimistic", "pessimistic"):

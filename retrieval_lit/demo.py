@@ -34,7 +34,7 @@ def demo_summaries(bits=(12, 32, 64),         # the code lengths, one or several
     for b in bits:
         d = load_digits_codes(b, seed=seed)
         rel = relevance_from_labels(d.query_labels, d.gallery_labels, len(d.query_labels), len(d.gallery_labels))
-        out[b] = (d, summarize(d.query_codes, d.gallery_codes, rel, top_columns=-1 if ties == "index" else 0))
+        out[b] = (d, summarize(d.query_codes, d.gallery_codes, rel, stable_ranks=-1 if ties == "index" else 0))
     return out
 
 # %% ../nbs/70_demo.ipynb #06d12c4c

@@ -16,7 +16,7 @@ import numpy as np
 from .hamming import PackedCodes, pack_codes
 from .ranking import IndexSums, RankSummary, check_ignore, group_starts, resolve_cutoff
 from .blocks import Progress, progress_wanted
-from .relevance import IgnoreSets, Relevance, check_relevance, make_ignore
+from .relevance import IndexSets, Relevance, check_relevance, make_ignore
 from .validate import check_bool, check_int, check_same_nbits, fail
 
 # %% auto #0
@@ -312,8 +312,8 @@ def visit_operand(removed: tuple | None,  # (indptr (Q+1,), indices) CSR rows of
                  max(1, min(n_queries, 4 * numba.get_num_threads())))
 
 
-def _removed(ignore: IgnoreSets | None) -> tuple | None:
-    "An `IgnoreSets`' CSR rows (indptr, indices) for `visit_operand`, or None."
+def _removed(ignore: IndexSets | None) -> tuple | None:
+    "An `IndexSets`' CSR rows (indptr, indices) for `visit_operand`, or None."
     return None if ignore is None else (ignore.indptr, ignore.indices)
 
 # %% ../nbs/60_engine.ipynb #cd7f706a
@@ -918,11 +918,11 @@ def hist_pass(q: PackedCodes,                    # the queries (Q codes)
               g: PackedCodes,                    # the gallery, or one shard of it (N codes of the same length)
               rel: Relevance,                    # over these Q queries x g's N items
               n_grades: int,                     # grade columns G of the histogram: above rel's largest grade
-              ignore: IgnoreSets | None = None,  # items removed per query, over g's items (0..N-1); None: none
+              ignore: IndexSets | None = None,  # items removed per query, over g's items (0..N-1); None: none
               *,
               grouped: bool | None = None,       # class ids over the gallery grouped by class; None: `_by_class`
               ) -> np.ndarray:
-    """(Q, K+1, n_grades) int64: items at each (distance, grade) for every query; the items in `ignore` (IgnoreSets
+    """(Q, K+1, n_grades) int64: items at each (distance, grade) for every query; the items in `ignore` (IndexSets
     over this gallery) are counted by the fast pass and then taken off, one distance each."""
     hist = np.zeros((len(q), q.nbits + 1, n_grades), dtype=np.int64)
     codes, width = codes_operand(q, g.words), _width(q.words.shape[1])
@@ -933,8 +933,8 @@ def hist_pass(q: PackedCodes,                    # the queries (Q codes)
     return hist
 
 # %% ../nbs/60_engine.ipynb #5a1c0d12
-def _top_walk(q: PackedCodes, g: PackedCodes, rel: Relevance, n_grades: int, t: int, ignore: IgnoreSets | None,
-              before: np.ndarray | None, grouped: bool | None) -> tuple:
+def _top_walk(q: PackedCodes, g: PackedCodes, rel: Relevance, n_grades: int, stable_ranks: int,
+              ignore: IndexSets | None, before: np.ndarray | None, grouped: bool | None) -> tuple:
     """(hist, top) of `_top_kernel`: from its own offsets (before None) or the given ones; class groups only for
     codes whose distances fit their uint16 records."""
     if q.nbits >= RECORD_DISTANCES[False]:
@@ -943,7 +943,7 @@ def _top_walk(q: PackedCodes, g: PackedCodes, rel: Relevance, n_grades: int, t: 
     if q.nbits >= RECORD_DISTANCES[True]:
         grouped = False
     hist = np.zeros((len(q), q.nbits + 1, n_grades), dtype=np.int64)
-    top = np.zeros((len(q), t), dtype=np.uint8)
+    top = np.zeros((len(q), stable_ranks), dtype=np.uint8)
     visit = visit_operand(_removed(ignore), len(q), q.nbits,
                           None if before is None else (before, before, np.zeros(len(q))))
     _launch(_top_kernel, (codes_operand(q, g.words), labels_operand(q, g, rel, n_grades, grouped), visit, hist, top,
@@ -956,25 +956,25 @@ def top_pass(q: PackedCodes,                    # the queries (Q codes)
              rel: Relevance,                    # over these Q queries x g's N items
              n_grades: int,                     # above rel's largest grade (as for `hist_pass`)
              before: np.ndarray,                # (Q, K+1) items ranked ahead of g's first item at each distance
-             t: int,                            # ranks kept: the first t of the stable order
-             ignore: IgnoreSets | None = None,  # items removed per query, over g's items; they take no rank
+             stable_ranks: int,                 # the stable ranks: the grades of the first ones kept
+             ignore: IndexSets | None = None,  # items removed per query, over g's items; they take no rank
              *,
              grouped: bool | None = None,       # class ids over the gallery grouped by class; None: `_by_class`
              ) -> np.ndarray:
     """(Q, t) uint8: grades at ranks before[i, d] + (place among this gallery's kept items at distance d), if
     below t; the items in `ignore` take no rank."""
-    return _top_walk(q, g, rel, n_grades, t, ignore, before, grouped)[1]
+    return _top_walk(q, g, rel, n_grades, stable_ranks, ignore, before, grouped)[1]
 
 # %% ../nbs/60_engine.ipynb #7f9062ed
 def hist_top_pass(q: PackedCodes,                    # the queries (Q codes)
                   g: PackedCodes,                    # the whole gallery (N codes of the same length)
                   rel: Relevance,                    # over these Q queries x N items
                   n_grades: int,                     # above rel's largest grade (as for `hist_pass`)
-                  t: int,                            # ranks kept: the first t of the stable order
-                  ignore: IgnoreSets | None = None,  # items removed per query; None: none
+                  stable_ranks: int,                 # the stable ranks: the grades of the first ones kept
+                  ignore: IndexSets | None = None,  # items removed per query; None: none
                   ) -> tuple:
     "(hist, top): `hist_pass` and `top_pass` of the whole gallery, in one walk (`_top_kernel` with its own offsets)."
-    return _top_walk(q, g, rel, n_grades, t, ignore, None, None)
+    return _top_walk(q, g, rel, n_grades, stable_ranks, ignore, None, None)
 
 # %% ../nbs/60_engine.ipynb #5a1c0d13
 class Offsets(NamedTuple):
@@ -1004,7 +1004,7 @@ def sums_pass(q: PackedCodes,                    # the queries (Q codes)
               rel: Relevance,                    # over these Q queries x g's N items
               n_grades: int,                     # above rel's largest grade (as for `hist_pass`)
               offsets: Offsets,                  # where g's items rank in the whole ranking
-              ignore: IgnoreSets | None = None,  # items removed per query, over g's items; they take no rank
+              ignore: IndexSets | None = None,  # items removed per query, over g's items; they take no rank
               *,
               grouped: bool | None = None,       # class ids over the gallery grouped by class; None: `_by_class`
               ) -> tuple:
@@ -1032,7 +1032,7 @@ def hist_sums_pass(q: PackedCodes,                    # the queries (Q codes)
                    g: PackedCodes,                    # the whole gallery (N codes of the same length)
                    rel: Relevance,                    # over these Q queries x N items
                    n_grades: int,                     # above rel's largest grade (as for `hist_pass`)
-                   ignore: IgnoreSets | None = None,  # items removed per query; None: none
+                   ignore: IndexSets | None = None,  # items removed per query; None: none
                    ) -> tuple:
     """(hist, ap, dcg, hits): `hist_pass` and `sums_pass` of the whole gallery in one walk (`_sums_kernel` with its
     own offsets); a gallery beyond one walk's records takes the histogram pass first, then `sums_pass` from its
@@ -1164,7 +1164,7 @@ class Scan:
 def scan(query_codes,                      # Q x K, {0,1} or {-1,+1}, or PackedCodes
          gallery_codes,                    # N x K (the same K), {0,1} or {-1,+1}, or PackedCodes
          relevance: Relevance,             # grades over these Q queries x N items (`relevance.make_relevance`)
-         top_columns: int = 0,             # ranks kept in stable order as top_grades: 0 none, -1 all, t
+         stable_ranks: int = 0,  # the stable ranks (their grades kept as `top_grades`): 0 none, -1 all, t
          code_max: bool = False,           # also code_max: most items sharing one code at each distance (LGAP)
          index_sums: bool = False,         # also the whole-ranking index-order sums (AP, DCG, R-precision); N < 2**31
          *,
@@ -1172,12 +1172,12 @@ def scan(query_codes,                      # Q x K, {0,1} or {-1,+1}, or PackedC
          threads: int | None = None,       # numba threads for this call; None: all (NUMBA_NUM_THREADS)
          progress: bool | None = None,     # stderr bar: None (auto: a terminal, > 2 s) | True | False | a Progress
          max_block_bytes: int = 1 << 26,   # bytes of one chunk's grade rows, when the relevance is a matrix
-         ignore: IgnoreSets | None = None,  # items removed from each query's ranking (`relevance.make_ignore`)
+         ignore: IndexSets | None = None,  # items removed from each query's ranking (`relevance.make_ignore`)
          ) -> Scan:
     """Fill the ranking summary (and, with `index_sums=True`, the whole-ranking index-order sums) in
     fused compiled passes over the gallery. Arguments as `ranking.summarize`; `chunk`: queries per chunk
     (default: `default_chunk`); `threads`: numba threads; `progress`: None (auto), True, False; `ignore`
-    (IgnoreSets): items removed from each query's ranking, as in `ranking.summarize`.
+    (IndexSets): items removed from each query's ranking, as in `ranking.summarize`.
 
     >>> from retrieval_lit.relevance import relevance_from_labels
     >>> rel = relevance_from_labels([7], [7, 3, 3, 7], 1, 4)       # items 0 and 3 are relevant
@@ -1190,7 +1190,7 @@ def scan(query_codes,                      # Q x K, {0,1} or {-1,+1}, or PackedC
     nbits = check_same_nbits(q.nbits, g.nbits, "query_codes", "gallery_codes")
     rel = check_relevance(relevance, len(q), len(g))
     check_ignore(ignore, len(q), len(g))
-    t = resolve_cutoff(top_columns, len(g), "top_columns")
+    t = resolve_cutoff(stable_ranks, len(g), "stable_ranks")
     if index_sums and len(g) >= 1 << 31:
         fail("gallery_codes", f"has {len(g)} items; index_sums counts ranks in 32 bits (fewer than 2**31 items)")
     pool = _Threads(threads)
@@ -1227,7 +1227,7 @@ def scan(query_codes,                      # Q x K, {0,1} or {-1,+1}, or PackedC
 def summarize(query_codes,             # Q x K, {0,1} or {-1,+1}, or PackedCodes
               gallery_codes,           # N x K (the same K), {0,1} or {-1,+1}, or PackedCodes
               relevance: Relevance,    # grades over these Q queries x N items (`relevance.make_relevance`)
-              top_columns: int = 0,    # ranks kept in stable order as top_grades: 0 none, -1 all, t
+              stable_ranks: int = 0,  # the stable ranks (their grades kept as `top_grades`): 0 none, -1 all, t
               code_max: bool = False,  # also code_max: most items sharing one code at each distance (LGAP)
               **options,               # `scan`'s keywords: chunk, threads, progress, max_block_bytes, ignore
               ) -> RankSummary:
@@ -1235,10 +1235,10 @@ def summarize(query_codes,             # Q x K, {0,1} or {-1,+1}, or PackedCodes
 
     >>> from retrieval_lit.relevance import relevance_from_labels
     >>> rel = relevance_from_labels([7], [7, 3, 3, 7], 1, 4)       # items 0 and 3 are relevant
-    >>> s = summarize([[0, 0]], [[1, 0], [0, 1], [0, 0], [1, 1]], rel, top_columns=-1)   # distances 1, 1, 0, 2
+    >>> s = summarize([[0, 0]], [[1, 0], [0, 1], [0, 0], [1, 1]], rel, stable_ranks=-1)  # distances 1, 1, 0, 2
     >>> s.hist[0].tolist()        # [grade 0, grade 1] at distance 0, 1, 2: items 0 and 1 tie at distance 1
     [[1, 0], [1, 1], [0, 1]]
     >>> s.top_grades.tolist()            # stable order: item 2, the tie in gallery order (0, 1), then item 3
     [[0, 1, 0, 1]]
     """
-    return scan(query_codes, gallery_codes, relevance, top_columns, code_max, **options).summary
+    return scan(query_codes, gallery_codes, relevance, stable_ranks, code_max, **options).summary

@@ -20,7 +20,7 @@ from .metrics import Conventions, metric_names, parse_metric, tie_range
 from .ranking import FrozenSummary, IndexSums, RankSummary, resolve_cutoff, summarize
 from .score_ranking import (PRECISIONS, ScoreBuffers, usable_cpus, check_scores, score_summaries,
                                          compiled_layout, compiled_query_bytes, similarity_rows, summary_method)
-from .relevance import IgnoreSets, Relevance, make_ignore, make_relevance
+from .relevance import IndexSets, Relevance, make_ignore, make_relevance
 from .validate import (check_bool, check_choice, check_int, check_same_nbits, check_whole_numbers,
                                       fail)
 
@@ -356,7 +356,7 @@ def _report_from_dict(cls,   # Report (its class method from_dict calls this)
 class SummaryPlan:
     "What the ranking summary of one evaluation must hold, decided once from the metrics' declarations."
     index_sums: bool         # stream the whole-ranking index-order sums instead of ranking every item
-    top_columns: int         # ranks the summary keeps in stable (gallery-index) order as top_grades; 0: none
+    stable_ranks: int         # ranks the summary keeps in stable (gallery-index) order as top_grades; 0: none
     read: int                # ranks the finishers read in a definite order (any tie mode but expected, or bounds)
     code_max: bool           # LGAP's largest bar per distance (a code metric asks for it)
     cutoff: int | None       # score rankings: the deepest cutoff of all metrics; None when one reads the whole ranking
@@ -377,27 +377,27 @@ def plan_summary(metrics: dict,               # the parsed metrics, {name: Metri
     read = max((0 if streamed and m.index_sums else resolve_cutoff(m.cutoff, n_gallery) for m in ms),
                default=0) if ordered else 0
     return SummaryPlan(index_sums=streamed and any(m.index_sums for m in ms),
-                       top_columns=read if conventions.ties == "index" else 0, read=read,
+                       stable_ranks=read if conventions.ties == "index" else 0, read=read,
                        code_max=any(m.code_max for m in ms),
                        cutoff=max(m.cutoff for m in ms) if ms and all(m.cutoff > 0 for m in ms) else None)
 
 # %% ../nbs/50_evaluation.ipynb #dae49e9b
 STREAMS_INDEX_SUMS = {"numba"}   # engines that accept index_sums=True
-READS_IGNORE = {"numpy", "numba"}   # engines that take ignore=IgnoreSets (others hand such runs to the numpy one)
+READS_IGNORE = {"numpy", "numba"}   # engines that take ignore=IndexSets (others hand such runs to the numpy one)
 ADVANCES_PROGRESS = {"numba"}    # engines that advance a given blocks.Progress chunk by chunk
 SECONDS_PER_PAIR = {"numpy": 2e-8, "numba": 1e-9, "dask": 1e-9}   # rough cost per (query, item, 64-bit word), to
                                                                   # decide when to show a bar (dask: numba per worker)
 
 # %% ../nbs/50_evaluation.ipynb #2ab5724f
-def _numpy_summarize(query_codes, gallery_codes, relevance, top_columns=0, code_max=False, progress=None, ignore=None):
+def _numpy_summarize(query_codes, gallery_codes, relevance, stable_ranks=0, code_max=False, progress=None, ignore=None):
     "The ranking chapter's reference (it has no progress bar, and no streamed index sums)."
-    return summarize(query_codes, gallery_codes, relevance, top_columns=top_columns, code_max=code_max, ignore=ignore)
+    return summarize(query_codes, gallery_codes, relevance, stable_ranks=stable_ranks, code_max=code_max, ignore=ignore)
 
-def _numba_summarize(query_codes, gallery_codes, relevance, top_columns=0, code_max=False, progress=None,
+def _numba_summarize(query_codes, gallery_codes, relevance, stable_ranks=0, code_max=False, progress=None,
                      index_sums=False, ignore=None):
     "The compiled engine (chapter 60), imported on first use."
     from retrieval_lit.engine import summarize as engine_summarize
-    return engine_summarize(query_codes, gallery_codes, relevance, top_columns, code_max, progress=progress,
+    return engine_summarize(query_codes, gallery_codes, relevance, stable_ranks, code_max, progress=progress,
                             index_sums=index_sums, ignore=ignore)
 
 ENGINES = {"numpy": _numpy_summarize, "numba": _numba_summarize}
@@ -503,7 +503,7 @@ def _resolve_engine(engine: str, work: float = float("inf")) -> str:
 
 def _choose_engine(engine: str,          # as given: "auto" or a registered engine's name
                    src: RankingSource,   # the ranking source
-                   ig,                   # IgnoreSets or None
+                   ig,                   # IndexSets or None
                    client,               # a Dask client or address, or None
                    ) -> str:
     "The engine that builds the summaries: a registered one, or 'dask' for a cluster (codes or embeddings)."
@@ -523,7 +523,7 @@ class EvaluationJob:
     "One evaluation, planned: what ranks, what is relevant, what is computed and how, and what a query block costs."
     src: RankingSource         # the ranking source
     rel: Relevance             # the relevance source
-    ig: IgnoreSets | None      # items removed from each query's ranking
+    ig: IndexSets | None      # items removed from each query's ranking
     metrics: dict              # {name: Metric}
     conv: Conventions          # the conventions of every value
     bounds: bool               # also the range over tie orders and the two fixed orders
@@ -566,23 +566,23 @@ def _summarize_block(job: EvaluationJob, start: int, stop: int, cluster, bar: Pr
     src, plan = job.src, job.plan
     rel, ig_rows = job.rel.rows(start, stop), None if job.ig is None else job.ig.rows(start, stop)
     if src.kind == "scores" and cluster is not None:
-        summaries = [cluster.summarize(src.embeddings[0][start:stop], start, plan.top_columns, plan.cutoff,
+        summaries = [cluster.summarize(src.embeddings[0][start:stop], start, plan.stable_ranks, plan.cutoff,
                                        plan.index_sums)]
     elif src.kind == "scores":
         rows = ((lambda a, b, items=None, out=None: src.rows(start + a, start + b, items, out)) if src.embeddings else
                 (lambda a, b: src.rows(start + a, start + b)))     # embeddings: a tile of items, or into a buffer
-        summaries = score_summaries(rows, rel, plan.top_columns, ig_rows, plan.cutoff, index_sums=plan.index_sums,
+        summaries = score_summaries(rows, rel, plan.stable_ranks, ig_rows, plan.cutoff, index_sums=plan.index_sums,
                                     max_block_bytes=job.max_block_bytes, buffers=buffers,   # unpadded: finished
                                     method=summary_method(src.n_queries, src.n_gallery))   # one by one; by size
     elif cluster is not None:
-        summaries = [cluster.scan(src.codes[0][start:stop], rel, top_columns=plan.top_columns,
+        summaries = [cluster.scan(src.codes[0][start:stop], rel, stable_ranks=plan.stable_ranks,
                                   code_max=plan.code_max, index_sums=plan.index_sums, ignore=ig_rows).summary]
     else:
         extra = {"index_sums": True} if plan.index_sums else {}
         if ig_rows is not None:
             extra["ignore"] = ig_rows
         advances = job.engine in ADVANCES_PROGRESS            # the engine advances the bar chunk by chunk itself
-        summaries = [ENGINES[job.engine](src.codes[0][start:stop], src.codes[1], rel, top_columns=plan.top_columns,
+        summaries = [ENGINES[job.engine](src.codes[0][start:stop], src.codes[1], rel, stable_ranks=plan.stable_ranks,
                                          code_max=plan.code_max, progress=bar if advances else False, **extra)]
         if advances:
             return summaries

@@ -136,7 +136,7 @@ def ranked_grades(scores,               # Q x N similarities (higher = nearer)
     """
     s = check_scores(scores, "scores")
     rel = relevance_from_matrix(grades, *s.shape)
-    summary = summarize_scores(s, rel, top_columns=-1, ignore=make_ignore(*s.shape, ignore=removed))
+    summary = summarize_scores(s, rel, stable_ranks=-1, ignore=make_ignore(*s.shape, ignore=removed))
     return ordered_top(summary, s.shape[1], ties)
 
 # %% ../nbs/51_protocols.ipynb #789c5569

@@ -12,7 +12,7 @@ import numpy as np
 
 from .hamming import iter_distance_blocks, pack_codes
 from .blocks import DEFAULT_BLOCK_BYTES
-from .relevance import IgnoreSets, Relevance, check_relevance, relevance_from_matrix
+from .relevance import IndexSets, Relevance, check_relevance, relevance_from_matrix
 from .validate import (check_choice, check_int, check_nonempty, check_same_nbits, check_tie_sizes,
                                     check_whole_numbers, fail)
 
@@ -257,7 +257,7 @@ class FrozenSummary(RankSummary):
         return self._fixed(super().n_relevant)
 
 # %% ../nbs/03_ranking.ipynb #51314b8e
-WHOLE_RANKING = -1   # a cutoff that reads every rank (Metric.cutoff, summarize's top_columns)
+WHOLE_RANKING = -1   # a cutoff that reads every rank (Metric.cutoff, summarize's stable_ranks)
 
 
 def resolve_cutoff(cutoff,               # None or WHOLE_RANKING (-1): the whole ranking; 0: none; k >= 1: the first k
@@ -309,11 +309,11 @@ def gallery_code_counts(gallery_codes,          # N x K codes, {0,1} or {-1,+1},
 def code_max_by_distance(query_codes,                  # Q x K codes, {0,1} or {-1,+1}, or PackedCodes
                          distinct_codes,               # the gallery's M distinct codes (from `gallery_code_counts`)
                          multiplicities: np.ndarray,   # (M,) int64: gallery items carrying each distinct code
-                         ignore=None,                  # IgnoreSets: items removed from each query's ranking; or None
+                         ignore=None,                  # IndexSets: items removed from each query's ranking; or None
                          code_of=None,                 # (N,) each gallery item's distinct code; needed with `ignore`
                          ) -> np.ndarray:
     """(Q, K+1): the largest multiplicity among distinct gallery codes at each distance from each query code.
-    With `ignore` (IgnoreSets; `code_of[i]` = the distinct code of gallery item i) a query's removed items do not
+    With `ignore` (IndexSets; `code_of[i]` = the distinct code of gallery item i) a query's removed items do not
     count on their codes."""
     q = pack_codes(query_codes, "query_codes")
     out = np.zeros((len(q), q.nbits + 1), dtype=np.int64)
@@ -330,13 +330,13 @@ def code_max_by_distance(query_codes,                  # Q x K codes, {0,1} or {
     return out
 
 # %% ../nbs/03_ranking.ipynb #9604b67e
-def check_ignore(ignore,            # None, or relevance.IgnoreSets (see `make_ignore`), returned as it is
+def check_ignore(ignore,            # None, or relevance.IndexSets (see `make_ignore`), returned as it is
                  n_queries: int,    # Q, the queries it must cover
                  n_gallery: int,    # N, the gallery items it must cover
                  ):
-    "`ignore` must be None or IgnoreSets covering exactly these queries and gallery items."
-    if ignore is not None and (not isinstance(ignore, IgnoreSets) or (ignore.n_queries, ignore.n_gallery) != (n_queries, n_gallery)):
-        fail("ignore", f"must be relevance.IgnoreSets for {n_queries} queries x {n_gallery} gallery items "
+    "`ignore` must be None or IndexSets covering exactly these queries and gallery items."
+    if ignore is not None and (not isinstance(ignore, IndexSets) or (ignore.n_queries, ignore.n_gallery) != (n_queries, n_gallery)):
+        fail("ignore", f"must be relevance.IndexSets for {n_queries} queries x {n_gallery} gallery items "
                        f"(see relevance.make_ignore), got {ignore!r:.80}")
     return ignore
 
@@ -344,15 +344,15 @@ def check_ignore(ignore,            # None, or relevance.IgnoreSets (see `make_i
 def summarize(query_codes,                    # Q x K codes, {0,1} or {-1,+1}, or PackedCodes
               gallery_codes,                  # N x K codes (the same K), ranked by Hamming distance to each query
               relevance: Relevance,           # Q x N grades (relevance.relevance_from_labels, _from_matrix, ...)
-              top_columns: int = 0,                   # ranks kept in stable order as `top_grades`: 0 none, -1 whole
+              stable_ranks: int = 0,                   # ranks kept in stable order as `top_grades`: 0 none, -1 whole
               code_max: bool = False,         # True: also LGAP's `code_max` (the tallest code bar at each distance)
               max_block_bytes: int = DEFAULT_BLOCK_BYTES,  # memory bound of one query block of distances
-              ignore=None,                    # IgnoreSets: items removed from each query's ranking; or None
+              ignore=None,                    # IndexSets: items removed from each query's ranking; or None
               ) -> RankSummary:
     """The ranking summary of every query (the readable numpy reference the fast engine must match). `ignore`
-    (IgnoreSets): items removed from each query's ranking before anything is counted.
+    (IndexSets): items removed from each query's ranking before anything is counted.
 
-    >>> s = summarize([[0, 0]], [[0, 0], [1, 0], [0, 0], [1, 1]], relevance_from_matrix([[0, 1, 1, 1]], 1, 4), top_columns=-1)
+    >>> s = summarize([[0, 0]], [[0, 0], [1, 0], [0, 0], [1, 1]], relevance_from_matrix([[0, 1, 1, 1]], 1, 4), stable_ranks=-1)
     >>> s.hist[0].tolist()      # [grade 0, grade 1] at distance 0 (items 0, 2), 1 (item 1), 2 (item 3)
     [[1, 1], [0, 1], [0, 1]]
     >>> s.top_grades[0].tolist()       # stable order: items 0, 2 (tied at distance 0), 1, 3
@@ -362,7 +362,7 @@ def summarize(query_codes,                    # Q x K codes, {0,1} or {-1,+1}, o
     nbits = check_same_nbits(q.nbits, g.nbits, "query_codes", "gallery_codes")
     check_relevance(relevance, len(q), len(g))
     check_ignore(ignore, len(q), len(g))
-    k = resolve_cutoff(top_columns, len(g), "top_columns")
+    k = resolve_cutoff(stable_ranks, len(g), "stable_ranks")
     n_grades = relevance.max_grade + 1
     hist = np.zeros((len(q), nbits + 1, n_grades), dtype=np.int64)
     top_grades = np.zeros((len(q), k), dtype=np.uint8) if k else None
@@ -419,7 +419,7 @@ def ordered_top(summary: RankSummary,   # the ranking summary; ties="index" need
         have = 0 if summary.top_grades is None else summary.top_grades.shape[1]
         if have < k:
             fail("ties", f"'index' needs the grades of the first {k} items in stable order, but the summary "
-                         f"holds {have}: build it with summarize(..., top_columns={k})")
+                         f"holds {have}: build it with summarize(..., stable_ranks={k})")
         return summary.top_grades[:, :k]
     counts, run_grades = tie_order_runs(summary, ties)
     pad = np.maximum(0, k - counts.sum(axis=1, keepdims=True))  # a query ranking fewer than k items: grade 0 after

@@ -16,7 +16,7 @@ from .validate import (check_grade_matrix, check_ids, check_int, check_label_pai
 # %% auto #0
 __all__ = ['RELATION_TYPE_GRADES', 'LabelQuestions', 'Relevance', 'LabelRelevance', 'GradeMatrix', 'declared_scale',
            'relevance_from_labels', 'relevance_from_types', 'relevance_from_matrix', 'SparseGrades',
-           'relevance_from_sparse', 'make_relevance', 'IgnoreSets', 'make_ignore']
+           'relevance_from_sparse', 'make_relevance', 'IndexSets', 'make_ignore']
 
 # %% ../nbs/02_relevance.ipynb #94acc952
 RELATION_TYPE_GRADES = {1: 2, 2: 1, 3: 0}  # metrics note A: type 1 -> 2, type 2 -> 1, type 3 -> 0
@@ -387,8 +387,9 @@ def make_relevance(n_queries: int,       # Q
 
 # %% ../nbs/02_relevance.ipynb #2694eb87
 @dataclass(frozen=True)
-class IgnoreSets:
-    """Gallery items removed from each query's ranking, as CSR rows of sorted, distinct gallery indices.
+class IndexSets:
+    """A set of gallery indices per query, as CSR rows of sorted, distinct indices (`make_ignore`: the items
+    removed from each query's ranking).
 
     indptr:  (Q+1,) int64; the items of query q are indices[indptr[q]:indptr[q+1]]
     indices: (nnz,) int64, sorted and distinct within each row, each in 0..N-1"""
@@ -397,10 +398,10 @@ class IgnoreSets:
     indptr: np.ndarray   # (Q+1,) int64, from 0, non-decreasing: query q's items are indices[indptr[q]:indptr[q+1]]
     indices: np.ndarray  # (nnz,) int64 gallery indices 0..N-1, sorted and distinct within each query's row
 
-    def rows(self, start: int, stop: int) -> "IgnoreSets":
+    def rows(self, start: int, stop: int) -> "IndexSets":
         "The ignore sets of queries start..stop-1 only."
         a, b = int(self.indptr[start]), int(self.indptr[stop])
-        return IgnoreSets(stop - start, self.n_gallery, self.indptr[start:stop + 1] - a, self.indices[a:b])
+        return IndexSets(stop - start, self.n_gallery, self.indptr[start:stop + 1] - a, self.indices[a:b])
 
     def mask(self, start: int = 0, stop: int | None = None) -> np.ndarray:
         "A new (stop-start, N) bool array: True where the item is removed from that query's ranking."
@@ -410,12 +411,12 @@ class IgnoreSets:
         out[np.repeat(np.arange(stop - start), np.diff(sub.indptr)), sub.indices] = True
         return out
 
-    def columns(self, start: int, stop: int) -> "IgnoreSets":
+    def columns(self, start: int, stop: int) -> "IndexSets":
         """The ignore sets seen by a slice of the gallery, items start..stop-1, renumbered from 0 (what one gallery
         shard of a sharded run needs)."""
         inside = (self.indices >= start) & (self.indices < stop)
         kept_before = np.concatenate([[0], np.cumsum(inside)]).astype(np.int64)
-        return IgnoreSets(self.n_queries, stop - start, kept_before[self.indptr], self.indices[inside] - start)
+        return IndexSets(self.n_queries, stop - start, kept_before[self.indptr], self.indices[inside] - start)
 
     @property
     def counts(self) -> np.ndarray:
@@ -467,8 +468,8 @@ def make_ignore(n_queries: int,   # Q
                 n_gallery: int,   # N
                 ignore=None,      # a Q x N bool array or nested lists of bools (True = removed), or one index list per query
                 self_index=None,  # (Q,) integers: each query's own gallery index, removed too; -1: none
-                ) -> IgnoreSets | None:
-    """The IgnoreSets of `ignore` (a Q x N bool mask, or one array of gallery indices per query) together with
+                ) -> IndexSets | None:
+    """The IndexSets of `ignore` (a Q x N bool mask, or one array of gallery indices per query) together with
     `self_index` (each query's own gallery index, -1 for none); None when neither is given.
 
     >>> ig = make_ignore(2, 5, ignore=[[4, 1], []], self_index=[0, -1])   # query 0 also loses its own copy, item 0
@@ -487,4 +488,4 @@ def make_ignore(n_queries: int,   # Q
     rows = [np.unique(r) for r in rows]
     indptr = np.concatenate([[0], np.cumsum([len(r) for r in rows])]).astype(np.int64)
     indices = np.concatenate(rows).astype(np.int64) if rows else np.zeros(0, dtype=np.int64)
-    return IgnoreSets(n_queries, n_gallery, indptr, indices)
+    return IndexSets(n_queries, n_gallery, indptr, indices)

@@ -69,14 +69,14 @@ def _score_block_summary(s: np.ndarray,        # (b, n) scores of a block of que
                          grades: np.ndarray,   # (b, n) their grades
                          kept,                 # (b, n) bool, the items kept in each ranking; None: all
                          n_grades: int,        # grades 0 .. n_grades - 1
-                         t: int,               # ranks kept in stable order as top grades
+                         stable_ranks: int,    # the stable ranks (their grades kept as `top_grades`)
                          cutoff,               # the last rank any metric reads; None: the whole ranking
                          ) -> tuple:
     "(hist (b, G, grades), top (b, t)) of one block of score rows; see the section above."
     b, n = s.shape
     key = s if kept is None else np.where(kept, s, -np.inf)      # removed items rank after every kept one
-    if cutoff is not None and t <= cutoff < n:                   # the top `t` lies inside the sorted part
-        return _score_block_top(key, grades, kept, n_grades, t, cutoff)
+    if cutoff is not None and stable_ranks <= cutoff < n:        # the stable ranks lie inside the sorted part
+        return _score_block_top(key, grades, kept, n_grades, stable_ranks, cutoff)
     order = np.argsort(-key, axis=1, kind="stable")              # stable: ties keep gallery index order
     s_sorted = np.take_along_axis(key, order, axis=1)
     g_sorted = np.take_along_axis(grades, order, axis=1)
@@ -88,7 +88,7 @@ def _score_block_summary(s: np.ndarray,        # (b, n) scores of a block of que
         gid = np.minimum(gid, last + 1)
     n_groups = int(gid[k_sorted].max(initial=-1)) + 1
     hist = group_hist(gid, g_sorted, max(n_groups, 1), n_grades, k_sorted)
-    top = (g_sorted[:, :t] * k_sorted[:, :t]).astype(np.uint8) if t else None
+    top = (g_sorted[:, :stable_ranks] * k_sorted[:, :stable_ranks]).astype(np.uint8) if stable_ranks else None
     return hist, top
 
 # %% ../nbs/09_score_ranking.ipynb #eb174f64
@@ -121,7 +121,7 @@ def _score_block_top(key: np.ndarray,      # (b, n) scores of a block of queries
                      grades: np.ndarray,   # (b, n) their grades
                      kept,                 # (b, n) bool, the items kept in each ranking; None: all
                      n_grades: int,        # grades 0 .. n_grades - 1
-                     t: int,               # ranks kept in stable order as top grades, t <= cutoff
+                     stable_ranks: int,    # the stable ranks (grades kept in stable order), <= cutoff
                      cutoff: int,          # the last rank any metric reads, < n
                      ) -> tuple:
     """The same for metrics that read no further than rank `cutoff` < N, without sorting whole rows: a partition
@@ -150,9 +150,9 @@ def _score_block_top(key: np.ndarray,      # (b, n) scores of a block of queries
     total = count_grades(grades, kept, n_grades)
     last = np.where(width > 0, gid[np.arange(b), np.maximum(width - 1, 0)] + 1, 0)
     hist[np.arange(b), last] += total - hist.sum(axis=1)         # the trailing group: what the sorted part left
-    top = np.zeros((b, t), dtype=np.uint8) if t else None
-    if t:
-        w = min(t, g_sorted.shape[1])
+    top = np.zeros((b, stable_ranks), dtype=np.uint8) if stable_ranks else None
+    if stable_ranks:
+        w = min(stable_ranks, g_sorted.shape[1])
         top[:, :w] = g_sorted[:, :w] * k_sorted[:, :w]
     return hist, top
 
@@ -257,7 +257,7 @@ def _score_block_counts(key: np.ndarray,      # (b, n) scores of a block of quer
                         grades: np.ndarray,   # (b, n) their grades
                         kept,                 # (b, n) bool, the items kept in each ranking; None: all
                         n_grades: int,        # grades 0 .. n_grades - 1
-                        t: int,               # ranks kept in stable order as top grades
+                        stable_ranks: int,    # the stable ranks (their grades kept as `top_grades`)
                         index_sums: bool,     # also the whole-ranking index-order sums
                         ) -> tuple:
     """(groups, top (b, t) or None, IndexSums or None) of one block of score rows, by counts (see the section above);
@@ -268,9 +268,9 @@ def _score_block_counts(key: np.ndarray,      # (b, n) scores of a block of quer
     srt = np.sort(key, axis=1)                                   # values only, ascending
     n_kept = np.full(b, n, dtype=np.int64) if kept is None else kept.sum(axis=1)
     relevant = grades > 0 if kept is None else (grades > 0) & kept
-    ordered = bool(t) or index_sums
+    ordered = bool(stable_ranks) or index_sums
     assoc = ordered or n_grades > 2                              # the relevant items' columns and grades are needed
-    top = np.zeros((b, t), dtype=np.uint8) if t else None
+    top = np.zeros((b, stable_ranks), dtype=np.uint8) if stable_ranks else None
     ranks, rank_grades = [np.zeros(0, dtype=np.int64)] * b, [np.zeros(0, dtype=np.int64)] * b
     groups = []
     for i in range(b):
@@ -294,8 +294,8 @@ def _score_block_counts(key: np.ndarray,      # (b, n) scores of a block of quer
         if not ordered or not len(c):
             continue
         rank = above + _tie_offsets(key[i], c, equal) if any_tie else above   # 0-based ranks in index order
-        if t:
-            inside = rank < t
+        if stable_ranks:
+            inside = rank < stable_ranks
             top[i, rank[inside]] = g[inside]
         order = np.argsort(rank) if any_tie else slice(None)    # rank order (the ranks are distinct)
         ranks[i], rank_grades[i] = rank[order], g[order]
@@ -388,18 +388,19 @@ def _counts_in_threads(pool,                # a ThreadPoolExecutor, or None: one
                        grades,              # (b, n) their grades
                        kept,                # (b, n) bool, the items kept in each ranking; None: all
                        n_grades: int,       # grades 0 .. n_grades - 1
-                       t: int,              # ranks kept in stable order as top grades
+                       stable_ranks: int,   # the stable ranks (their grades kept as `top_grades`)
                        index_sums: bool,    # also the whole-ranking index-order sums
                        ) -> tuple:
     "`_score_block_counts` of a block, its rows shared among threads (numpy's sort and searches release the GIL)."
     b = len(s)
     if pool is None or b < 2:
-        return _score_block_counts(s, grades, kept, n_grades, t, index_sums)
+        return _score_block_counts(s, grades, kept, n_grades, stable_ranks, index_sums)
     cuts = np.linspace(0, b, min(n_threads, b) + 1).astype(int)
     parts = list(pool.map(lambda ab: _score_block_counts(s[ab[0]:ab[1]], grades[ab[0]:ab[1]],
                                                           None if kept is None else kept[ab[0]:ab[1]],
-                                                          n_grades, t, index_sums), zip(cuts[:-1], cuts[1:])))
-    top = np.concatenate([p[1] for p in parts]) if t else None
+                                                          n_grades, stable_ranks, index_sums),
+                          zip(cuts[:-1], cuts[1:])))
+    top = np.concatenate([p[1] for p in parts]) if stable_ranks else None
     sums = join_index_sums([p[2] for p in parts]) if index_sums else None
     return [x for p in parts for x in p[0]], top, sums
 
@@ -407,9 +408,9 @@ def _counts_in_threads(pool,                # a ThreadPoolExecutor, or None: one
 class SummaryJob(NamedTuple):
     "What every block of one `summarize_scores` call is summarised with, its arguments checked once."
     relevance: Relevance        # Q x N grades
-    ignore: object              # IgnoreSets: the items removed from each ranking; or None
+    ignore: object              # IndexSets: the items removed from each ranking; or None
     n_grades: int               # grades 0 .. n_grades - 1
-    t: int                      # ranks kept in stable order as top grades
+    stable_ranks: int           # the stable ranks (their grades kept as `top_grades`)
     cutoff: int | None          # the last rank any metric reads; None: the whole ranking
     index_sums: bool            # also the whole-ranking index-order sums
     max_block_bytes: int        # memory bound of one block of queries (the compiled method: of one wave)
@@ -422,7 +423,7 @@ def _numpy_blocks(rows,              # rows(a, b): the scores of queries a..b-1
                   ) -> tuple:
     """(hist, [top per block], [IndexSums or None per block]) by the numpy methods: chapter 09's counts (`counts`,
     rows shared among threads) or the sorting reference, a bounded block of queries at a time."""
-    rel, n_grades, t = job.relevance, job.n_grades, job.t
+    rel, n_grades, stable_ranks = job.relevance, job.n_grades, job.stable_ranks
     n_q, n_g = rel.n_queries, rel.n_gallery
     hists, tops, sums = [], [], []
     pair_bytes = 40 if counts else 80                            # scores, sorted copies, grades, masks per pair
@@ -431,10 +432,11 @@ def _numpy_blocks(rows,              # rows(a, b): the scores of queries a..b-1
         kept = None if job.ignore is None else ~job.ignore.mask(a, b)
         s = rows(a, b)
         if counts:
-            h, tp, sm = _counts_in_threads(pool, job.n_threads, s, rel.block(a, b), kept, n_grades, t, job.index_sums)
+            h, tp, sm = _counts_in_threads(pool, job.n_threads, s, rel.block(a, b), kept, n_grades, stable_ranks,
+                                           job.index_sums)
             hists.extend(h)
         else:
-            h, tp = _score_block_summary(s, rel.block(a, b), kept, n_grades, t, job.cutoff)
+            h, tp = _score_block_summary(s, rel.block(a, b), kept, n_grades, stable_ranks, job.cutoff)
             sm = _sums_of_top(_score_block_summary(s, rel.block(a, b), kept, n_grades, n_g, None)[1],
                               n_grades) if job.index_sums else None
             hists.append(h)
@@ -447,10 +449,10 @@ def _numpy_blocks(rows,              # rows(a, b): the scores of queries a..b-1
 # %% ../nbs/09_score_ranking.ipynb #b6994315
 def summarizes_whole(cutoff,        # the last rank any metric reads; None: the whole ranking
                      n_gallery: int, # N
-                     t: int,         # ranks kept in stable order as top grades
+                     stable_ranks: int,  # the stable ranks (their grades kept as `top_grades`)
                      ) -> bool:
-    "Whether a summary by scores covers the whole ranking: no cutoff, a cutoff at N or beyond, or top grades past it."
-    return cutoff is None or cutoff >= n_gallery or t > cutoff
+    "Whether a summary by scores covers the whole ranking: no cutoff, a cutoff at N or beyond, or the stable ranks past it."
+    return cutoff is None or cutoff >= n_gallery or stable_ranks > cutoff
 
 # %% ../nbs/09_score_ranking.ipynb #2b22697f
 COMPILED_LAYOUTS = ("whole", "top", "tiles")   # compiled_layout's answers
@@ -596,8 +598,8 @@ def _wave_summary(s: np.ndarray,        # (b, N) the wave's scores
         i, j = ij
         k = None if kept is None else kept[i:j]
         if layout == "whole":
-            return counts_block(s[i:j], grades[i:j], k, job.n_grades, job.t, job.index_sums)
-        return (*top_block(s[i:j], grades[i:j], k, job.n_grades, job.t, job.cutoff), None)
+            return counts_block(s[i:j], grades[i:j], k, job.n_grades, job.stable_ranks, job.index_sums)
+        return (*top_block(s[i:j], grades[i:j], k, job.n_grades, job.stable_ranks, job.cutoff), None)
     return _joined_slices(list(run(one, zip(cuts[:-1], cuts[1:]))), run)
 
 # %% ../nbs/09_score_ranking.ipynb #6aea5ff1
@@ -626,8 +628,8 @@ def _compiled_blocks(rows,                          # rows(a, b[, items][, out=]
             b = min(a + wave, n_q)
             kept = None if job.ignore is None else ~job.ignore.mask(a, b)
             if layout == "tiles":                                     # a tile of similarities at a time, in cache
-                out.append((*streamed_top_block(rows, a, b, n_g, rel, kept, job.t, job.cutoff, parts=parts, run=run),
-                            None))
+                out.append((*streamed_top_block(rows, a, b, n_g, rel, kept, job.stable_ranks, job.cutoff,
+                                                parts=parts, run=run), None))
                 continue
             s, taken = _wave_scores(rows, a, b, n_g, dtype, buffers, run)
             out.append(_wave_summary(s, rel.block(a, b), kept, job, layout, pieces, run))
@@ -661,7 +663,7 @@ SUMMARY_METHODS = ("auto", "compiled", "counts", "sort")   # summarize_scores: b
                                                            # | the sorted copy and binary searches | the stable argsort
 
 
-def score_summaries(scores, relevance: Relevance, top_columns: int = 0, ignore=None, cutoff=None, *,
+def score_summaries(scores, relevance: Relevance, stable_ranks: int = 0, ignore=None, cutoff=None, *,
                     max_block_bytes: int = DEFAULT_BLOCK_BYTES, index_sums: bool = False, method: str = "auto",
                     threads=None, buffers=None) -> list:
     """`summarize_scores`' work: its arguments checked, then the RankSummary of each block of queries, in order (the
@@ -676,7 +678,7 @@ def score_summaries(scores, relevance: Relevance, top_columns: int = 0, ignore=N
     check_ignore(ignore, n_q, n_g)
     if cutoff is not None:
         cutoff = check_int(cutoff, "cutoff", 1)
-    t = resolve_cutoff(top_columns, n_g, "top_columns")
+    t = resolve_cutoff(stable_ranks, n_g, "stable_ranks")
     whole = summarizes_whole(cutoff, n_g, t)
     n_threads = usable_cpus() if threads is None else check_int(threads, "threads", 1)
     job = SummaryJob(relevance, ignore, relevance.max_grade + 1, t, cutoff, index_sums, max_block_bytes, n_threads)
@@ -693,8 +695,8 @@ def score_summaries(scores, relevance: Relevance, top_columns: int = 0, ignore=N
 # %% ../nbs/09_score_ranking.ipynb #ba2c62ff
 def summarize_scores(scores,                      # Q x N scores (higher = nearer), or a function (start, stop) -> rows
                      relevance: Relevance,        # Q x N grades (relevance.relevance_from_labels, _from_matrix, ...)
-                     top_columns: int = 0,        # ranks kept in stable order as `top_grades`: 0 none, -1 whole
-                     ignore=None,                 # IgnoreSets: items removed from each query's ranking; or None
+                     stable_ranks: int = 0,  # ranks kept in stable order as `top_grades`: 0 none, -1 whole
+                     ignore=None,                 # IndexSets: items removed from each query's ranking; or None
                      cutoff: int | None = None,   # the last rank any metric reads (None: all); later groups merge
                      *,
                      max_block_bytes: int = DEFAULT_BLOCK_BYTES,  # memory bound of one query block
@@ -716,11 +718,11 @@ def summarize_scores(scores,                      # Q x N scores (higher = neare
     metric the same value, bit for bit.
 
     >>> rel = relevance_from_matrix([[1, 1, 0, 0, 1]], 1, 5)
-    >>> s = summarize_scores(np.array([[0.7, 0.9, 0.2, 0.7, 0.2]]), rel, top_columns=-1)
+    >>> s = summarize_scores(np.array([[0.7, 0.9, 0.2, 0.7, 0.2]]), rel, stable_ranks=-1)
     >>> s.group_sizes.tolist(), s.top_grades.tolist()   # groups 0.9 | 0.7 0.7 | 0.2 0.2; stable: items 1, 0, 3, 2, 4
     ([[1, 2, 2]], [[1, 1, 0, 0, 1]])
     """
-    return _joined(score_summaries(scores, relevance, top_columns, ignore, cutoff, max_block_bytes=max_block_bytes,
+    return _joined(score_summaries(scores, relevance, stable_ranks, ignore, cutoff, max_block_bytes=max_block_bytes,
                                    index_sums=index_sums, method=method, threads=threads, buffers=buffers))
 
 # %% ../nbs/09_score_ranking.ipynb #7cb96b1f
@@ -744,7 +746,7 @@ def _list_arrays(lists,                          # one array per query
 # %% ../nbs/09_score_ranking.ipynb #41957994
 def summarize_lists(scores,                      # Q 1-D arrays of finite scores (higher = nearer); a list may be empty
                     grades,                      # Q 1-D arrays of the same lengths: whole-number grades 0..255
-                    top_columns: int = 0,                # ranks kept in stable order as `top_grades`: 0 none, -1 whole
+                    stable_ranks: int = 0,     # ranks kept in stable order as `top_grades`: 0 none, -1 whole
                     cutoff: int | None = None,   # the last rank any metric reads (None: all); later groups merge
                     unranked=None,               # (Q, G) counts of judged items of grade g that no list holds; or None
                     max_grade: int | None = None,  # the grade scale 0..max_grade (ERR reads it); None: the largest
@@ -752,7 +754,7 @@ def summarize_lists(scores,                      # Q 1-D arrays of finite scores
     """The ranking summary of ranked lists of any lengths (`kind="scores"`): query q ranks the len(scores[q]) items
     of its list by descending score; under ties="index" equal scores keep their order in the list.
 
-    >>> s = summarize_lists([[0.9, 0.5, 0.5], [3, 1]], [[0, 1, 0], [1, 0]], top_columns=-1, unranked=[[0, 1], [0, 0]])
+    >>> s = summarize_lists([[0.9, 0.5, 0.5], [3, 1]], [[0, 1, 0], [1, 0]], stable_ranks=-1, unranked=[[0, 1], [0, 0]])
     >>> s.group_sizes.tolist(), s.top_grades.tolist()   # the tie at 0.5 keeps list order; the short list padded with 0
     ([[1, 2], [1, 1]], [[0, 1, 0], [1, 0, 0]])
     >>> s.n_relevant.tolist()                    # query 0: one ranked + one unranked relevant item
@@ -774,7 +776,7 @@ def summarize_lists(scores,                      # Q 1-D arrays of finite scores
         pad[i, :len(s)] = False
     scale = None if max_grade is None else declared_scale(max_grade, int(graded.max(initial=0)), "`grades` hold")
     relevance = relevance_from_matrix(graded.astype(np.uint8), n_q, width, scale)
-    summary = summarize_scores(padded, relevance, top_columns, make_ignore(n_q, width, pad), cutoff,
+    summary = summarize_scores(padded, relevance, stable_ranks, make_ignore(n_q, width, pad), cutoff,
                                method="sort")   # every tie group kept, as trec's readers show them
     summary.n_ranks = width
     if unranked is not None:

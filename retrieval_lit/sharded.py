@@ -19,7 +19,7 @@ from . import engine
 from .hamming import PackedCodes, pack_codes
 from .ranking import (RankSummary, check_ignore, group_starts, join_index_sums, positions_in_runs,
                                    resolve_cutoff, run_offsets)
-from .relevance import (IgnoreSets, Relevance, make_ignore, declared_scale, relevance_from_labels,
+from .relevance import (IndexSets, Relevance, make_ignore, declared_scale, relevance_from_labels,
                                      relevance_from_matrix)
 from .score_kernel import DistinctScores, PartCounts, RelevantPart, kth_floors
 from .score_kernel import distinct_relevant, join_relevant, merge_counts, part_counts, relevant_part
@@ -53,9 +53,9 @@ def _task_hist(q, g, rel, kinds: _Kinds, ignore=None):
     return engine.hist_pass(q, g, rel, kinds.n_grades, ignore, grouped=kinds.grouped)
 
 
-def _task_top(q, g, rel, kinds: _Kinds, offsets: engine.Offsets, t, ignore=None):
+def _task_top(q, g, rel, kinds: _Kinds, offsets: engine.Offsets, stable_ranks, ignore=None):
     "Round 2: the shard's grades in its slots of the global top t (from its offsets' `before`)."
-    return engine.top_pass(q, g, rel, kinds.n_grades, offsets.before, t, ignore, grouped=kinds.grouped)
+    return engine.top_pass(q, g, rel, kinds.n_grades, offsets.before, stable_ranks, ignore, grouped=kinds.grouped)
 
 
 def _task_sums(q, g, rel, kinds: _Kinds, offsets: engine.Offsets, ignore=None):
@@ -71,7 +71,7 @@ def _task_distinct(g: PackedCodes):
     return engine.distinct_codes(g)
 
 
-def _task_removed_words(g: PackedCodes, ignore: IgnoreSets) -> np.ndarray:
+def _task_removed_words(g: PackedCodes, ignore: IndexSets) -> np.ndarray:
     "The packed codes of the shard's items that the block's queries ignore, in the ignore sets' order."
     return g.words[ignore.indices]
 
@@ -385,23 +385,23 @@ class ShardedGallery:
     def scan(self,
              query_codes,                       # Q x K local codes (either alphabet) or PackedCodes, K = self.nbits
              relevance: Relevance,              # over these Q queries x the whole gallery (labels: of the same kind)
-             top_columns: int = 0,              # ranks kept in stable order as top_grades: 0 none, -1 all, t
+             stable_ranks: int = 0,   # the stable ranks (their grades kept as `top_grades`): 0 none, -1 all, t
              code_max: bool = False,            # also code_max (LGAP)
              index_sums: bool = False,          # also the whole-ranking index-order sums
-             ignore: IgnoreSets | None = None,  # over these queries and the whole gallery; None: none
+             ignore: IndexSets | None = None,  # over these queries and the whole gallery; None: none
              ) -> engine.Scan:
         """`engine.scan` of one block of queries (local codes) against the sharded gallery. `relevance`: a
         `Relevance` over these queries and the whole gallery (labels: the gallery's own were sent with it)."""
-        return _scan_gallery(self, query_codes, relevance, top_columns, code_max, index_sums, ignore)
+        return _scan_gallery(self, query_codes, relevance, stable_ranks, code_max, index_sums, ignore)
 
 # %% ../nbs/61_sharded.ipynb #5e7c50ed
 def _scan_gallery(gal: ShardedGallery,        # the sharded gallery
                   query_codes,                # Q x K local codes (either alphabet) or PackedCodes, K = gal.nbits
                   relevance: Relevance,       # over these Q queries x the whole gallery
-                  top_columns: int,           # ranks kept in stable order as top_grades: 0 none, -1 all, t
+                  stable_ranks: int,  # the stable ranks (their grades kept as `top_grades`): 0 none, -1 all, t
                   code_max: bool,             # also code_max (LGAP)
                   index_sums: bool,           # also the whole-ranking index-order sums
-                  ignore: IgnoreSets | None,  # over these queries and the whole gallery; None: none
+                  ignore: IndexSets | None,  # over these queries and the whole gallery; None: none
                   ) -> engine.Scan:
     "`ShardedGallery.scan`: the queries and the relevance checked against the gallery sent, then `_scan_block`."
     q = pack_codes(query_codes, "query_codes")
@@ -415,7 +415,7 @@ def _scan_gallery(gal: ShardedGallery,        # the sharded gallery
     qlab = None if relevance.per_pair else relevance.labels()[0]
     grades = ([relevance.block(0, relevance.n_queries, bounds) for bounds in gal.bounds] if relevance.per_pair
               else [None] * len(gal.shards))
-    request = _Request(relevance.max_grade + 1, resolve_cutoff(top_columns, gal.n_items, "top_columns"), index_sums,
+    request = _Request(relevance.max_grade + 1, resolve_cutoff(stable_ranks, gal.n_items, "stable_ranks"), index_sums,
                        code_max, relevance)
     return _scan_block(gal, _Block(qf, qlab, grades, len(q), ignore), request)
 
@@ -474,13 +474,13 @@ class _Block(NamedTuple):
     labels: object              # its labels (a future or an array); None when the relevance is grade blocks
     grades: list                # per shard its grade block (an array or a future), or None per shard for labels
     n_queries: int              # its queries
-    ignore: IgnoreSets | None   # over these queries and the whole gallery; None: none
+    ignore: IndexSets | None   # over these queries and the whole gallery; None: none
 
 
 class _Request(NamedTuple):
     "What a scan asks of every block of queries."
     n_grades: int          # the grade columns of the summary
-    t: int                 # ranks kept in stable order as top_grades (0: none)
+    stable_ranks: int      # the stable ranks (their grades kept as `top_grades`; 0: none)
     index_sums: bool       # also the whole-ranking index-order sums
     code_max: bool         # also code_max (LGAP)
     example: Relevance     # a relevance of the run's kind: the kernels the client prepares for its workers
@@ -499,8 +499,8 @@ def _say_once(line: str):
 def _prepare(nbits: int, request: _Request, kinds: _Kinds, removed: bool) -> list:
     """The kernels the workers will call, compiled or loaded here first (`engine.prepare_kernels`), so that workers
     on this machine load numba's cache instead of each compiling them again (one line on stderr when it compiles)."""
-    passes = engine.Passes(top=request.t > 0, sums=request.index_sums, code_max=request.code_max, removed=removed,
-                           grouped=kinds.grouped)
+    passes = engine.Passes(top=request.stable_ranks > 0, sums=request.index_sums, code_max=request.code_max,
+                           removed=removed, grouped=kinds.grouped)
     return engine.prepare_kernels(nbits, request.example, passes, say=_say_once)
 
 # %% ../nbs/61_sharded.ipynb #3f4c1ec2
@@ -523,7 +523,7 @@ def _merge_sums(parts: list) -> tuple:
 def _scan_block(gal: ShardedGallery, block: _Block, request: _Request) -> engine.Scan:
     """One block of queries against every shard: round 1 the histograms, round 2 the order-dependent passes from
     each shard's offsets, then code_max. The kernels are prepared on the client first (`_prepare`)."""
-    client, S, t = gal.client, len(gal.shards), request.t
+    client, S, stable_ranks = gal.client, len(gal.shards), request.stable_ranks
     if request.index_sums and gal.n_items >= 1 << 31:
         fail("gallery_codes", f"has {gal.n_items} items; index_sums counts ranks in 32 bits")
     kinds = _Kinds(request.n_grades, block.n_queries >= engine.CLASS_SORT_MIN_QUERIES)
@@ -535,15 +535,15 @@ def _scan_block(gal: ShardedGallery, block: _Block, request: _Request) -> engine
                            for s in range(S)])
     hist = np.sum(hists, axis=0)
     top_grades, sums = None, None
-    if t or request.index_sums:
+    if stable_ranks or request.index_sums:
         # sent once, not inside each task; hash=False gives every call its own keys (with content-hashed keys, equal
         # data scattered by two calls share a key, and releasing the first call's futures loses the second's data)
         n_rel = hist[:, :, 1:].sum((1, 2))
         offsets = client.scatter([engine.Offsets(before, rel_before, n_rel, gal.n_items)
                                   for before, rel_before in shard_offsets(hists)], hash=False)
-        if t:
-            tops = [client.submit(_task_top, block.codes, gal.shards[s], rels[s], kinds, offsets[s], t, ig[s])
-                    for s in range(S)]
+        if stable_ranks:
+            tops = [client.submit(_task_top, block.codes, gal.shards[s], rels[s], kinds, offsets[s], stable_ranks,
+                                  ig[s]) for s in range(S)]
             top_grades = client.submit(_sum_arrays, tops).result()
         if request.index_sums:
             parts = client.gather([client.submit(_task_sums, block.codes, gal.shards[s], rels[s], kinds, offsets[s],
@@ -598,10 +598,10 @@ def sharded_scan(query_codes,               # Q x K: an array, PackedCodes, a Da
                  gallery_labels=None,       # split like gallery_codes; None when `relevance` is given
                  *,
                  relevance=None,            # instead of labels: Q x N grades, a Dask array or [query block][shard]
-                 top_columns: int = 0,      # ranks kept in stable order as top_grades: 0 none, -1 all, t
+                 stable_ranks: int = 0,  # the stable ranks (their grades kept as `top_grades`): 0 none, -1 all, t
                  code_max: bool = False,    # also code_max (LGAP): multiplicities merged across shards first
                  index_sums: bool = False,  # also the whole-ranking index-order sums (AP, DCG, R-precision)
-                 ignore=None,               # removed items: a Q x N bool mask, index lists per query, or IgnoreSets
+                 ignore=None,               # removed items: a Q x N bool mask, index lists per query, or IndexSets
                  self_index=None,           # (Q,) each query's own gallery index, removed too; -1: none
                  client=None,               # a dask.distributed.Client, a scheduler address, or None: the default
                  max_grade=None,            # the grade scale 0..max_grade (ERR reads it); None: the relevance's own
@@ -609,7 +609,7 @@ def sharded_scan(query_codes,               # Q x K: an array, PackedCodes, a Da
     """`engine.scan` with the gallery (and optionally the queries) split into shards evaluated on a Dask
     cluster. Relevance: class ids or multi-hot labels (query_labels, gallery_labels) or a grade matrix
     (`relevance`). `ignore` / `self_index`: items removed from each query's ranking, as in `evaluate` (or
-    `relevance.IgnoreSets` over all queries and the whole gallery). Returns an `engine.Scan` equal to the
+    `relevance.IndexSets` over all queries and the whole gallery). Returns an `engine.Scan` equal to the
     single-process one. `client`: a Client, None (the default client), or a scheduler address, connected within
     CONNECT_SECONDS or refused (`_connect`) and closed again when the scan is done. `max_grade` declares the grade
     axis (0..max_grade, refused below a grade the blocks hold); None infers it from the blocks or labels."""
@@ -639,11 +639,11 @@ def sharded_scan(query_codes,               # Q x K: an array, PackedCodes, a Da
                 fail("query_codes", f"block {i} has {b}-bit codes but the gallery has {gal.nbits}-bit codes: "
                                     "the lengths must match")
         n_queries = sum(q_sizes)
-        if isinstance(ignore, IgnoreSets):
+        if isinstance(ignore, IndexSets):
             ig = check_ignore(ignore, n_queries, gal.n_items)
         else:
             ig = make_ignore(n_queries, gal.n_items, ignore, self_index)
-        t = resolve_cutoff(top_columns, gal.n_items, "top_columns")
+        t = resolve_cutoff(stable_ranks, gal.n_items, "stable_ranks")
 
         # how many grades: class ids 2, multi-hot 1 + label columns, a matrix 1 + its largest grade
         probe = None
@@ -672,17 +672,17 @@ def sharded_summarize(query_codes,             # Q x K: an array, PackedCodes, a
                       gallery_labels=None,     # split like gallery_codes; None when `relevance` is given
                       *,
                       relevance=None,          # instead of labels: Q x N grades, a Dask array or [query block][shard]
-                      top_columns: int = 0,    # ranks kept in stable order as top_grades: 0 none, -1 all, t
+                      stable_ranks: int = 0,  # the stable ranks (their grades kept as `top_grades`): 0 none, -1 all, t
                       code_max: bool = False,  # also code_max (LGAP)
-                      ignore=None,             # removed items: a Q x N bool mask, index lists per query, or IgnoreSets
+                      ignore=None,             # removed items: a Q x N bool mask, index lists per query, or IndexSets
                       self_index=None,         # (Q,) each query's own gallery index, removed too; -1: none
                       client=None,             # a dask.distributed.Client, a scheduler address, or None: the default
                       max_grade=None,          # the grade scale 0..max_grade; None: the relevance's own
                       ) -> RankSummary:
     "The `RankSummary` of `ranking.summarize`, computed shard by shard on a Dask cluster (see `sharded_scan`)."
     return sharded_scan(query_codes, gallery_codes, query_labels, gallery_labels, relevance=relevance,
-                        top_columns=top_columns, code_max=code_max, ignore=ignore, self_index=self_index, client=client,
-                        max_grade=max_grade).summary
+                        stable_ranks=stable_ranks, code_max=code_max, ignore=ignore, self_index=self_index,
+                        client=client, max_grade=max_grade).summary
 
 # %% ../nbs/61_sharded.ipynb #61e00002
 def _shard_scores(gallery: tuple, queries: tuple, similarity: str, start: int) -> np.ndarray:
@@ -738,7 +738,7 @@ def _task_counts(state: tuple, distinct: DistinctScores, offset: int) -> PartCou
     return part_counts(*state, distinct, offset)
 
 # %% ../nbs/61_sharded.ipynb #10c98a19
-def _merge_score_parts(parts: list, n_gallery: int, n_grades: int, top_columns: int, cutoff) -> RankSummary:
+def _merge_score_parts(parts: list, n_gallery: int, n_grades: int, stable_ranks: int, cutoff) -> RankSummary:
     """The RankSummary of one query block from the shards' parts (in gallery order), equal to the single-process one.
     Side by side in shard order, each tie's entries stand in gallery-index order (shards are consecutive, each sent
     its ties in index order), so `summarize_scores` on the entries sent, the others removed, forms the same groups
@@ -748,7 +748,7 @@ def _merge_score_parts(parts: list, n_gallery: int, n_grades: int, top_columns: 
     sent = np.concatenate([p[2] for p in parts], axis=1)
     totals = np.sum([p[3] for p in parts], axis=0)
     b, m = scores.shape
-    t = resolve_cutoff(top_columns, n_gallery, "top_columns")
+    t = resolve_cutoff(stable_ranks, n_gallery, "stable_ranks")
     s = summarize_scores(scores, relevance_from_matrix(grades, b, m), min(t, m), make_ignore(b, m, ~sent), cutoff)
     hist = np.pad(s.hist, ((0, 0), (0, 1), (0, n_grades - s.hist.shape[2])))
     missing = totals - hist.sum(axis=1)                          # kept items no shard sent: after the cut group
@@ -767,7 +767,7 @@ class ShardedEmbeddings:
     client: object           # the dask.distributed.Client the futures belong to
     shards: list             # futures of each shard's prepared embeddings (`prepare_embeddings`), in gallery order
     relevance: list          # futures of each shard's Relevance (`relevance.columns`: every query, its items)
-    ignore: list             # futures of each shard's IgnoreSets (`columns`), or None per shard
+    ignore: list             # futures of each shard's IndexSets (`columns`), or None per shard
     sizes: list              # items per shard
     similarity: str          # "cosine" | "dot" | "l2", as `similarity_rows` computes it
     max_grade: int           # the relevance's largest grade
@@ -780,7 +780,7 @@ class ShardedEmbeddings:
     def summarize(self,
                   query_embeddings,          # (b, D) the embeddings of queries start..stop-1 (checked by the caller)
                   start: int,                # the block's first query, in the relevance and ignore sets sent
-                  top_columns: int = 0,      # ranks kept in stable order as top_grades: 0 none, -1 whole, t
+                  stable_ranks: int = 0,  # the stable ranks (their grades kept as `top_grades`): 0 none, -1 whole, t
                   cutoff: int | None = None,  # the last rank any metric reads (None: all); later groups merge
                   index_sums: bool = False,  # also the whole-ranking index-order sums (IndexSums)
                   ) -> RankSummary:
@@ -789,27 +789,27 @@ class ShardedEmbeddings:
         q = self.client.scatter([prepare_embeddings(queries, "query_embeddings", self.similarity,
                                                     np.dtype(self.precision))], hash=False)[0]
         stop, n = start + len(query_embeddings), self.n_items
-        t = resolve_cutoff(top_columns, n, "top_columns")
+        t = resolve_cutoff(stable_ranks, n, "stable_ranks")
         if summarizes_whole(cutoff, n, t) or index_sums:                # the whole ranking, by counts
             return self._whole(q, start, stop, t, index_sums)
         c = self.client
         parts = c.gather([c.submit(_task_score_block, g, r, i, q, start, stop, self.similarity, cutoff)
                           for g, r, i in zip(self.shards, self.relevance, self.ignore)])
-        return _merge_score_parts(parts, n, self.max_grade + 1, top_columns, cutoff)
+        return _merge_score_parts(parts, n, self.max_grade + 1, stable_ranks, cutoff)
 
-    def _whole(self, q, start: int, stop: int, t: int, index_sums: bool) -> RankSummary:
+    def _whole(self, q, start: int, stop: int, stable_ranks: int, index_sums: bool) -> RankSummary:
         """The whole ranking's summary in chapter 58's two rounds: every shard computes its scores once and keeps
         them; it sends its kept relevant items (score, grade, index), the client finds each query's distinct relevant
         scores and sends them to every shard, each shard counts its items among them, and the client adds the
         counts. Only the relevant items travel, never a query's N scores."""
-        return _whole_ranking(self, q, start, stop, t, index_sums)
+        return _whole_ranking(self, q, start, stop, stable_ranks, index_sums)
 
 # %% ../nbs/61_sharded.ipynb #052179c1
 def _whole_ranking(gal: ShardedEmbeddings,  # the sharded gallery
                    q,                       # the future of the block's prepared query embeddings
                    start: int,              # the block's first query
                    stop: int,               # one past its last query
-                   t: int,                  # ranks kept in stable order as top_grades
+                   stable_ranks: int,       # the stable ranks (their grades kept as `top_grades`)
                    index_sums: bool,        # also the whole-ranking index-order sums
                    ) -> RankSummary:
     "`ShardedEmbeddings._whole`: chapter 58's two rounds over the shards (see there)."
@@ -822,7 +822,7 @@ def _whole_ranking(gal: ShardedEmbeddings,  # the sharded gallery
     sent = c.scatter([distinct._replace(slot=distinct.slot[:0])], broadcast=True, hash=False)[0]
     counts = c.gather([c.submit(_task_counts, st, sent, o) for st, o in zip(states, offsets)])
     del states, sent                                        # the shards' scores are released
-    hist, top, sums = merge_counts(rel, distinct, counts, gal.max_grade + 1, t, index_sums)
+    hist, top, sums = merge_counts(rel, distinct, counts, gal.max_grade + 1, stable_ranks, index_sums)
     return RankSummary(hist, gal.n_items, top, index_sums=sums, kind="scores")
 
 # %% ../nbs/61_sharded.ipynb #43d1b4cf
@@ -844,7 +844,7 @@ def _embeddings_on_cluster(client, g: np.ndarray, relevance: Relevance, ignore, 
 # %% ../nbs/61_sharded.ipynb #532d6a26
 def scatter_embeddings(gallery_embeddings,           # N x D real-valued descriptors (checked, e.g. by similarity_rows)
                        relevance: Relevance,         # over all queries and the N items (labels, a matrix, sparse)
-                       ignore: IgnoreSets | None = None,   # items removed from each query's ranking; None: none
+                       ignore: IndexSets | None = None,   # items removed from each query's ranking; None: none
                        similarity: str = "cosine",   # "cosine" | "dot" | "l2", as in similarity_rows
                        precision: str = "float64",   # "float64" | "float32": similarities computed in (as one process)
                        *,

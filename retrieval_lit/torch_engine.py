@@ -618,8 +618,8 @@ def _device_summary(job: _DeviceJob,   # the run's device job
     host = lambda t: t.cpu().numpy()
     hist = assemble_hist(stop - start, n_grades, host(rows), host(a), host(size), host(counts), host(width), totals)
     top = None
-    if plan.top_columns:
-        t = plan.top_columns
+    if plan.stable_ranks:
+        t = plan.stable_ranks
         g = (torch.gather(grades, 1, idx[:, :t]) * valid[:, :t]).to(torch.uint8)
         top = np.zeros((stop - start, t), dtype=np.uint8)
         top[:, :g.shape[1]] = host(g)

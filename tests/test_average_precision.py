@@ -110,7 +110,7 @@ def code_problems(draw, max_bits=6, max_q=5, max_n=40, multilabel=False):
 
 def summary_of(qc, gc, ql, gl):
     relevance = relevance_from_labels(ql, gl, len(qc), len(gc))
-    summ = summarize(qc, gc, relevance, top_columns=-1)
+    summ = summarize(qc, gc, relevance, stable_ranks=-1)
     rel = np.vstack([relevance.block(i, i + 1) for i in range(len(qc))]) > 0
     return summ, rel
 
@@ -314,7 +314,7 @@ def test_registered_names():
 
 def test_index_order_needs_the_top():
     qc, gc = np.array([[0, 1]]), np.array([[0, 1], [1, 1], [0, 0]])
-    summ = summarize(qc, gc, relevance_from_labels([0], [0, 1, 0], 1, 3), top_columns=1)
+    summ = summarize(qc, gc, relevance_from_labels([0], [0, 1, 0], 1, 3), stable_ranks=1)
     with pytest.raises(RetrievalInputError, match="`ties` 'index' needs the grades of the first 3"):
         ap_from_summary(summ, None, Conventions.make(ties="index"))
     assert ap_from_summary(summ, 1, Conventions.make(ties="index"))[0] == 1.0
@@ -353,7 +353,7 @@ def test_inputs_untouched():
         average_precision(grades, 3, sizes, ties=t)
     assert np.array_equal(grades, g0) and np.array_equal(sizes, s0)
     qc, gc = np.array([[0, 1], [1, 1]]), np.array([[0, 1], [1, 1], [0, 0], [1, 0]])
-    summ = summarize(qc, gc, relevance_from_labels([0, 1], [0, 1, 0, 1], 2, 4), top_columns=-1)
+    summ = summarize(qc, gc, relevance_from_labels([0, 1], [0, 1, 0, 1], 2, 4), stable_ranks=-1)
     hist, top = summ.hist.copy(), summ.top_grades.copy()
     for t in TIES:
         ap_from_summary(summ, 3, Conventions.make(ties=t))

@@ -158,7 +158,7 @@ def test_summary_level_matches_list_level_and_sources():
         "matrix": (relevance_from_matrix(np.minimum(types, 2), 15, 40), np.minimum(types, 2)),
     }
     for rel, grades in sources.values():
-        s = summarize(q, g, rel, top_columns=-1)
+        s = summarize(q, g, rel, stable_ranks=-1)
         for ties in TIES:
             for gain in ("exp2", "linear"):
                 c = Conventions(ties=ties, gain=gain, empty="skip")
@@ -188,7 +188,7 @@ def test_registered_names_through_evaluate():
     for ties in TIES:
         for gain in ("exp2", "linear"):
             rep = evaluate(q, g, ql, gl, metrics=["ndcg@10", "ndcg"], ties=ties, gain=gain, empty="skip", engine="numpy")
-            s = summarize(q, g, relevance_from_labels(ql, gl, 20, 150), top_columns=-1)
+            s = summarize(q, g, relevance_from_labels(ql, gl, 20, 150), stable_ranks=-1)
             c = Conventions(ties=ties, gain=gain, empty="skip")
             np.testing.assert_array_equal(rep.per_query["ndcg@10"], ndcg_from_summary(s, 10, c))
             np.testing.assert_array_equal(rep.per_query["ndcg"], ndcg_from_summary(s, None, c))

@@ -109,7 +109,7 @@ def test_expected_egr_equals_brute_force_over_tie_orders(groups, data, reading):
 def test_egr_at_against_brute_force_on_summaries(seed):
     rng = np.random.default_rng(seed)
     qc, gc = rng.integers(0, 2, (3, 3)), rng.integers(0, 2, (10, 3))
-    s = summarize(qc, gc, relevance_from_labels(rng.integers(0, 2, 3), rng.integers(0, 2, 10), 3, 10), top_columns=-1)
+    s = summarize(qc, gc, relevance_from_labels(rng.integers(0, 2, 3), rng.integers(0, 2, 10), 3, 10), stable_ranks=-1)
     n = int(rng.integers(1, 11))
     rel = s.relevant_hist
     irr = s.group_sizes - rel
@@ -306,7 +306,7 @@ def test_one_row_grid_is_the_list(lst, conn):
 def test_rbp_expected_equals_brute_force(seed, p):
     rng = np.random.default_rng(seed)
     s = summarize(rng.integers(0, 2, (2, 3)), rng.integers(0, 2, (9, 3)),
-                  relevance_from_labels(rng.integers(0, 2, 2), rng.integers(0, 2, 9), 2, 9), top_columns=-1)
+                  relevance_from_labels(rng.integers(0, 2, 2), rng.integers(0, 2, 9), 2, 9), stable_ranks=-1)
     n = int(rng.integers(1, 10))
     rel, size = s.relevant_hist, s.group_sizes
     want = []
@@ -326,7 +326,7 @@ def test_names_through_evaluate():
     qc, gc, ql, gl = rng.integers(0, 2, (4, 6)), rng.integers(0, 2, (40, 6)), rng.integers(0, 3, 4), rng.integers(0, 3, 40)
     for ties in ("expected", "index", "optimistic", "pessimistic"):
         rep = evaluate(qc, gc, ql, gl, ["egr@12", "rbp@10"], ties=ties)
-        s = summarize(qc, gc, relevance_from_labels(ql, gl, 4, 40), top_columns=12)
+        s = summarize(qc, gc, relevance_from_labels(ql, gl, 4, 40), stable_ranks=12)
         c = Conventions.make(ties=ties)
         np.testing.assert_allclose(rep.per_query["egr@12"], E.egr_at(s, 12, c), rtol=1e-12)
         np.testing.assert_allclose(rep.per_query["rbp@10"], rbp_at(s, 10, c), rtol=1e-12)

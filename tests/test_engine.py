@@ -63,8 +63,8 @@ def assert_same(a, b):
 def test_engine_summary_identical_to_reference(prob, top, code_max, chunk, threads):
     qb, gb, rel = prob
     threads = min(threads, __import__("numba").config.NUMBA_NUM_THREADS)
-    ref = ranking.summarize(qb, gb, rel, top_columns=top, code_max=code_max)
-    got = engine.summarize(qb, gb, rel, top_columns=top, code_max=code_max, chunk=chunk, threads=threads)
+    ref = ranking.summarize(qb, gb, rel, stable_ranks=top, code_max=code_max)
+    got = engine.summarize(qb, gb, rel, stable_ranks=top, code_max=code_max, chunk=chunk, threads=threads)
     assert_same(got, ref)
 
 
@@ -74,7 +74,7 @@ def test_index_sums_exact(prob):
     "precision_sum is the correctly rounded exact sum; r_hits and discount_sum read off the stable order."
     qb, gb, rel = prob
     res = engine.scan(qb, gb, rel, index_sums=True, chunk=3)
-    full = ranking.summarize(qb, gb, rel, top_columns=-1).top_grades
+    full = ranking.summarize(qb, gb, rel, stable_ranks=-1).top_grades
     for i in range(len(qb)):
         ranks = np.flatnonzero(full[i] > 0) + 1
         exact = sum((Fraction(k, int(r)) for k, r in enumerate(ranks, start=1)), Fraction(0))
@@ -92,7 +92,7 @@ def test_index_sums_exact(prob):
 def test_streamed_ap_equals_chapter(prob):
     "Whole-ranking AP with ties='index' from the sums equals the average-precision chapter's value."
     qb, gb, rel = prob
-    res = engine.scan(qb, gb, rel, top_columns=-1, index_sums=True)
+    res = engine.scan(qb, gb, rel, stable_ranks=-1, index_sums=True)
     for den in ("retrieved", "all", "min"):
         chapter = ap_from_summary(res.summary, None, Conventions.make(ties="index", ap_denominator=den))
         streamed, undefined = ap_from_sums(res.sums, res.summary.n_relevant)
@@ -137,8 +137,8 @@ def test_every_metric_every_tie_mode(ties, kind):
         for name in names:
             m = parse_metric(name)
             t = m.cutoff if ties == "index" else 0
-            ref = ranking.summarize(qb, gb, rel, top_columns=t, code_max=m.code_max)
-            got = engine.summarize(qb, gb, rel, top_columns=t, code_max=m.code_max, chunk=4)
+            ref = ranking.summarize(qb, gb, rel, stable_ranks=t, code_max=m.code_max)
+            got = engine.summarize(qb, gb, rel, stable_ranks=t, code_max=m.code_max, chunk=4)
             a, b = m.compute(ref, conv), m.compute(got, conv)
             np.testing.assert_array_equal(a, b, err_msg=f"{name} ties={ties} empty={empty}")
 
@@ -166,7 +166,7 @@ def test_chunks_and_threads_change_nothing():
     qb, gb = rng.integers(0, 2, (33, 64)), rng.integers(0, 2, (2000, 64))
     gb[::7] = gb[1]
     rel = relevance_from_labels(rng.integers(0, 2, (33, 9)), rng.integers(0, 2, (2000, 9)), 33, 2000)
-    runs = [engine.scan(qb, gb, rel, top_columns=50, code_max=True, index_sums=True, chunk=c, threads=t)
+    runs = [engine.scan(qb, gb, rel, stable_ranks=50, code_max=True, index_sums=True, chunk=c, threads=t)
             for c, t in [(1, 1), (5, 2), (33, 2), (None, None)]]
     for r in runs[1:]:
         assert_same(r.summary, runs[0].summary)
@@ -180,15 +180,15 @@ def test_inputs_are_not_modified():
     grades = rng.integers(0, 3, (4, 30))
     rel = relevance_from_matrix(grades, 4, 30)
     copies = [qb.copy(), gb.copy(), rel.matrix.copy()]
-    engine.scan(qb, gb, rel, top_columns=-1, code_max=True, index_sums=True)
+    engine.scan(qb, gb, rel, stable_ranks=-1, code_max=True, index_sums=True)
     for a, b in zip(copies, [qb, gb, rel.matrix]):
         assert np.array_equal(a, b)
 
 
 @pytest.mark.parametrize("kwargs, where", [
     (dict(threads=0), "`threads`"), (dict(threads=10**6), "`threads`"), (dict(chunk=0), "`chunk`"),
-    (dict(progress="yes"), "`progress`"), (dict(top_columns=-2), "`top_columns`"),
-    (dict(top_columns=1.5), "`top_columns`"),
+    (dict(progress="yes"), "`progress`"), (dict(stable_ranks=-2), "`stable_ranks`"),
+    (dict(stable_ranks=1.5), "`stable_ranks`"),
 ])
 def test_bad_options(kwargs, where):
     qb, gb = np.zeros((2, 8)), np.ones((5, 8))
@@ -242,8 +242,8 @@ def test_all_irrelevant_matrix():
     rng = np.random.default_rng(2)
     qb, gb = rng.integers(0, 2, (5, 64)), rng.integers(0, 2, (300, 64))
     rel = relevance_from_matrix(np.zeros((5, 300), dtype=int), 5, 300)
-    res = engine.scan(qb, gb, rel, top_columns=-1, code_max=True, index_sums=True)
-    assert_same(res.summary, ranking.summarize(qb, gb, rel, top_columns=-1, code_max=True))
+    res = engine.scan(qb, gb, rel, stable_ranks=-1, code_max=True, index_sums=True)
+    assert_same(res.summary, ranking.summarize(qb, gb, rel, stable_ranks=-1, code_max=True))
     assert res.sums.discount_sum.shape == (5, 1) and not res.sums.precision_sum.any() and not res.sums.r_hits.any()
 
 
@@ -254,7 +254,7 @@ def test_streamed_dcg_and_rprec_equal_chapters(prob):
     from retrieval_lit.dcg import dcg_from_summary
     from retrieval_lit.precision import rprec_from_summary
     qb, gb, rel = prob
-    res = engine.scan(qb, gb, rel, top_columns=-1, index_sums=True)
+    res = engine.scan(qb, gb, rel, stable_ranks=-1, index_sums=True)
     for gain in ("exp2", "linear"):
         chapter = dcg_from_summary(res.summary, None, Conventions.make(ties="index", gain=gain))
         np.testing.assert_allclose(dcg_from_sums(res.sums, gain), chapter, rtol=1e-12, atol=1e-12)
@@ -276,10 +276,10 @@ def test_code_lengths_specialised_and_generic(nbits):
                 relevance_from_labels(rng.integers(0, 2, (6, 130)), rng.integers(0, 2, (200, 130)), 6, 200),
                 relevance_from_matrix(rng.integers(0, 2, (6, 200)), 6, 200),
                 relevance_from_matrix(rng.integers(0, 3, (6, 200)), 6, 200)):
-        ref = ranking.summarize(qb, gb, rel, top_columns=17, code_max=True)
-        res = engine.scan(qb, gb, rel, top_columns=17, code_max=True, index_sums=True, chunk=4)
+        ref = ranking.summarize(qb, gb, rel, stable_ranks=17, code_max=True)
+        res = engine.scan(qb, gb, rel, stable_ranks=17, code_max=True, index_sums=True, chunk=4)
         assert_same(res.summary, ref)
-        assert_same(engine.summarize(qb, gb, rel, top_columns=17, code_max=True, chunk=4), ref)
+        assert_same(engine.summarize(qb, gb, rel, stable_ranks=17, code_max=True, chunk=4), ref)
         q, g = engine.pack_codes(qb), engine.pack_codes(gb)
         n_grades = rel.max_grade + 1
         h = ref.hist
@@ -399,9 +399,9 @@ def test_evaluate_blocks_bound_the_histogram_memory():
     q, g = rng.integers(0, 2, (50, 64)), rng.integers(0, 2, (30, 64))
     grades = rng.integers(0, 200, (50, 30))
 
-    def spy(query_codes, gallery_codes, relevance, top_columns=0, code_max=False, progress=None):
+    def spy(query_codes, gallery_codes, relevance, stable_ranks=0, code_max=False, progress=None):
         calls.append(len(query_codes))
-        return ranking.summarize(query_codes, gallery_codes, relevance, top_columns=top_columns, code_max=code_max)
+        return ranking.summarize(query_codes, gallery_codes, relevance, stable_ranks=stable_ranks, code_max=code_max)
 
     evaluation.register_engine("spy", spy)
     try:
@@ -429,9 +429,9 @@ def problems_with_ignore(draw):
 def test_engine_with_ignore_identical_to_reference(prob, top, code_max, chunk):
     "Junk and self-exclusion inside the kernels: the same summary as the numpy reference's mask."
     qb, gb, rel, ig = prob
-    ref = ranking.summarize(qb, gb, rel, top_columns=top, code_max=code_max, ignore=ig)
-    assert_same(engine.summarize(qb, gb, rel, top_columns=top, code_max=code_max, chunk=chunk, ignore=ig), ref)
-    assert_same(engine.scan(qb, gb, rel, top_columns=top, code_max=code_max, index_sums=True, ignore=ig).summary, ref)
+    ref = ranking.summarize(qb, gb, rel, stable_ranks=top, code_max=code_max, ignore=ig)
+    assert_same(engine.summarize(qb, gb, rel, stable_ranks=top, code_max=code_max, chunk=chunk, ignore=ig), ref)
+    assert_same(engine.scan(qb, gb, rel, stable_ranks=top, code_max=code_max, index_sums=True, ignore=ig).summary, ref)
 
 
 @given(problems_with_ignore())
@@ -440,7 +440,7 @@ def test_index_sums_exact_with_ignore(prob):
     "The streamed sums skip removed items: exact against the reference's ranked grades of the kept items."
     qb, gb, rel, ig = prob
     res = engine.scan(qb, gb, rel, index_sums=True, chunk=2, ignore=ig)
-    full = ranking.summarize(qb, gb, rel, top_columns=-1, ignore=ig).top_grades
+    full = ranking.summarize(qb, gb, rel, stable_ranks=-1, ignore=ig).top_grades
     for i in range(len(qb)):
         kept = full[i, : len(gb) - ig.counts[i]]
         ranks = np.flatnonzero(kept > 0) + 1
@@ -456,15 +456,15 @@ def test_class_sorted_kernels_with_ignore(kind):
     nq, ng = 40, 500
     qb, gb, rel = tied_case(rng, nq, ng, 16, kind, 200)
     ig = make_ignore(nq, ng, rng.random((nq, ng)) < 0.3, rng.integers(-1, ng, nq))
-    ref = ranking.summarize(qb, gb, rel, top_columns=-1, code_max=True, ignore=ig)
-    got = engine.scan(qb, gb, rel, top_columns=-1, code_max=True, index_sums=True, ignore=ig)
+    ref = ranking.summarize(qb, gb, rel, stable_ranks=-1, code_max=True, ignore=ig)
+    got = engine.scan(qb, gb, rel, stable_ranks=-1, code_max=True, index_sums=True, ignore=ig)
     assert_same(got.summary, ref)
     plain = engine.scan(qb, gb, rel, index_sums=True, ignore=ig)
     assert np.array_equal(plain.sums.precision_sum, got.sums.precision_sum)
     for ignored in (ig, None):                  # histogram + top in one walk (class ids), with and without junk
         for t in (1, 37, -1):
-            want = ranking.summarize(qb, gb, rel, top_columns=t, ignore=ignored)
-            assert_same(engine.scan(qb, gb, rel, top_columns=t, ignore=ignored).summary, want)
+            want = ranking.summarize(qb, gb, rel, stable_ranks=t, ignore=ignored)
+            assert_same(engine.scan(qb, gb, rel, stable_ranks=t, ignore=ignored).summary, want)
     assert np.array_equal(got.summary.hist.sum((1, 2)), ng - ig.counts)
 
 

@@ -48,15 +48,15 @@ def problem():
 @pytest.mark.parametrize("how", ["scan", "chunks and threads", "a thread of the caller's"])
 def test_a_leftover_name_in_a_kernel_is_a_typing_error_naming_it(broken, how):
     qb, gb, rel = problem()
-    run = {"scan": lambda: broken.scan(qb, gb, rel, top_columns=5),
-           "chunks and threads": lambda: broken.scan(qb, gb, rel, top_columns=5, chunk=7, threads=1),
+    run = {"scan": lambda: broken.scan(qb, gb, rel, stable_ranks=5),
+           "chunks and threads": lambda: broken.scan(qb, gb, rel, stable_ranks=5, chunk=7, threads=1),
            "a thread of the caller's": None}[how]
     if run is None:                        # the call made from another thread, its error handed back
         box = []
 
         def work():
             try:
-                broken.scan(qb, gb, rel, top_columns=5)
+                broken.scan(qb, gb, rel, stable_ranks=5)
             except BaseException as e:     # handed to the test's thread
                 box.append(e)
         t = threading.Thread(target=work)

@@ -84,7 +84,7 @@ def test_merged_kernels_equal_the_reference(grouped, kind, nbits, removed):
     rng = np.random.default_rng(nbits + 7 * len(kind) + grouped)
     qb, gb, rel = tied(rng, 9, 240, nbits, kind)
     ig = make_ignore(9, 240, rng.random((9, 240)) < 0.2, rng.integers(-1, 240, 9)) if removed else None
-    ref = ranking.summarize(qb, gb, rel, top_columns=-1, ignore=ig)
+    ref = ranking.summarize(qb, gb, rel, stable_ranks=-1, ignore=ig)
     q, g, n_grades = pack_codes(qb), pack_codes(gb), rel.max_grade + 1
     assert np.array_equal(engine.hist_pass(q, g, rel, n_grades, ig, grouped=grouped), ref.hist)
     h, top = engine._top_walk(q, g, rel, n_grades, 240, ig, None, grouped)
@@ -96,7 +96,7 @@ def test_merged_kernels_equal_the_reference(grouped, kind, nbits, removed):
     ap, dcg, hits = engine.sums_pass(q, g, rel, n_grades, offsets, ig, grouped=grouped)
     kept = 240 - (ig.counts if ig is not None else np.zeros(9, int))
     assert [(float(a), int(b)) for a, b in zip(engine._finish_pairs(ap), hits)] == exact_sums(ref.top_grades, kept)
-    one = engine.scan(qb, gb, rel, top_columns=-1, index_sums=True, ignore=ig)      # the single process's one walk
+    one = engine.scan(qb, gb, rel, stable_ranks=-1, index_sums=True, ignore=ig)      # the single process's one walk
     assert np.array_equal(one.summary.hist, ref.hist)
     assert np.array_equal(one.sums.precision_sum, engine._finish_pairs(ap))
     assert np.array_equal(one.sums.discount_sum, engine._finish_pairs(dcg))
@@ -108,9 +108,9 @@ def test_a_gallery_in_segments_gives_the_same_sums(kind, monkeypatch):
     rng = np.random.default_rng(5)
     qb, gb, rel = tied(rng, 40, 500, 64, kind)
     ig = make_ignore(40, 500, rng.random((40, 500)) < 0.1, rng.integers(-1, 500, 40))
-    whole = engine.scan(qb, gb, rel, top_columns=20, index_sums=True, ignore=ig)
+    whole = engine.scan(qb, gb, rel, stable_ranks=20, index_sums=True, ignore=ig)
     monkeypatch.setattr(engine, "WALK_ITEMS", 37)
-    parts = engine.scan(qb, gb, rel, top_columns=20, index_sums=True, ignore=ig)
+    parts = engine.scan(qb, gb, rel, stable_ranks=20, index_sums=True, ignore=ig)
     for f in ("precision_sum", "discount_sum", "r_hits"):
         assert np.array_equal(getattr(whole.sums, f), getattr(parts.sums, f)), f
     assert np.array_equal(whole.summary.hist, parts.summary.hist)
@@ -127,7 +127,7 @@ def test_read_only_inputs_compile_nothing_new():
     rng = np.random.default_rng(9)
     qb, gb = rng.integers(0, 2, (40, 64)), rng.integers(0, 2, (300, 64))
     ql, gl = rng.integers(0, 3, 40), rng.integers(0, 3, 300)
-    args = dict(top_columns=10, code_max=True, index_sums=True, ignore=make_ignore(40, 300, [[1, 2]] * 40))
+    args = dict(stable_ranks=10, code_max=True, index_sums=True, ignore=make_ignore(40, 300, [[1, 2]] * 40))
     engine.scan(qb, gb, relevance_from_labels(ql, gl, 40, 300), **args)
     before = signatures()
 

@@ -157,9 +157,9 @@ def test_dask_grades_path_with_max_grade_equals_one_process(client):
     gb[rng.integers(0, ng, 80)] = gb[0]                            # repeated codes: big tie groups
     m = rng.integers(0, 3, (nq, ng))                               # grades 0..2: no block holds grade 3
     blocks = [[m[:2, :100], m[:2, 100:]], [m[2:, :100], m[2:, 100:]]]
-    got = sharded_scan([qb[:2], qb[2:]], [gb[:100], gb[100:]], relevance=blocks, top_columns=-1, index_sums=True,
+    got = sharded_scan([qb[:2], qb[2:]], [gb[:100], gb[100:]], relevance=blocks, stable_ranks=-1, index_sums=True,
                        max_grade=3, client=client)
-    ref = engine.scan(qb, gb, relevance_from_matrix(m, nq, ng, max_grade=3), top_columns=-1, index_sums=True)
+    ref = engine.scan(qb, gb, relevance_from_matrix(m, nq, ng, max_grade=3), stable_ranks=-1, index_sums=True)
     assert got.summary.max_grade == ref.summary.max_grade == 3
     assert np.array_equal(got.summary.hist, ref.summary.hist)
     assert np.array_equal(got.summary.top_grades, ref.summary.top_grades)

@@ -162,7 +162,7 @@ def test_ap_at_k_by_brute_force():
     rng = np.random.default_rng(5)
     for _ in range(30):
         grades = rng.integers(0, 2, size=25)
-        s = summarize_lists([np.arange(25, 0, -1.0)], [grades], top_columns=-1)
+        s = summarize_lists([np.arange(25, 0, -1.0)], [grades], stable_ranks=-1)
         from retrieval_lit.metrics import Conventions
         for k in (1, 5, 10, 40):
             got = name_metric(read_name(f"AP@{k}")).compute(s, Conventions(ties="index"))[0]
@@ -170,7 +170,7 @@ def test_ap_at_k_by_brute_force():
 
 
 def test_at_relevance_level_leaves_the_callers_summary():
-    s = summarize_lists([np.array([2.0, 1.0, 1.0])], [np.array([1, 3, 2])], top_columns=-1)
+    s = summarize_lists([np.array([2.0, 1.0, 1.0])], [np.array([1, 3, 2])], stable_ranks=-1)
     before = (s.hist.copy(), s.top_grades.copy())
     low = at_relevance_level(s, 3)
     assert low.n_relevant.tolist() == [1] and low.top_grades.tolist() == [[0, 3, 0]]

@@ -120,7 +120,7 @@ def test_summary_level_matches_list_level_per_query():
     q, g = rng.integers(0, 2, (25, 6)), rng.integers(0, 2, (60, 6))
     grades = rng.integers(0, 3, (25, 60)) * (rng.random((25, 60)) < 0.4)
     grades[3] = 0                                          # a query with nothing relevant
-    s = summarize(q, g, relevance_from_matrix(grades, 25, 60), top_columns=-1)
+    s = summarize(q, g, relevance_from_matrix(grades, 25, 60), stable_ranks=-1)
     dist = (q[:, None, :] != g[None, :, :]).sum(-1)
     for ties in TIES:
         c = Conventions(ties=ties, empty="skip")
@@ -146,7 +146,7 @@ def test_cutoffs_beyond_the_gallery_on_many_queries():
     rng = np.random.default_rng(5)
     q, g = rng.integers(0, 2, (12, 4)), rng.integers(0, 2, (9, 4))
     grades = rng.integers(0, 2, (12, 9))
-    s = summarize(q, g, relevance_from_matrix(grades, 12, 9), top_columns=-1)
+    s = summarize(q, g, relevance_from_matrix(grades, 12, 9), stable_ranks=-1)
     for ties in TIES:
         c = Conventions(ties=ties)
         for k in (9, 10, 25):
@@ -160,7 +160,7 @@ def test_pr_curves_pass_through_the_ball_sizes():
     rng = np.random.default_rng(8)
     q, g = rng.integers(0, 2, (20, 5)), rng.integers(0, 2, (80, 5))
     grades = rng.integers(0, 2, (20, 80))
-    s = summarize(q, g, relevance_from_matrix(grades, 20, 80), top_columns=-1)
+    s = summarize(q, g, relevance_from_matrix(grades, 20, 80), stable_ranks=-1)
     radius = pr_curve_by_radius(s, Conventions(empty="skip"))
     sizes = np.cumsum(s.group_sizes, axis=1)
     for ties in TIES:
@@ -227,7 +227,7 @@ def test_registered_names_through_evaluate():
     names = ["p@10", "recall@50", "rprec", "p@r2", "p@r0"]
     for ties in TIES:
         rep = evaluate(q, g, ql, gl, metrics=names, ties=ties, empty="skip")
-        s = summarize(q, g, relevance_from_labels(ql, gl, 30, 200), top_columns=-1)
+        s = summarize(q, g, relevance_from_labels(ql, gl, 30, 200), stable_ranks=-1)
         c = Conventions(ties=ties, empty="skip")
         want = {"p@10": precision_from_summary(s, 10, c), "recall@50": recall_from_summary(s, 50, c),
                 "rprec": rprec_from_summary(s, c), "p@r2": radius_precision_from_summary(s, 2, c),

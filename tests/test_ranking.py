@@ -33,7 +33,7 @@ def brute(qb, gb, grades):
 @settings(max_examples=300, deadline=None)
 def test_summary_equals_brute_force(prob, block_bytes):
     qb, gb, grades = prob
-    s = summarize(qb, gb, relevance_from_matrix(grades, *grades.shape), top_columns=-1, code_max=True, max_block_bytes=block_bytes)
+    s = summarize(qb, gb, relevance_from_matrix(grades, *grades.shape), stable_ranks=-1, code_max=True, max_block_bytes=block_bytes)
     d, hist, top = brute(qb, gb, grades)
     assert np.array_equal(s.hist, hist)
     assert np.array_equal(s.top_grades, top)
@@ -48,7 +48,7 @@ def test_summary_equals_brute_force(prob, block_bytes):
 @settings(max_examples=200, deadline=None)
 def test_optimistic_and_pessimistic_sort_each_tie_group(prob):
     qb, gb, grades = prob
-    s = summarize(qb, gb, relevance_from_matrix(grades, *grades.shape), top_columns=-1)
+    s = summarize(qb, gb, relevance_from_matrix(grades, *grades.shape), stable_ranks=-1)
     d = (qb[:, None, :] != gb[None, :, :]).sum(-1)
     opt, pes = ordered_top(s, -1, "optimistic"), ordered_top(s, -1, "pessimistic")
     for i in range(len(qb)):
@@ -82,6 +82,6 @@ def test_class_and_multihot_labels_give_the_same_binary_relevance():
     qb, gb = rng.integers(0, 2, (5, 16)), rng.integers(0, 2, (50, 16))
     ql, gl = rng.integers(0, 4, 5), rng.integers(0, 4, 50)
     one_hot = lambda y: np.eye(4, dtype=int)[y]
-    a = summarize(qb, gb, relevance_from_labels(ql, gl, 5, 50), top_columns=-1)
-    b = summarize(qb, gb, relevance_from_labels(one_hot(ql), one_hot(gl), 5, 50), top_columns=-1)
+    a = summarize(qb, gb, relevance_from_labels(ql, gl, 5, 50), stable_ranks=-1)
+    b = summarize(qb, gb, relevance_from_labels(one_hot(ql), one_hot(gl), 5, 50), stable_ranks=-1)
     assert np.array_equal(a.relevant_hist, b.relevant_hist) and np.array_equal(a.top_grades > 0, b.top_grades > 0)

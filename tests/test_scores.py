@@ -313,8 +313,8 @@ def test_counts_summary_gives_every_metric_of_the_sorted_one_bit_for_bit(method,
     nq, n = scores.shape
     rel = relevance_from_matrix(grades.astype(np.uint8), nq, n)
     ig = make_ignore(nq, n, ignore=removed)
-    ref = summarize_scores(scores, rel, top_columns=-1, ignore=ig, method="sort")
-    got = summarize_scores(scores, rel, top_columns=-1, ignore=ig, threads=int(nq > 1) + 1, method=method)
+    ref = summarize_scores(scores, rel, stable_ranks=-1, ignore=ig, method="sort")
+    got = summarize_scores(scores, rel, stable_ranks=-1, ignore=ig, threads=int(nq > 1) + 1, method=method)
     assert got.n_groups <= ref.n_groups
     for name in ALL_SCORE_METRICS:
         m = parse_metric(name)
@@ -336,7 +336,7 @@ def test_streamed_index_sums_equal_the_index_order_to_1e_12(method, problem):
     nq, n = scores.shape
     rel = relevance_from_matrix(grades.astype(np.uint8), nq, n)
     ig = make_ignore(nq, n, ignore=removed)
-    ref = summarize_scores(scores, rel, top_columns=-1, ignore=ig, method="sort")
+    ref = summarize_scores(scores, rel, stable_ranks=-1, ignore=ig, method="sort")
     got = summarize_scores(scores, rel, ignore=ig, index_sums=True, method=method)
     assert got.top_grades is None and got.index_sums is not None
     for name in ("map", "ndcg", "rprec"):

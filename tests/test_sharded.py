@@ -76,15 +76,15 @@ def test_shard_lists_equal_single_process(client, seed, kind):
     top = int(rng.choice([0, 1, 50, -1]))
     packed = bool(rng.integers(0, 2))
     g_shards = [pack_codes(gb[s]) if packed else gb[s] for s in gs]
-    kw = dict(top_columns=top, code_max=True, index_sums=True, client=client)
+    kw = dict(stable_ranks=top, code_max=True, index_sums=True, client=client)
     if kind == "matrix":
         blocks = [[src["m"][np.ix_(a, b)] for b in gs] for a in qs]
         got = sharded_scan([qb[s] for s in qs], g_shards, relevance=blocks, **kw)
     else:
         got = sharded_scan([qb[s] for s in qs], g_shards, [src["ql"][s] for s in qs], [src["gl"][s] for s in gs], **kw)
-    one = engine.scan(qb, gb, rel, top_columns=top, code_max=True, index_sums=True)
+    one = engine.scan(qb, gb, rel, stable_ranks=top, code_max=True, index_sums=True)
     assert_equal_scans(got, one)
-    ref = ranking.summarize(qb, gb, rel, top_columns=top, code_max=True)
+    ref = ranking.summarize(qb, gb, rel, stable_ranks=top, code_max=True)
     assert np.array_equal(got.summary.hist, ref.hist)
 
 
@@ -95,22 +95,22 @@ def test_dask_arrays_equal_single_process(client, kind):
     gq = da.from_array(qb, chunks=(7, 64))
     gg = da.from_array(gb, chunks=(97, 64))
     if kind == "matrix":
-        got = sharded_scan(gq, gg, relevance=da.from_array(src["m"], chunks=(5, 131)), top_columns=20,
+        got = sharded_scan(gq, gg, relevance=da.from_array(src["m"], chunks=(5, 131)), stable_ranks=20,
                            index_sums=True, client=client)
     else:
         labels_chunks = 50        # rechunked to the codes' chunks by the driver
         got = sharded_scan(gq, gg, da.from_array(src["ql"], chunks=labels_chunks),
-                           da.from_array(src["gl"], chunks=labels_chunks), top_columns=20, index_sums=True,
+                           da.from_array(src["gl"], chunks=labels_chunks), stable_ranks=20, index_sums=True,
                            client=client)
-    assert_equal_scans(got, engine.scan(qb, gb, rel, top_columns=20, index_sums=True))
+    assert_equal_scans(got, engine.scan(qb, gb, rel, stable_ranks=20, index_sums=True))
 
 
 def test_metrics_from_sharded_summary(client):
     rng = np.random.default_rng(3)
     qb, gb, src, rel = case(rng, "class", 32)
     s = sharded_summarize(qb, da.from_array(gb, chunks=(64, 32)), src["ql"], da.from_array(src["gl"], chunks=64),
-                          top_columns=-1, client=client)
-    ref = ranking.summarize(qb, gb, rel, top_columns=-1)
+                          stable_ranks=-1, client=client)
+    ref = ranking.summarize(qb, gb, rel, stable_ranks=-1)
     for ties in ("expected", "optimistic", "pessimistic", "index"):
         c = Conventions.make(ties=ties)
         assert np.array_equal(ap_from_summary(s, None, c), ap_from_summary(ref, None, c))
@@ -190,11 +190,11 @@ def test_sharded_scan_with_ignore_equals_one_process(client):
         qs, gs = random_split(rng, nq, 3), random_split(rng, ng, 4)
         args = (dict(query_labels=[lab["ql"][i] for i in qs], gallery_labels=[lab["gl"][i] for i in gs])
                 if kind != "matrix" else dict(relevance=[[lab["m"][np.ix_(i, j)] for j in gs] for i in qs]))
-        got = sharded_scan([qb[i] for i in qs], [gb[i] for i in gs], **args, top_columns=-1, code_max=True,
+        got = sharded_scan([qb[i] for i in qs], [gb[i] for i in gs], **args, stable_ranks=-1, code_max=True,
                            index_sums=True, ignore=ig, client=client)
-        one = engine.scan(qb, gb, rel, top_columns=-1, code_max=True, index_sums=True, ignore=ig)
+        one = engine.scan(qb, gb, rel, stable_ranks=-1, code_max=True, index_sums=True, ignore=ig)
         assert_equal_scans(got, one)
-        ref = ranking.summarize(qb, gb, rel, top_columns=-1, code_max=True, ignore=ig)
+        ref = ranking.summarize(qb, gb, rel, stable_ranks=-1, code_max=True, ignore=ig)
         assert np.array_equal(got.summary.code_max, ref.code_max)
 
 
@@ -322,10 +322,10 @@ def test_embeddings_in_several_shards_and_by_address(client):
     if len(q) > 1:
         mask[1] |= rel["gallery_labels"] == ql[1]    # a query whose relevant items are all removed
     ig = make_ignore(len(q), len(g), mask)
-    ref = summarize_scores(similarity_rows(q, g, "cosine")[2], r, top_columns=-1, ignore=ig, index_sums=True)
+    ref = summarize_scores(similarity_rows(q, g, "cosine")[2], r, stable_ranks=-1, ignore=ig, index_sums=True)
     for shards in (1, 3, 7, len(g)):                 # more shards than workers; one item a shard
         sg = scatter_embeddings(g, r, ig, "cosine", shards=shards, client=client)
-        s = sg.summarize(q, 0, top_columns=-1, index_sums=True)
+        s = sg.summarize(q, 0, stable_ranks=-1, index_sums=True)
         width = max(s.hist.shape[1], ref.hist.shape[1])
         pad = lambda h: np.pad(h, ((0, 0), (0, width - h.shape[1]), (0, 0)))
         assert (pad(s.hist) == pad(ref.hist)).all() and (s.top_grades == ref.top_grades).all(), shards
@@ -384,7 +384,7 @@ def test_workers_load_the_kernels_the_client_prepared(client, kind):
     rng = np.random.default_rng(41)
     qb, gb = rng.integers(0, 2, (40, 100)), rng.integers(0, 2, (500, 100))   # 2 words; 40 queries: class groups
     shards = [gb[:300], gb[300:]]
-    kw = dict(top_columns=20, code_max=True, index_sums=True, self_index=np.arange(40), client=client)
+    kw = dict(stable_ranks=20, code_max=True, index_sums=True, self_index=np.arange(40), client=client)
     if kind == "matrix":
         m = rng.integers(0, 3, (40, 500))
         got = sharded_scan(qb, shards, relevance=[[m[:, :300], m[:, 300:]]], **kw)
@@ -395,7 +395,7 @@ def test_workers_load_the_kernels_the_client_prepared(client, kind):
         got = sharded_scan(qb, shards, ql, [gl[:300], gl[300:]], **kw)
         rel = relevance_from_labels(ql, gl, 40, 500)
     from retrieval_lit.relevance import make_ignore
-    one = engine.scan(qb, gb, rel, top_columns=20, code_max=True, index_sums=True,
+    one = engine.scan(qb, gb, rel, stable_ranks=20, code_max=True, index_sums=True,
                       ignore=make_ignore(40, 500, None, np.arange(40)))
     assert_equal_scans(got, one)
 

@@ -139,14 +139,14 @@ def test_engine_reads_any_label_source(same_class, nq):
     rel, own = labels_case(rng, same_class, nq, ng)
     assert not isinstance(own, LabelRelevance)
     for t in (0, 7):
-        a = engine.scan(qb, gb, rel, top_columns=t, code_max=True, index_sums=True, chunk=17)
-        b = engine.scan(qb, gb, own, top_columns=t, code_max=True, index_sums=True, chunk=17)
+        a = engine.scan(qb, gb, rel, stable_ranks=t, code_max=True, index_sums=True, chunk=17)
+        b = engine.scan(qb, gb, own, stable_ranks=t, code_max=True, index_sums=True, chunk=17)
         assert_same_scan(a, b)
     # and both are the brute force: the grades of the nearest item first
     d = (qb[:, None, :] != gb[None, :, :]).sum(-1)
     grades = own.block(0, nq)
     order = np.argsort(d, axis=1, kind="stable")
-    top = engine.scan(qb, gb, own, top_columns=-1).summary.top_grades
+    top = engine.scan(qb, gb, own, stable_ranks=-1).summary.top_grades
     assert np.array_equal(top, np.take_along_axis(grades, order, axis=1))
 
 
@@ -174,10 +174,10 @@ def test_sharded_scan_reads_any_label_source():
         for same_class in (True, False):
             rel, own = labels_case(rng, same_class, nq, ng)
             gallery = scatter_gallery(gb, rel.labels()[1], shards=3, client=client)
-            a = gallery.scan(qb, rel, top_columns=5, index_sums=True)
-            b = gallery.scan(qb, own, top_columns=5, index_sums=True)
+            a = gallery.scan(qb, rel, stable_ranks=5, index_sums=True)
+            b = gallery.scan(qb, own, stable_ranks=5, index_sums=True)
             assert_same_scan(a, b)
-            assert_same_scan(a, engine.scan(qb, gb, rel, top_columns=5, index_sums=True))
+            assert_same_scan(a, engine.scan(qb, gb, rel, stable_ranks=5, index_sums=True))
         bare = scatter_gallery(gb, None, shards=2, client=client)
         with pytest.raises(RetrievalInputError, match="computes its grades from labels but the gallery was sent "
                                                       "without labels"):

@@ -499,7 +499,7 @@ def test_topics_summarised_at_once_equal_summarize_lists():
         orders = [np.lexsort((np.arange(len(s)), -s)) for s in scores]       # rank order: descending, stable
         scores, judged = [s[o] for s, o in zip(scores, orders)], [j[o] for j, o in zip(judged, orders)]
         unranked = rng.integers(0, 3, (len(sizes), 4)) * (rng.random((len(sizes), 4)) < 0.5)
-        ref = summarize_lists(scores, [np.maximum(j, 0) for j in judged], top_columns=-1, unranked=unranked)
+        ref = summarize_lists(scores, [np.maximum(j, 0) for j in judged], stable_ranks=-1, unranked=unranked)
         for block_rows in (1, 40, 1 << 18):                                 # a topic at a time, a few, all
             got = trec_module._summarize_topics(np.array(sizes, dtype=np.int64), np.concatenate(scores),
                                                 np.maximum(np.concatenate(judged), 0), ref.unranked, block_rows)

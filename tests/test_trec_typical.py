@@ -52,7 +52,7 @@ def reference(qrels: dict, run: dict, complete: bool) -> TrecRanking:
             if rel >= 0 and d not in run.get(q, {}):
                 unranked[i, rel] += 1
     grades = [int(j.max(initial=0)) for j in judged] + [int(g) for g in np.flatnonzero(unranked.any(axis=0))]
-    summary = summarize_lists(scores, [np.maximum(j, 0) for j in judged], top_columns=-1,
+    summary = summarize_lists(scores, [np.maximum(j, 0) for j in judged], stable_ranks=-1,
                               unranked=unranked[:, :max(grades, default=0) + 1])
     n_nonrel = np.array([sum(v == 0 for v in qrels[q].values()) for q in qids], dtype=np.int64)
     dropped = [q for q in sorted(run) if q not in qrels]
@@ -121,7 +121,7 @@ def test_topics_of_one_size_are_summarised_as_lists():
     grades = rng.integers(0, 3, (6, 9))
     unranked = rng.integers(0, 2, (6, 3))
     got = summarize_topics(np.full(6, 9), scores.ravel(), grades.ravel(), unranked)
-    want = summarize_lists(list(scores), list(grades), top_columns=-1, unranked=unranked)
+    want = summarize_lists(list(scores), list(grades), stable_ranks=-1, unranked=unranked)
     for name in ("hist", "top_grades", "unranked"):
         a, b = getattr(got, name), getattr(want, name)
         assert a.shape == b.shape and a.dtype == b.dtype and (a == b).all(), name
