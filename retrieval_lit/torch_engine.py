@@ -194,27 +194,27 @@ def device_similarities(q, q_sq, g, g_sq, similarity: str, first: int = 0):
 # %% ../nbs/62_torch_engine.ipynb #bec9a477
 def sorted_block(key,          # (b, N) scores on the device, removed items already -inf
                  kept,         # (b, N) bool, or None: every item kept
-                 cutoff,       # the deepest rank any metric reads, or None: the whole ranking
+                 k,            # the cutoff: the deepest rank any metric reads, or None: the whole ranking
                  ) -> tuple:
     """(values, gallery indices, valid) of each row's ranked items, best first, ties in gallery-index order: the
-    whole row by a stable sort, or, for a cutoff, only the items scoring at least the row's cutoff-th best score (the
+    whole row by a stable sort, or, for a cutoff k, only the items scoring at least the row's k-th best score (the
     cut group whole) by top-k, re-sorted stably; `valid` marks the kept candidates, a prefix of each row. One top-k of
-    cutoff + 1 items tells whether a row's cut group runs past the cutoff; only then are the candidates counted."""
+    k + 1 items tells whether a row's cut group runs past rank k; only then are the candidates counted."""
     torch = _torch()
     b, n = key.shape
-    if cutoff is None or cutoff >= n:
+    if k is None or k >= n:
         vals, idx = torch.sort(key, dim=1, descending=True, stable=True)
         valid = (torch.ones_like(vals, dtype=torch.bool) if kept is None else torch.gather(kept, 1, idx))
         return vals, idx, valid
-    vals, idx = torch.topk(key, cutoff + 1, dim=1, sorted=True)
-    thr = vals[:, cutoff - 1:cutoff]                             # the cutoff-th best score (-inf: fewer kept items)
-    if bool(((vals[:, cutoff:] == thr) & (thr > -float("inf"))).any()):   # a cut group runs past the cutoff
+    vals, idx = torch.topk(key, k + 1, dim=1, sorted=True)
+    thr = vals[:, k - 1:k]                                       # the k-th best score (-inf: fewer kept items)
+    if bool(((vals[:, k:] == thr) & (thr > -float("inf"))).any()):   # a cut group runs past rank k
         cand = key >= thr
         if kept is not None:
             cand &= kept
         vals, idx = torch.topk(key, int(cand.sum(dim=1).max()), dim=1, sorted=True)   # every candidate; ties any order
     else:
-        vals, idx = vals[:, :cutoff], idx[:, :cutoff]
+        vals, idx = vals[:, :k], idx[:, :k]
     idx, by_index = torch.sort(idx, dim=1)                       # by gallery index, then stably by score
     vals = torch.gather(vals, 1, by_index)
     vals, order = torch.sort(vals, dim=1, descending=True, stable=True)
@@ -610,11 +610,11 @@ def _device_summary(job: _DeviceJob,   # the run's device job
     key, grades, kept = job.rows(start, stop), job.grades(start, stop), job.kept(start, stop)
     if kept is not None:
         key = torch.where(kept, key, torch.full_like(key, -float("inf")))
-    cutoff = None if plan.index_sums else plan.cutoff
-    vals, idx, valid = sorted_block(key, kept, cutoff)
+    k = None if plan.index_sums else plan.cutoff
+    vals, idx, valid = sorted_block(key, kept, k)
     rows, a, size, counts = tie_groups(vals, idx, valid, grades, n_grades)   # the groups holding a relevant item
     width = valid.sum(dim=1)
-    cut = cutoff is not None and cutoff < job.n
+    cut = k is not None and k < job.n
     totals = grade_totals(grades, kept, n_grades).cpu().numpy() if cut else None
     host = lambda t: t.cpu().numpy()
     hist = assemble_hist(stop - start, n_grades, host(rows), host(a), host(size), host(counts), host(width), totals)
