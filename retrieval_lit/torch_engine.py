@@ -194,27 +194,27 @@ def device_similarities(q, q_sq, g, g_sq, similarity: str, first: int = 0):
 # %% ../nbs/62_torch_engine.ipynb #bec9a477
 def sorted_block(key,          # (b, N) scores on the device, removed items already -inf
                  kept,         # (b, N) bool, or None: every item kept
-                 cutoff,       # the deepest rank any metric reads, or None: the whole ranking
+                 k,            # the cutoff: the deepest rank any metric reads, or None: the whole ranking
                  ) -> tuple:
     """(values, gallery indices, valid) of each row's ranked items, best first, ties in gallery-index order: the
-    whole row by a stable sort, or, for a cutoff, only the items scoring at least the row's cutoff-th best score (the
+    whole row by a stable sort, or, for a cutoff k, only the items scoring at least the row's k-th best score (the
     cut group whole) by top-k, re-sorted stably; `valid` marks the kept candidates, a prefix of each row. One top-k of
-    cutoff + 1 items tells whether a row's cut group runs past the cutoff; only then are the candidates counted."""
+    k + 1 items tells whether a row's cut group runs past rank k; only then are the candidates counted."""
     torch = _torch()
     b, n = key.shape
-    if cutoff is None or cutoff >= n:
+    if k is None or k >= n:
         vals, idx = torch.sort(key, dim=1, descending=True, stable=True)
         valid = (torch.ones_like(vals, dtype=torch.bool) if kept is None else torch.gather(kept, 1, idx))
         return vals, idx, valid
-    vals, idx = torch.topk(key, cutoff + 1, dim=1, sorted=True)
-    thr = vals[:, cutoff - 1:cutoff]                             # the cutoff-th best score (-inf: fewer kept items)
-    if bool(((vals[:, cutoff:] == thr) & (thr > -float("inf"))).any()):   # a cut group runs past the cutoff
+    vals, idx = torch.topk(key, k + 1, dim=1, sorted=True)
+    thr = vals[:, k - 1:k]                                       # the k-th best score (-inf: fewer kept items)
+    if bool(((vals[:, k:] == thr) & (thr > -float("inf"))).any()):   # a cut group runs past rank k
         cand = key >= thr
         if kept is not None:
             cand &= kept
         vals, idx = torch.topk(key, int(cand.sum(dim=1).max()), dim=1, sorted=True)   # every candidate; ties any order
     else:
-        vals, idx = vals[:, :cutoff], idx[:, :cutoff]
+        vals, idx = vals[:, :k], idx[:, :k]
     idx, by_index = torch.sort(idx, dim=1)                       # by gallery index, then stably by score
     vals = torch.gather(vals, 1, by_index)
     vals, order = torch.sort(vals, dim=1, descending=True, stable=True)
@@ -277,24 +277,24 @@ def index_sums(vals, idx, valid, grades, n_grades: int) -> IndexSums:
     torch = _torch()
     g = torch.gather(grades, 1, idx).to(torch.int64) * valid
     rel = (g > 0)
-    r = torch.arange(1, g.shape[1] + 1, device=g.device, dtype=torch.float64)
-    k = torch.cumsum(rel.to(torch.int64), dim=1)
-    psum = torch.where(rel, k / r, torch.zeros_like(r)).sum(dim=1)
-    disc = 1.0 / torch.log2(r + 1.0)
+    m = torch.arange(1, g.shape[1] + 1, device=g.device, dtype=torch.float64)   # the ranks 1, 2, ...
+    hits = torch.cumsum(rel.to(torch.int64), dim=1)                              # relevant items at ranks 1..m
+    psum = torch.where(rel, hits / m, torch.zeros_like(m)).sum(dim=1)
+    disc = 1.0 / torch.log2(m + 1.0)
     dsum = torch.zeros((g.shape[0], n_grades), dtype=torch.float64, device=g.device)
     for gg in range(1, n_grades):
         dsum[:, gg] = torch.where(g == gg, disc, torch.zeros_like(disc)).sum(dim=1)
     n_rel = rel.sum(dim=1)
-    hits = (rel & (torch.arange(g.shape[1], device=g.device)[None, :] < n_rel[:, None])).sum(dim=1)
-    return IndexSums(psum.cpu().numpy(), dsum.cpu().numpy(), hits.cpu().numpy().astype(np.int64))
+    r_hits = (rel & (torch.arange(g.shape[1], device=g.device)[None, :] < n_rel[:, None])).sum(dim=1)
+    return IndexSums(psum.cpu().numpy(), dsum.cpu().numpy(), r_hits.cpu().numpy().astype(np.int64))
 
 # %% ../nbs/62_torch_engine.ipynb #f35b0002
 def rank_positions(vals,     # (b, m) each row's scores in rank order (`sorted_block`)
                    ranked,   # (b, m) the grades of the items at those positions
                    valid,    # (b, m) bool: kept candidates
                    ) -> RankPositions:
-    """Per position of each row's ranked items, on the device: (relevant (b, m) bool, its tie group's start, size n,
-    relevant items r, and relevant items before the group b), int64. Sums over the row; nothing comes back."""
+    """Per position of each row's ranked items, on the device: (relevant (b, m) bool, its tie group's start N_g, size
+    n_g, relevant items r_g, and relevant items before the group R_g), int64. Sums over the row; nothing comes back."""
     torch = _torch()
     rel = (ranked > 0) & valid
     hits = torch.cumsum(rel, dim=1)                              # relevant items up to each position (int64)
@@ -319,24 +319,24 @@ def ordered_hits(rel, start, n, r, before,   # from `rank_positions`
 
 # %% ../nbs/62_torch_engine.ipynb #f35b0005
 def device_hypergeometric(n, r, j) -> tuple:
-    """(h (c, L) float64, w (c, L)): w[:, i] = P(H = h[:, i]) for H the relevant items among the first j slots of a
+    """(h (c, L) float64, w (c, L)): w[:, i] = P(Y = h[:, i]) for Y the relevant items among the first j slots of a
     group of n items holding r relevant ones, on the device; `ranking.hypergeometric_weights`' ratios from the mode,
     zero-padded. n, r, j: (c,) int64 tensors."""
     torch = _torch()
     lo, hi = torch.clamp(j - (n - r), min=0), torch.minimum(j, r)
     width = int((hi - lo).max()) + 1 if len(n) else 1
-    k = torch.arange(width, device=n.device)
-    h = (lo[:, None] + k).to(torch.float64)
-    ok = k <= (hi - lo)[:, None]
+    i = torch.arange(width, device=n.device)
+    h = (lo[:, None] + i).to(torch.float64)
+    ok = i <= (hi - lo)[:, None]
     nf, rf, jf = (a[:, None].to(torch.float64) for a in (n, r, j))
     den = (h + 1) * (nf - rf - jf + h + 1)
-    up = torch.where(ok & (den > 0), (rf - h) * (jf - h) / torch.where(den > 0, den, 1.0), 0.0)   # w[k+1] / w[k]
+    up = torch.where(ok & (den > 0), (rf - h) * (jf - h) / torch.where(den > 0, den, 1.0), 0.0)   # w[i+1] / w[i]
     mode = (torch.minimum(torch.maximum((j + 1) * (r + 1) // (n + 2), lo), hi) - lo)[:, None]
     one = torch.ones((len(n), 1), dtype=torch.float64, device=n.device)
-    right = torch.cumprod(torch.where(k >= mode + 1, torch.cat([one, up[:, :-1]], dim=1), 1.0), dim=1)
-    step_left = torch.where(k < mode, 1.0 / torch.where(up > 0, up, 1.0), 1.0)
+    right = torch.cumprod(torch.where(i >= mode + 1, torch.cat([one, up[:, :-1]], dim=1), 1.0), dim=1)
+    step_left = torch.where(i < mode, 1.0 / torch.where(up > 0, up, 1.0), 1.0)
     left = torch.flip(torch.cumprod(torch.flip(step_left, [1]), dim=1), [1])
-    w = torch.where(ok, torch.where(k >= mode, right, left), 0.0)
+    w = torch.where(ok, torch.where(i >= mode, right, left), 0.0)
     return h, w / w.sum(dim=1, keepdim=True)
 
 # %% ../nbs/62_torch_engine.ipynb #42081566
@@ -396,8 +396,8 @@ def assemble_hist(b: int,           # rows of the block
     """(b, groups, n_grades) int64, the `RankSummary.hist` of chapter 09's layout: each relevant tie group, the
     irrelevant items between two of them merged into one group (empty gaps dropped), and with `totals` one trailing
     group of everything past the candidates."""
-    k = np.bincount(rows, minlength=b)                          # relevant groups per row
-    first = np.concatenate([[0], np.cumsum(k)[:-1]])
+    n_rel = np.bincount(rows, minlength=b)                      # relevant groups per row
+    first = np.concatenate([[0], np.cumsum(n_rel)[:-1]])
     j = np.arange(len(rows)) - first[rows]                      # each group's place among its row's groups
     end = start + size
     prev_end = np.where(j > 0, np.concatenate([[0], end[:-1]]), 0)
@@ -405,7 +405,7 @@ def assemble_hist(b: int,           # rows of the block
     end_last[rows] = end                                        # the last write per row is its last group
     r_all = np.arange(b)
     e_rows = [rows, rows, r_all]
-    e_keys = [2 * j, 2 * j + 1, 2 * k]
+    e_keys = [2 * j, 2 * j + 1, 2 * n_rel]
     gaps = np.zeros((len(rows), n_grades), dtype=np.int64)
     gaps[:, 0] = start - prev_end
     tail = np.zeros((b, n_grades), dtype=np.int64)
@@ -416,7 +416,7 @@ def assemble_hist(b: int,           # rows of the block
         np.add.at(counted, rows, counts)
         counted[:, 0] += np.bincount(rows, weights=gaps[:, 0], minlength=b).astype(np.int64)
         e_rows.append(r_all)
-        e_keys.append(2 * k + 1)
+        e_keys.append(2 * n_rel + 1)
         e_counts.append(totals - counted)
     e_rows, e_keys, e_counts = np.concatenate(e_rows), np.concatenate(e_keys), np.concatenate(e_counts)
     keep = e_counts.sum(axis=1) > 0
@@ -430,8 +430,9 @@ def assemble_hist(b: int,           # rows of the block
     return hist
 
 # %% ../nbs/62_torch_engine.ipynb #3aa2ffce
-PAIR_BYTES = 48   # device memory per (query, item) of a block: the scores, the sort's values and int64 indices, the
-                  # grades, the kept mask, group positions and the grade tally's int64 keys, with some slack
+PAIR_BYTES = 48   # device memory per (query, item) of a block, the buffers living through its pass: scores and sorted
+                  # values float64 (16), sort indices int64 (8), group start and end int64 (16), grades, kept, valid,
+                  # ranked grades, relevant (5 x 1 byte): 45, rounded up; short-lived temporaries are not counted
 
 
 def _is_oom(e: BaseException) -> bool:
@@ -609,11 +610,11 @@ def _device_summary(job: _DeviceJob,   # the run's device job
     key, grades, kept = job.rows(start, stop), job.grades(start, stop), job.kept(start, stop)
     if kept is not None:
         key = torch.where(kept, key, torch.full_like(key, -float("inf")))
-    cutoff = None if plan.index_sums else plan.cutoff
-    vals, idx, valid = sorted_block(key, kept, cutoff)
+    k = None if plan.index_sums else plan.cutoff
+    vals, idx, valid = sorted_block(key, kept, k)
     rows, a, size, counts = tie_groups(vals, idx, valid, grades, n_grades)   # the groups holding a relevant item
     width = valid.sum(dim=1)
-    cut = cutoff is not None and cutoff < job.n
+    cut = k is not None and k < job.n
     totals = grade_totals(grades, kept, n_grades).cpu().numpy() if cut else None
     host = lambda t: t.cpu().numpy()
     hist = assemble_hist(stop - start, n_grades, host(rows), host(a), host(size), host(counts), host(width), totals)
@@ -707,7 +708,7 @@ def evaluate_on_device(device=None,            # a torch device or its name; Non
                        metrics=("map",),       # metric names, as evaluate's
                        conventions=None,       # a metrics.Conventions (None: the defaults)
                        bounds=False,           # also the range over every tie order (finished on the host)
-                       max_block_bytes=1 << 28,  # memory bound of one block of queries on the device
+                       max_block_bytes=1 << 28,  # device memory a block's lasting buffers may take (PAIR_BYTES a pair)
                        progress=None,          # a progress bar, as evaluate's
                        query_codes=None,       # refused: codes are ranked on the CPU (named for a clear error)
                        gallery_codes=None,     # refused, as query_codes
