@@ -916,6 +916,20 @@ def _deck_exporter(folder: Path,   # a scratch folder for the template
     (folder / "rl_deck" / "index.html.j2").write_text(_DECK_TEMPLATE.replace("FONTS", fonts), encoding="utf-8")
     return SlidesExporter(extra_template_basedirs=[str(folder)], template_name="rl_deck", reveal_url_prefix=prefix)
 
+# %% ../nbs/95_course.ipynb #2f31c93b
+def _book_and_sessions(nbs,        # the book's notebook folder
+                       sessions,   # None (all), a session number, or a list of session numbers
+                       ) -> tuple:
+    "(the folder as a Path, the session numbers asked for), or a RetrievalInputError naming `nbs` or `sessions`."
+    nbs = Path(nbs)
+    if not nbs.is_dir() or not any(nbs.glob("*.ipynb")):
+        fail("nbs", f"must be a folder of notebooks, got {str(nbs)!r}")
+    known = [s[0] for s in SESSIONS]
+    want = known if sessions is None else [sessions] if isinstance(sessions, int) else list(sessions)
+    if not want or not all(isinstance(s, int) and not isinstance(s, bool) and s in known for s in want):
+        fail("sessions", f"must be session numbers among {known}, got {sessions!r}")
+    return nbs, want
+
 # %% ../nbs/95_course.ipynb #22aea487
 def write_slides(dest,                # a new or empty folder for the decks
                  nbs="nbs",           # the book's notebook folder
@@ -927,13 +941,7 @@ def write_slides(dest,                # a new or empty folder for the decks
     """One reveal.js deck per session of `SESSIONS`, `dest`/session-NN.slides.html (`_session_cells`, through nbconvert's
     slides exporter), with what it loads beside it: reveal.js in `dest`/reveal.js/ (unless `reveal_prefix` is a URL)
     and MathJax in `dest`/mathjax/, so the decks show without a network. Returns the decks written."""
-    nbs, dest = Path(nbs), Path(dest)
-    if not nbs.is_dir() or not any(nbs.glob("*.ipynb")):
-        fail("nbs", f"must be a folder of notebooks, got {str(nbs)!r}")
-    known = [s[0] for s in SESSIONS]
-    want = known if sessions is None else [sessions] if isinstance(sessions, int) else list(sessions)
-    if not want or not all(isinstance(s, int) and not isinstance(s, bool) and s in known for s in want):
-        fail("sessions", f"must be session numbers among {known}, got {sessions!r}")
+    (nbs, want), dest = _book_and_sessions(nbs, sessions), Path(dest)
     if reveal_prefix is not None and not (isinstance(reveal_prefix, str) and reveal_prefix.strip()):
         fail("reveal_prefix", f"must be a URL or a folder where reveal.js is, got {reveal_prefix!r}")
     execute = check_bool(execute, "execute")
@@ -1110,13 +1118,7 @@ def write_nbgrader_course(dest,            # a new or empty folder: the nbgrader
     of the session, and `dest`/nbgrader_config.py. `nbgrader generate_assignment session-NN` makes the release (the
     solutions cut out), `nbgrader autograde session-NN` marks submissions by the sealed keys. Returns the assignment
     folders."""
-    nbs, dest = Path(nbs), Path(dest)
-    if not nbs.is_dir() or not any(nbs.glob("*.ipynb")):
-        fail("nbs", f"must be a folder of notebooks, got {str(nbs)!r}")
-    known = [s[0] for s in SESSIONS]
-    want = known if sessions is None else [sessions] if isinstance(sessions, int) else list(sessions)
-    if not want or not all(isinstance(s, int) and not isinstance(s, bool) and s in known for s in want):
-        fail("sessions", f"must be session numbers among {known}, got {sessions!r}")
+    (nbs, want), dest = _book_and_sessions(nbs, sessions), Path(dest)
     _check_dest(dest, nbs, "the nbgrader course")
     found = {p.name[:2]: p for p in nbs.glob("[0-9][0-9]_*.ipynb")}
     made = {}
