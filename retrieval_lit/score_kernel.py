@@ -132,7 +132,7 @@ def _distinct_sorted(key, cols, n_rel, bk, w):
     for b in range(bk.nb + 2):
         first[b] = n_distinct
         stop = end[b]
-        if stop == start:                                          # an empty bucket (most of the 4m)
+        if stop == start:                                          # an empty bucket (most of the 4R)
             continue
         for a in range(start + 1, stop):                           # the bucket sorted in place
             v, q = u[a], a - 1
@@ -969,7 +969,7 @@ def _stream_finish(st, cand, totals, n_kept, k, stable_ranks, out, tw):
 
 # %% ../nbs/58_score_kernel.ipynb #fb2c847e
 def _candidate_grades(relevance: Relevance, start: int, stop: int, kept, cols: np.ndarray, count: np.ndarray) -> tuple:
-    """(each row's candidates' grades (b, cap), its kept items per grade (b, G), its kept items (b,)): asked of
+    """(each row's candidates' grades (b, cap), its kept items per grade (b, n_grades), its kept items (b,)): asked of
     `relevance` for the candidates alone (`grades_at`, `grade_counts`); with removed items, from the rows' block."""
     listed = np.where(np.arange(cols.shape[1]) < count[:, None], cols, 0)   # unused slots read item 0
     if kept is None:
