@@ -232,7 +232,7 @@ def _count_groups(h, codes, labels, i, ug, width):
     read: grade 0 before and after that range, grade 1 inside."""
     qv = _load_code(codes.queries, i, width)
     a, b = labels.start[i], labels.stop[i]
-    _range_hist(h, qv, labels.grouped, 0, a, np.uint64(0), np.uint64(2))     # grades 0/1: G = 2, a constant
+    _range_hist(h, qv, labels.grouped, 0, a, np.uint64(0), np.uint64(2))     # grades 0/1: n_grades = 2, a constant
     _range_hist(h, qv, labels.grouped, a, b, np.uint64(1), np.uint64(2))
     _range_hist(h, qv, labels.grouped, b, codes.n, np.uint64(0), np.uint64(2))
 
@@ -253,7 +253,7 @@ def _count_pairs(h, codes, labels, i, ug, width):
 
 
 def _count_items(h, codes, labels, i, ug, width):
-    "Query i's items counted into h[lane, d * G + g]: `_count_groups` or `_count_pairs`, by the type of `labels`."
+    "Query i's items counted into h[lane, d * n_grades + g]: `_count_groups` or `_count_pairs`, by `labels`' type."
 
 
 @overload(_count_items, inline="always")
@@ -270,7 +270,7 @@ def _hist_kernel(codes, labels, hist, width):
     nd, n_grades = hist.shape[1], hist.shape[2]
     ug = np.uint64(n_grades)
     for i in prange(codes.queries.shape[0]):
-        h = np.zeros((_LANES, nd * n_grades), np.int32)     # flat (K+1) * G counts, interleaved copies
+        h = np.zeros((_LANES, nd * n_grades), np.int32)     # flat (K+1) * n_grades counts, interleaved copies
         _count_items(h, codes, labels, i, ug, width)
         out = hist[i].ravel()
         for k in range(nd * n_grades):
@@ -289,7 +289,7 @@ class Visit(NamedTuple):
     before: np.ndarray      # (Q, K+1) int64 items ranked ahead of this gallery's first at each distance; (0, K+1): own
     rel_before: np.ndarray  # (Q, K+1) int64 relevant items (grade > 0) ranked ahead likewise; (0, K+1): own
     n_relevant: np.ndarray  # (Q,) int64 R, relevant items in the whole ranking; (0,): own
-    discount: np.ndarray    # 1 / log2(r + 1) for the ranks r of the whole ranking (`discount_table`)
+    discount: np.ndarray    # 1 / log2(m + 1) for the ranks m of the whole ranking (`discount_table`)
     blocks: int             # query blocks of the one-walk kernels: about four per thread (each allocates once)
 
 
@@ -402,10 +402,11 @@ def _flag_relevant_typed(labels, i, buf, rc, units):
 # %% ../nbs/60_engine.ipynb #2fb6aeed
 @njit(parallel=True, cache=True)
 def _top_kernel(codes, labels, visit, hist, top, width):
-    """The top t in index order from ONE distance computation per pair: the walk writes each item's record (distance
-    and grade) to a buffer in gallery order and counts it; an item at distance d then ranks before[d] + (items at
-    distance d before it in gallery order), before[d] from the given offsets or this walk's own counts (which also
-    fill hist); the grades of ranks below t are read off the buffer, not recomputed. Removed items take no rank."""
+    """The grades of the stable ranks (the first t = top.shape[1]) in index order, from ONE distance per pair: the
+    walk writes each item's record (distance and grade) to a buffer in gallery order and counts it; an item at
+    distance d then ranks before[d] + (items at distance d before it in gallery order), before[d] from the given
+    offsets or this walk's own counts (which also fill hist); the grades of ranks below t are read off the buffer,
+    not recomputed. Removed items take no rank."""
     nq, nd, n_grades, t, n = codes.queries.shape[0], hist.shape[1], hist.shape[2], top.shape[1], codes.n
     own, ug = visit.before.shape[0] == 0, _grade_columns(labels, n_grades)
     per = (nq + visit.blocks - 1) // visit.blocks
@@ -466,7 +467,7 @@ def _top_kernel(codes, labels, visit, hist, top, width):
 # %% ../nbs/60_engine.ipynb #d1a3b4ef
 @njit(cache=True)
 def _discount_kernel(n):
-    "discount[r] = 1 / log2(r + 1) for ranks r = 1..n (discount[0] unused), with numba's log2."
+    "discount[m] = 1 / log2(m + 1) for ranks m = 1..n (discount[0] unused), with numba's log2."
     out = np.zeros(n + 1)
     for r in range(1, n + 1):
         out[r] = 1.0 / math.log2(r + 1.0)
@@ -478,7 +479,7 @@ _DISCOUNT: list = [np.zeros(1)]
 
 def discount_table(n: int,  # the largest rank the table must reach (the ranking's length)
                    ) -> np.ndarray:
-    """The DCG discounts 1/log2(r + 1), r = 0..n (r = 0 unused); one table, grown on demand and shared (so it may
+    """The DCG discounts 1/log2(m + 1), ranks m = 0..n (m = 0 unused); one table, grown on demand and shared (so it may
     be longer than n + 1).
 
     >>> discount_table(3)[1:4]           # 1/log2(2), 1/log2(3), 1/log2(4)
@@ -511,8 +512,9 @@ def _fma(typingctx, a, b, c):
 # %% ../nbs/60_engine.ipynb #ff23e52e
 @njit(inline="always")
 def _quotient(k, r):
-    """k / r for whole numbers k, r < 2**53 as q + e, with |k/r - (q + e)| <= 2**-104 * k/r: the remainder
-    k - q * r is a float exactly, and one fused multiply-add computes it exactly."""
+    """k / r for whole numbers k, r < 2**53 (a term h/m of the index sums: k = h hits, r = m the rank) as q + e,
+    with |k/r - (q + e)| <= 2**-104 * k/r: the remainder k - q * r is a float exactly, and one fused multiply-add
+    computes it exactly."""
     q = k / r
     return q, _fma(-q, r, k) / r
 
@@ -633,9 +635,11 @@ def _relevant_records_typed(labels, i, places, counter, records, m):
 # %% ../nbs/60_engine.ipynb #5a1c0d09
 @njit(inline="always")
 def _add_terms(ap, dcg, hits, i, records, m, offsets, fields):
-    """Query i's terms from its m records: record c becomes a rank r = before[d] + place and k = rel_before[d] +
-    relevant place; k/r, 1/log2(r + 1) and [r <= R] are added in gallery order to the double-double accumulators
-    ap[i], dcg[i, grade] and the count hits[i]. offsets = (before, rel_before, R, discount); fields = (dbits, pbits)."""
+    """Query i's terms from its records[:m] (the argument m counts them): the record of relevant item j becomes its
+    rank m_j = before[d] + place and its hits h_j = rel_before[d] + relevant place (the relevant items ranked at or
+    before it); h_j/m_j, 1/log2(m_j + 1) and [m_j <= R] are added, in the records' order (gallery order), to the
+    double-double accumulators ap[i], dcg[i, grade] and the count hits[i]. offsets = (before, rel_before, R,
+    discount); fields = (dbits, pbits)."""
     before, rbefore, big_r, discount = offsets
     dbits, pbits = fields
     dmask, pmask = (np.int64(1) << dbits) - 1, (np.int64(1) << pbits) - 1
@@ -671,7 +675,7 @@ def _sums_kernel(codes, labels, visit, hist, ap, dcg, hits, width):
     """The index sums in ONE walk over the gallery (fewer than 2**pbits items): one int64 counter per distance
     (see `_record_layout`) and, for each relevant item, a record of its distance, its places among all / relevant
     items at that distance and its grade. Once the walk is over the counters give the histogram (the records, its
-    grade columns above 1) and the offsets (unless given), and each record a rank r and the number k of relevant
+    grade columns above 1) and the offsets (unless given), and each record a rank m and the number h of relevant
     items ranked at or before it (`_add_terms`). Queries are split into blocks: each allocates its buffers once."""
     nq, nd, n_grades, n = codes.queries.shape[0], hist.shape[1], hist.shape[2], codes.n
     own = visit.before.shape[0] == 0
@@ -917,7 +921,7 @@ def labels_operand(q: PackedCodes,            # the queries
 def hist_pass(q: PackedCodes,                    # the queries (Q codes)
               g: PackedCodes,                    # the gallery, or one shard of it (N codes of the same length)
               rel: Relevance,                    # over these Q queries x g's N items
-              n_grades: int,                     # grade columns G of the histogram: above rel's largest grade
+              n_grades: int,                     # grade columns G + 1 of the histogram: above rel's largest
               ignore: IndexSets | None = None,  # items removed per query, over g's items (0..N-1); None: none
               *,
               grouped: bool | None = None,       # class ids over the gallery grouped by class; None: `_by_class`
@@ -995,7 +999,7 @@ def _walk_items(nbits: int) -> int:
 
 
 def _new_sums(n_queries: int, n_grades: int) -> tuple:
-    "(ap, dcg, hits): zeroed double-double accumulators (Q, 2), (Q, G, 2) and counts (Q,)."
+    "(ap, dcg, hits): zeroed double-double accumulators (Q, 2), (Q, n_grades, 2) and counts (Q,)."
     return np.zeros((n_queries, 2)), np.zeros((n_queries, n_grades, 2)), np.zeros(n_queries, dtype=np.int64)
 
 # %% ../nbs/60_engine.ipynb #f5e1d5d2
@@ -1008,7 +1012,7 @@ def sums_pass(q: PackedCodes,                    # the queries (Q codes)
               *,
               grouped: bool | None = None,       # class ids over the gallery grouped by class; None: `_by_class`
               ) -> tuple:
-    """(ap, dcg, hits): the double-double accumulators (Q, 2), (Q, G, 2) and counts (Q,) of `IndexSums` over this
+    """(ap, dcg, hits): the double-double accumulators (Q, 2), (Q, n_grades, 2) and counts (Q,) of `IndexSums` over this
     gallery's kept items, ranked from the offsets. A gallery beyond one walk's records goes in segments, each ranked
     after the ones before it (a segment's histogram, counted by its walk, moves the offsets on), the sums carried on."""
     sums, step = _new_sums(len(q), n_grades), _walk_items(q.nbits)
