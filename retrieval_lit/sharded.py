@@ -54,7 +54,7 @@ def _task_hist(q, g, rel, kinds: _Kinds, ignore=None):
 
 
 def _task_top(q, g, rel, kinds: _Kinds, offsets: engine.Offsets, stable_ranks, ignore=None):
-    "Round 2: the shard's grades in its slots of the global top t (from its offsets' `before`)."
+    "Round 2: the shard's grades in its slots among the global stable ranks (from its offsets' `before`)."
     return engine.top_pass(q, g, rel, kinds.n_grades, offsets.before, stable_ranks, ignore, grouped=kinds.grouped)
 
 
@@ -80,9 +80,9 @@ def _task_code_max(q, words, counts, removed=None):
     return engine.code_max_pass(q, words, counts, removed)
 
 # %% ../nbs/61_sharded.ipynb #121210ef
-def shard_offsets(hists: list,  # S shard histograms, each (Q, K+1, G) int64, in gallery order
+def shard_offsets(hists: list,  # S shard histograms, each (Q, K+1, G+1) int64, in gallery order
                   ) -> tuple:
-    """For shard histograms (each (Q, K+1, G), in gallery order): per shard (before, rel_before), the
+    """For shard histograms (each (Q, K+1, G+1), in gallery order): per shard (before, rel_before), the
     number of items and of relevant items ranked ahead of the shard's first item at each distance.
 
     >>> h0 = np.array([[[1, 1], [0, 0]]])      # shard 0, one query: two items at distance 0, one of them relevant
@@ -695,8 +695,8 @@ def _task_score_block(gallery, relevance, ignore, queries, start: int, stop: int
     """One shard's part of queries start..stop-1: its similarities (as `similarity_rows` computes them in one
     process), and per query its kept items' (score, grade) best first, ties in index order; with a cutoff k, only
     the items reaching a lower bound of the shard's k-th best (`kth_floors`: a superset of its share of the global
-    top k, ties whole). Returns (scores, grades, sent, totals): (b, m) each, `sent` marking real entries, and (b, G)
-    kept items of each grade (the ones not sent are counted there)."""
+    top k, ties whole). Returns (scores, grades, sent, totals): (b, width) each, `sent` marking real entries, and
+    (b, G+1) kept items of each grade 0..G (the ones not sent are counted there)."""
     b, n = stop - start, len(gallery[0])
     s = _shard_scores(gallery, queries, similarity, start)
     grades = relevance.rows(start, stop).block(0, b)
