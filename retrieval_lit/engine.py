@@ -402,7 +402,7 @@ def _flag_relevant_typed(labels, i, buf, rc, units):
 # %% ../nbs/60_engine.ipynb #2fb6aeed
 @njit(parallel=True, cache=True)
 def _top_kernel(codes, labels, visit, hist, top, width):
-    """The grades of the stable ranks (the first t = top.shape[1]) in index order, from ONE distance per pair: the
+    """The grades of the stable ranks (top.shape[1] of them) in index order, from ONE distance per pair: the
     walk writes each item's record (distance and grade) to a buffer in gallery order and counts it; an item at
     distance d then ranks before[d] + (items at distance d before it in gallery order), before[d] from the given
     offsets or this walk's own counts (which also fill hist); the grades of ranks below t are read off the buffer,
@@ -1168,7 +1168,7 @@ class Scan:
 def scan(query_codes,                      # Q x K, {0,1} or {-1,+1}, or PackedCodes
          gallery_codes,                    # N x K (the same K), {0,1} or {-1,+1}, or PackedCodes
          relevance: Relevance,             # grades over these Q queries x N items (`relevance.make_relevance`)
-         stable_ranks: int = 0,  # the stable ranks (their grades kept as `top_grades`): 0 none, -1 all, t
+         stable_ranks: int = 0,  # the stable ranks (grades in `top_grades`): 0 none, -1 all, or how many
          code_max: bool = False,           # also code_max: most items sharing one code at each distance (LGAP)
          index_sums: bool = False,         # also the whole-ranking index-order sums (AP, DCG, R-precision); N < 2**31
          *,
@@ -1231,7 +1231,7 @@ def scan(query_codes,                      # Q x K, {0,1} or {-1,+1}, or PackedC
 def summarize(query_codes,             # Q x K, {0,1} or {-1,+1}, or PackedCodes
               gallery_codes,           # N x K (the same K), {0,1} or {-1,+1}, or PackedCodes
               relevance: Relevance,    # grades over these Q queries x N items (`relevance.make_relevance`)
-              stable_ranks: int = 0,  # the stable ranks (their grades kept as `top_grades`): 0 none, -1 all, t
+              stable_ranks: int = 0,  # the stable ranks (grades in `top_grades`): 0 none, -1 all, or how many
               code_max: bool = False,  # also code_max: most items sharing one code at each distance (LGAP)
               **options,               # `scan`'s keywords: chunk, threads, progress, max_block_bytes, ignore
               ) -> RankSummary:

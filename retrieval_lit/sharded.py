@@ -385,7 +385,7 @@ class ShardedGallery:
     def scan(self,
              query_codes,                       # Q x K local codes (either alphabet) or PackedCodes, K = self.nbits
              relevance: Relevance,              # over these Q queries x the whole gallery (labels: of the same kind)
-             stable_ranks: int = 0,   # the stable ranks (their grades kept as `top_grades`): 0 none, -1 all, t
+             stable_ranks: int = 0,   # the stable ranks (grades in `top_grades`): 0 none, -1 all, or how many
              code_max: bool = False,            # also code_max (LGAP)
              index_sums: bool = False,          # also the whole-ranking index-order sums
              ignore: IndexSets | None = None,  # over these queries and the whole gallery; None: none
@@ -398,7 +398,7 @@ class ShardedGallery:
 def _scan_gallery(gal: ShardedGallery,        # the sharded gallery
                   query_codes,                # Q x K local codes (either alphabet) or PackedCodes, K = gal.nbits
                   relevance: Relevance,       # over these Q queries x the whole gallery
-                  stable_ranks: int,  # the stable ranks (their grades kept as `top_grades`): 0 none, -1 all, t
+                  stable_ranks: int,  # the stable ranks (grades in `top_grades`): 0 none, -1 all, or how many
                   code_max: bool,             # also code_max (LGAP)
                   index_sums: bool,           # also the whole-ranking index-order sums
                   ignore: IndexSets | None,  # over these queries and the whole gallery; None: none
@@ -598,7 +598,7 @@ def sharded_scan(query_codes,               # Q x K: an array, PackedCodes, a Da
                  gallery_labels=None,       # split like gallery_codes; None when `relevance` is given
                  *,
                  relevance=None,            # instead of labels: Q x N grades, a Dask array or [query block][shard]
-                 stable_ranks: int = 0,  # the stable ranks (their grades kept as `top_grades`): 0 none, -1 all, t
+                 stable_ranks: int = 0,  # the stable ranks (grades in `top_grades`): 0 none, -1 all, or how many
                  code_max: bool = False,    # also code_max (LGAP): multiplicities merged across shards first
                  index_sums: bool = False,  # also the whole-ranking index-order sums (AP, DCG, R-precision)
                  ignore=None,               # removed items: a Q x N bool mask, index lists per query, or IndexSets
@@ -672,7 +672,7 @@ def sharded_summarize(query_codes,             # Q x K: an array, PackedCodes, a
                       gallery_labels=None,     # split like gallery_codes; None when `relevance` is given
                       *,
                       relevance=None,          # instead of labels: Q x N grades, a Dask array or [query block][shard]
-                      stable_ranks: int = 0,  # the stable ranks (their grades kept as `top_grades`): 0 none, -1 all, t
+                      stable_ranks: int = 0,  # the stable ranks (grades in `top_grades`): 0 none, -1 all, or how many
                       code_max: bool = False,  # also code_max (LGAP)
                       ignore=None,             # removed items: a Q x N bool mask, index lists per query, or IndexSets
                       self_index=None,         # (Q,) each query's own gallery index, removed too; -1: none
@@ -780,7 +780,7 @@ class ShardedEmbeddings:
     def summarize(self,
                   query_embeddings,          # (b, D) the embeddings of queries start..stop-1 (checked by the caller)
                   start: int,                # the block's first query, in the relevance and ignore sets sent
-                  stable_ranks: int = 0,  # the stable ranks (their grades kept as `top_grades`): 0 none, -1 whole, t
+                  stable_ranks: int = 0,  # the stable ranks (grades in `top_grades`): 0 none, -1 whole, or how many
                   cutoff: int | None = None,  # the last rank any metric reads (None: all); later groups merge
                   index_sums: bool = False,  # also the whole-ranking index-order sums (IndexSums)
                   ) -> RankSummary:
