@@ -22,9 +22,12 @@ def _bucket(x: float,     # a score, as a float64 (float32 scores convert exactl
             nb: int,      # buckets over [lo, hi]
             ) -> int:
     """0 below `lo`, then 1..nb+1: non-decreasing in x (a lower bucket holds only smaller scores). Without a branch:
-    floor((x - lo) c) + [x >= lo] clipped to 0..nb+1 (the comparisons and clips compile to selects); a NaN (inf * 0:
-    the largest scores) loses both clips and goes to the top."""
-    return int(min(nb + 1.0, max(np.floor((x - lo) * scale) + (x >= lo), 0.0)))
+    floor((x - lo) c) + [x >= lo] clipped to 0..nb+1 (the comparisons and clips compile to selects). A NaN (inf * 0,
+    x - lo overflowing where c is 0 or c overflowing where x = lo) takes the side of lo: the top at or above it, 0
+    below it."""
+    t = (x - lo) * scale
+    t = t if t == t else (nb + 1.0 if x >= lo else -1.0)
+    return int(min(nb + 1.0, max(np.floor(t) + (x >= lo), 0.0)))
 
 # %% ../nbs/58_score_kernel.ipynb #1c4b4fe7
 class Work(NamedTuple):

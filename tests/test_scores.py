@@ -452,3 +452,21 @@ def test_integer_embeddings_beyond_exact_float64_are_refused_not_merged_into_tie
         assert r["mrr"] == 1.0                                                  # item 1 nearer: the relevant one first
     r = evaluate(query_embeddings=big_q.astype(float), gallery_embeddings=big_g.astype(float), **kw)
     assert r["mrr"] == 0.75                                                     # floats: their rounding, a tie, kept
+
+
+# ------------------------------------------------------------------ scores near the float64 limits, every method
+def test_scores_near_the_float64_limits_rank_alike():
+    """Rows whose differences overflow float64 (scores at +-1e308 beside 0.5): the compiled counts equal the numpy
+    counts (the same summary: items below every relevant score in one trailing group), and every method gives the
+    stable order the sort gives. The compiled bucket map once sent an item whose x - lo overflowed, where all the
+    relevant scores are one (c = 0), to the top bucket: counted above the relevant item, a wrong rank."""
+    scores = np.array([[1e308, -1e308, 0.5], [-1e308, 1e308, 1e308], [0.5, -1e308, 1e308]])
+    grades = np.array([[1, 0, 0], [1, 0, 1], [0, 1, 1]])
+    rel = relevance_from_matrix(grades, 3, 3)
+    by = {m: summarize_scores(scores, rel, stable_ranks=-1, method=m) for m in ("sort", "counts", "compiled")}
+    np.testing.assert_array_equal(by["compiled"].hist, by["counts"].hist)
+    for m in by:
+        assert by[m].top_grades.tolist() == [[1, 0, 0],    # by hand: 1e308 (relevant) > 0.5 > -1e308
+                                             [0, 1, 1],    # the two 1e308 tie (index order), then -1e308
+                                             [1, 0, 1]], m # 1e308, 0.5, -1e308
+    assert by["compiled"].hist[0].tolist() == [[0, 1], [2, 0], [0, 0]]   # the relevant item first, none above it
