@@ -511,12 +511,12 @@ def _fma(typingctx, a, b, c):
 
 # %% ../nbs/60_engine.ipynb #ff23e52e
 @njit(inline="always")
-def _quotient(k, r):
-    """k / r for whole numbers k, r < 2**53 (a term h/m of the index sums: k = h hits, r = m the rank) as q + e,
-    with |k/r - (q + e)| <= 2**-104 * k/r: the remainder k - q * r is a float exactly, and one fused multiply-add
-    computes it exactly."""
-    q = k / r
-    return q, _fma(-q, r, k) / r
+def _quotient(h, m):
+    """h / m for whole numbers h, m < 2**53 (a term h_j/m_j of the index sums: h hits, m the rank) as f + e,
+    with |h/m - (f + e)| <= 2**-104 * h/m: f = fl(h/m), the remainder h - f * m is a float exactly, and one fused
+    multiply-add computes it exactly."""
+    f = h / m
+    return f, _fma(-f, m, h) / m
 
 # %% ../nbs/60_engine.ipynb #550d13c6
 def _record_layout(nbits: int) -> tuple:
@@ -651,10 +651,10 @@ def _add_terms(ap, dcg, hits, i, records, m, offsets, fields):
         c = records[u]
         d = c & dmask
         rank = before[d] + ((c >> dbits) & pmask)
-        k = rbefore[d] + ((c >> (dbits + pbits)) & pmask)
-        qh, qlo = _quotient(float(k), float(rank))
-        ah, e = _two_sum(ah, qh)
-        al += e + qlo
+        h = rbefore[d] + ((c >> (dbits + pbits)) & pmask)
+        fh, flo = _quotient(float(h), float(rank))
+        ah, e = _two_sum(ah, fh)
+        al += e + flo
         h_i += 1 if rank <= big_r else 0
         gg = (c >> 56) & 0xFF
         if gg == 1:
@@ -1110,7 +1110,7 @@ def prepare_kernels(nbits: int,            # the code length K of the run
     return watch.compiled
 
 # %% ../nbs/60_engine.ipynb #c2ae88c2
-SECONDS_PER_PAIR = 1e-9   # about what one engine pass costs per (query, gallery item) pair on 2 cores
+SECONDS_PER_PAIR = 1e-9   # rough s per (query, item) pair: the progress bar's estimate of a run, not a measurement
 
 
 def _progress_bar(progress, n_queries: int, pairs: int) -> Progress:
