@@ -240,10 +240,11 @@ def _handshake(address: str,    # a checked scheduler address
                ) -> tuple | None:
     """None if a Dask server at `address` answers dask.distributed's handshake within `seconds`; else (stage, error),
     stage "connect" (no connection: the last connection error, or a TimeoutError) or "handshake" (connected, but
-    no answer in time, or an answer that is not a handshake). The comm is closed in every case."""
+    closed at once by the other side, no answer in time, or an answer that is not a handshake). The comm is
+    closed in every case."""
     import asyncio
     from distributed.comm import parse_address
-    from distributed.comm.core import FatalCommClosedError
+    from distributed.comm.core import CommClosedError, FatalCommClosedError
     from distributed.comm.registry import get_backend
     from distributed.security import Security
 
@@ -260,6 +261,9 @@ def _handshake(address: str,    # a checked scheduler address
             except FatalCommClosedError:
                 raise
             except OSError as e:          # refused, unreachable (still starting?): again, until the deadline
+                if isinstance(e, CommClosedError) and "refused" not in str(e).lower():
+                    stage[0] = "handshake"    # accepted, then closed by the other side: no scheduler
+                    raise
                 last[:] = [e]
                 await asyncio.sleep(pause)
                 pause = min(2 * pause, 0.5)
