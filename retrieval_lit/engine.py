@@ -15,6 +15,7 @@ import numpy as np
 
 from .hamming import PackedCodes, pack_codes
 from .ranking import IndexSums, RankSummary, check_ignore, group_starts, resolve_cutoff
+from .ranking import discount_table as discounts_from_rank_0
 from .blocks import Progress, progress_wanted
 from .relevance import IndexSets, Relevance, check_relevance, make_ignore
 from .validate import check_bool, check_int, check_same_nbits, fail
@@ -465,28 +466,22 @@ def _top_kernel(codes, labels, visit, hist, top, width):
                     nxt[d] = r + 1
 
 # %% ../nbs/60_engine.ipynb #d1a3b4ef
-@njit(cache=True)
-def _discount_kernel(n):
-    "discount[m] = 1 / log2(m + 1) for ranks m = 1..n (discount[0] unused), with numba's log2."
-    out = np.zeros(n + 1)
-    for r in range(1, n + 1):
-        out[r] = 1.0 / math.log2(r + 1.0)
-    return out
-
-
 _DISCOUNT: list = [np.zeros(1)]
 
 
 def discount_table(n: int,  # the largest rank the table must reach (the ranking's length)
                    ) -> np.ndarray:
-    """The DCG discounts 1/log2(m + 1), ranks m = 0..n (m = 0 unused); one table, grown on demand and shared (so it may
-    be longer than n + 1).
+    """The DCG discounts 1/log2(m + 1), ranks m = 0..n (m = 0 unused): chapter 03's table shifted by one rank, the
+    same bits; one table, grown on demand and shared (so it may be longer than n + 1).
 
     >>> discount_table(3)[1:4]           # 1/log2(2), 1/log2(3), 1/log2(4)
     array([1.        , 0.63092975, 0.5       ])
     """
     if len(_DISCOUNT[0]) <= n:
-        _DISCOUNT[0] = _discount_kernel(max(n, 2 * (len(_DISCOUNT[0]) - 1)))
+        size = max(n, 2 * (len(_DISCOUNT[0]) - 1))
+        grown = np.zeros(size + 1)
+        grown[1:] = discounts_from_rank_0(size)[:size]
+        _DISCOUNT[0] = grown
     return _DISCOUNT[0]
 
 # %% ../nbs/60_engine.ipynb #461111ac

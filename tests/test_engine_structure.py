@@ -18,7 +18,7 @@ from retrieval_lit.ranking import group_starts
 from retrieval_lit.relevance import make_ignore, relevance_from_labels, relevance_from_matrix
 
 ROOT = Path(__file__).resolve().parents[1]
-KERNELS = {"_hist_kernel", "_unhist_kernel", "_top_kernel", "_sums_kernel", "_code_max_kernel", "_discount_kernel"}
+KERNELS = {"_hist_kernel", "_unhist_kernel", "_top_kernel", "_sums_kernel", "_code_max_kernel"}
 
 
 def positional(node) -> int:

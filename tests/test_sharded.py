@@ -403,5 +403,5 @@ def test_workers_load_the_kernels_the_client_prepared(client, kind):
         "On a worker: how many signatures of each kernel it compiled itself (numba's cache misses)."
         from retrieval_lit import engine as worker_engine
         kernels = ("_hist_kernel", "_unhist_kernel", "_top_kernel", "_sums_kernel", "_code_max_kernel")
-        return {n: sum(getattr(worker_engine, n).stats.cache_misses.values()) for n in kernels + ("_discount_kernel",)}
+        return {n: sum(getattr(worker_engine, n).stats.cache_misses.values()) for n in kernels}
     assert all(v == 0 for per_worker in client.run(compiled_here).values() for v in per_worker.values())
