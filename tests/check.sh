@@ -61,4 +61,4 @@ status=0; python tools/check_docs.py "$tmp/site" --require-solutions --min-parts
 if [ "$status" -eq 2 ]; then echo "(no Chromium here: the browser check was skipped)"; elif [ "$status" -ne 0 ]; then exit "$status"; fi
 
 echo "== 7/7 pytest"
-python -m pytest tests -q -p no:cacheprovider
+python -m pytest tests -q -p no:cacheprovider --durations=25   # the slowest tests, for the time budget
