@@ -5,7 +5,6 @@
 # %% ../nbs/60_engine.ipynb #b49718b6
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import NamedTuple
 
